@@ -1,0 +1,364 @@
+//! `board.toml`: finding the board a command belongs to, and reading its configuration.
+//!
+//! The file marks the project root (found by walking up from the working directory, as git finds
+//! `.git`). Unknown keys are errors; durations are strings with a unit (`"120s"`, `"250ms"`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Name of the file that marks a board's project root.
+pub const CONFIG_FILE: &str = "board.toml";
+
+/// Errors reading or finding a board configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// No `board.toml` in the working directory or any parent.
+    #[error("no board.toml here or in any parent directory of {0}; run `board init` first")]
+    NotFound(PathBuf),
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// File path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys / bad values.
+    #[error("{path} is invalid: {message}")]
+    Invalid {
+        /// File path.
+        path: PathBuf,
+        /// What is wrong, from the TOML parser or our checks.
+        message: String,
+    },
+}
+
+/// A duration written with a unit in `board.toml` (`"120s"`, `"250ms"`, `"2m"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub Duration);
+
+impl Serialize for Dur {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(self.0).to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_duration(&s)
+            .map(Dur)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parses `"120s"`, `"250ms"`, `"2m"`, `"1h"`. A bare number is refused (the unit is required).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!(
+            "duration {s:?} needs a unit, e.g. \"{t}s\" or \"{t}ms\""
+        ));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("bad duration {s:?}: {e}"))
+}
+
+/// How the sweep decides that a living agent deserves renewal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LivenessMode {
+    /// Renew only if the agent's process tree used CPU or it talked to the board since the last
+    /// sweep.
+    Activity,
+    /// Renew any agent whose process is alive and not stopped.
+    Process,
+}
+
+/// `[board]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BoardSection {
+    /// Shown in the TUI and used as the tmux session name.
+    pub name: String,
+    /// Where `board.db`, `board.sock` and `board.log` live, relative to the project root.
+    pub data_dir: PathBuf,
+}
+
+impl Default for BoardSection {
+    fn default() -> Self {
+        BoardSection {
+            name: "board".into(),
+            data_dir: PathBuf::from(".board"),
+        }
+    }
+}
+
+/// `[lease]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeaseSection {
+    /// How long a claim lasts without renewal (default 120 s).
+    pub duration: Dur,
+    /// How often the liveness sweep runs (default 30 s).
+    pub sweep: Dur,
+    /// What counts as progress for renewal by the sweep.
+    pub liveness: LivenessMode,
+}
+
+impl Default for LeaseSection {
+    fn default() -> Self {
+        LeaseSection {
+            duration: Dur(Duration::from_secs(120)),
+            sweep: Dur(Duration::from_secs(30)),
+            liveness: LivenessMode::Activity,
+        }
+    }
+}
+
+/// `[identity]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdentitySection {
+    /// Require the calling process to descend from the agent's process (Linux).
+    pub check_process_tree: bool,
+}
+
+impl Default for IdentitySection {
+    fn default() -> Self {
+        IdentitySection {
+            check_process_tree: true,
+        }
+    }
+}
+
+/// One `[[agents]]` entry: what `board up` starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEntry {
+    /// Session name (ids become `name`, `name-2`, …).
+    pub name: String,
+    /// Profile file stem in `agents/` (`claude` → `agents/claude.toml`).
+    pub profile: String,
+    /// How many panes of this agent (default 1).
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The whole `board.toml`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// `[board]`
+    pub board: BoardSection,
+    /// `[lease]`
+    pub lease: LeaseSection,
+    /// `[identity]`
+    pub identity: IdentitySection,
+    /// `[[agents]]`
+    pub agents: Vec<AgentEntry>,
+}
+
+impl Config {
+    /// Parses TOML text; `path` only names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        cfg.validate().map_err(|message| ConfigError::Invalid {
+            path: path.into(),
+            message,
+        })?;
+        Ok(cfg)
+    }
+
+    /// Reads and parses a file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.into(),
+            source,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let lease = self.lease.duration.0;
+        let sweep = self.lease.sweep.0;
+        if lease < Duration::from_millis(100) {
+            return Err("lease.duration must be at least 100ms".into());
+        }
+        if sweep < Duration::from_millis(10) {
+            return Err("lease.sweep must be at least 10ms".into());
+        }
+        if sweep >= lease {
+            return Err(format!(
+                "lease.sweep ({}) must be shorter than lease.duration ({})",
+                humantime::format_duration(sweep),
+                humantime::format_duration(lease)
+            ));
+        }
+        for a in &self.agents {
+            if a.name.is_empty() || a.count == 0 {
+                return Err("each [[agents]] needs a name and a count ≥ 1".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The text `board init` writes: defaults, commented.
+    pub fn default_text(name: &str) -> String {
+        let name = name.replace(['"', '\\'], "");
+        format!(
+            r#"# board: shared goal and backlog for terminal coding agents.
+[board]
+name = "{name}"
+data_dir = ".board"
+
+[lease]
+duration = "120s"      # a claim lasts this long without renewal
+sweep = "30s"          # liveness check interval
+liveness = "activity"  # or "process": alive and not stopped is enough
+
+[identity]
+check_process_tree = true
+
+# What `board up` starts, one tmux pane each:
+# [[agents]]
+# name = "claude"
+# profile = "claude"   # agents/claude.toml
+# count = 2
+"#
+        )
+    }
+}
+
+/// Where a board's files are, derived from its root and configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// Directory holding `board.toml`.
+    pub root: PathBuf,
+    /// `board.toml`.
+    pub config: PathBuf,
+    /// The data directory (`.board/`), mode 0700.
+    pub data_dir: PathBuf,
+    /// SQLite database.
+    pub db: PathBuf,
+    /// Unix socket (mode 0600); under `$XDG_RUNTIME_DIR` when the path would be too long.
+    pub socket: PathBuf,
+    /// Log file of the board process.
+    pub log: PathBuf,
+    /// Lock file held by the running board process.
+    pub lock: PathBuf,
+}
+
+/// Longest Unix socket path (sun_path is 108 bytes including the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+impl Paths {
+    /// Paths for the board rooted at `root` with `cfg`.
+    pub fn new(root: &Path, cfg: &Config) -> Paths {
+        let root = root.to_path_buf();
+        let data_dir = root.join(&cfg.board.data_dir);
+        let mut socket = data_dir.join("board.sock");
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            socket = short_socket_path(&data_dir);
+        }
+        Paths {
+            config: root.join(CONFIG_FILE),
+            db: data_dir.join("board.db"),
+            log: data_dir.join("board.log"),
+            lock: data_dir.join("board.lock"),
+            socket,
+            data_dir,
+            root,
+        }
+    }
+}
+
+fn short_socket_path(data_dir: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data_dir.hash(&mut h);
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("board-{}", nix::unistd::getuid())));
+    base.join(format!("board-{:016x}.sock", h.finish()))
+}
+
+/// Walks up from `start` to the first directory containing `board.toml`.
+pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if d.join(CONFIG_FILE).is_file() {
+            return Ok(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    Err(ConfigError::NotFound(start.to_path_buf()))
+}
+
+/// The board of the working directory: root, configuration and paths.
+pub fn discover() -> Result<(Config, Paths), ConfigError> {
+    let cwd = std::env::current_dir().map_err(|source| ConfigError::Io {
+        path: PathBuf::from("."),
+        source,
+    })?;
+    let root = find_root(&cwd)?;
+    let cfg = Config::load(&root.join(CONFIG_FILE))?;
+    let paths = Paths::new(&root, &cfg);
+    Ok((cfg, paths))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_design() {
+        let c = Config::parse("", Path::new("board.toml")).unwrap();
+        assert_eq!(c.lease.duration.0, Duration::from_secs(120));
+        assert_eq!(c.lease.sweep.0, Duration::from_secs(30));
+        assert_eq!(c.lease.liveness, LivenessMode::Activity);
+        assert!(c.identity.check_process_tree);
+    }
+
+    #[test]
+    fn the_init_text_parses_to_the_defaults() {
+        let c = Config::parse(&Config::default_text("x"), Path::new("b")).unwrap();
+        assert_eq!(c.board.name, "x");
+        assert_eq!(c.lease, LeaseSection::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let e = Config::parse("[lease]\nduraton = \"1s\"\n", Path::new("board.toml")).unwrap_err();
+        assert!(e.to_string().contains("duraton"), "{e}");
+    }
+
+    #[test]
+    fn durations_need_units() {
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("120").unwrap_err().contains("unit"));
+    }
+
+    #[test]
+    fn sweep_must_be_shorter_than_the_lease() {
+        let e =
+            Config::parse("[lease]\nduration=\"1s\"\nsweep=\"2s\"\n", Path::new("b")).unwrap_err();
+        assert!(e.to_string().contains("shorter"), "{e}");
+    }
+
+    #[test]
+    fn long_roots_get_a_short_socket() {
+        let long = PathBuf::from("/tmp").join("x".repeat(120));
+        let p = Paths::new(&long, &Config::default());
+        assert!(p.socket.as_os_str().len() <= MAX_SOCKET_PATH);
+    }
+}

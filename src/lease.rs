@@ -1,0 +1,284 @@
+//! The lease rules, as pure functions over an injected clock.
+//!
+//! A claim is a lease (Gray & Cheriton 1989, "Leases: An Efficient Fault-Tolerant Mechanism for
+//! Distributed File Cache Consistency"): it is valid until its expiry unless renewed, so a holder
+//! that vanishes without a word stops blocking the task after at most one lease. Because a paused
+//! holder cannot know its lease ran out, every write also carries the claim's *generation*, a
+//! fencing token checked at the resource (Kleppmann 2016, "How to do distributed locking").
+//!
+//! Times here are milliseconds on the board's lease clock: `CLOCK_BOOTTIME`, which is monotonic,
+//! counts time in suspend, and is not moved by wall-clock steps. Expiries are stored on that clock
+//! together with the boot id; after a reboot every session is gone anyway.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use crate::config::{LeaseSection, LivenessMode};
+
+/// A source of lease-clock time in milliseconds.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since an arbitrary origin fixed for this boot.
+    fn now_ms(&self) -> i64;
+}
+
+/// `CLOCK_BOOTTIME`: the board's real lease clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BootClock;
+
+impl Clock for BootClock {
+    fn now_ms(&self) -> i64 {
+        match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
+            Ok(ts) => ts.tv_sec() * 1000 + ts.tv_nsec() / 1_000_000,
+            // CLOCK_BOOTTIME exists on every Linux since 2.6.39; fall back to the monotonic clock.
+            Err(_) => nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+                .map(|ts| ts.tv_sec() * 1000 + ts.tv_nsec() / 1_000_000)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A clock that moves only when told to: for tests of the lease rules.
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    /// A clock reading `start_ms`.
+    pub fn new(start_ms: i64) -> Self {
+        ManualClock(AtomicI64::new(start_ms))
+    }
+
+    /// Moves the clock forward by `ms`.
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What the sweep saw of an agent session's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessState {
+    /// Running or sleeping.
+    Alive,
+    /// Stopped by a signal (state `T`/`t`): it can make no progress.
+    Stopped,
+    /// Exited but not reaped.
+    Zombie,
+    /// No such process, or the pid now belongs to another process (start time differs).
+    Gone,
+}
+
+/// Everything the sweep knows about one session at one sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observation {
+    /// State of the agent's process.
+    pub process: ProcessState,
+    /// CPU time of its process tree advanced since the previous sweep.
+    pub cpu_advanced: bool,
+    /// It made a request with its identity since the previous sweep.
+    pub talked: bool,
+    /// It said it is waiting for a human (`board wait`).
+    pub waiting: bool,
+}
+
+/// The sweep's decision for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// End the session and its claims now, with this reason.
+    Expel(String),
+    /// Move its claims' expiry to now + lease.
+    Renew,
+    /// Leave the expiry alone: the claims lapse if nothing else renews them.
+    Hold,
+}
+
+/// The lease settings in force, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseRules {
+    /// Lease duration (default 120 000 ms).
+    pub duration_ms: i64,
+    /// Sweep interval (default 30 000 ms).
+    pub sweep_ms: i64,
+    /// What counts as progress.
+    pub liveness: LivenessMode,
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl From<&LeaseSection> for LeaseRules {
+    fn from(s: &LeaseSection) -> Self {
+        LeaseRules {
+            duration_ms: ms(s.duration.0),
+            sweep_ms: ms(s.sweep.0),
+            liveness: s.liveness,
+        }
+    }
+}
+
+impl LeaseRules {
+    /// The expiry of a lease granted or renewed at `now_ms`.
+    pub fn expiry(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(self.duration_ms)
+    }
+
+    /// Renewal writes are coalesced: an agent's claims are rewritten at most once per this many
+    /// ms (one eighth of the lease), so a burst of reads is not a burst of write transactions.
+    /// The stored expiry is then at most this much earlier than the real one, which is safe: the
+    /// board is the only authority and an early expiry only errs toward freeing the task, and the
+    /// next sweep renews a session that talked.
+    pub fn renew_slack_ms(&self) -> i64 {
+        (self.duration_ms / 8).max(1)
+    }
+
+    /// Whether a request at `now_ms` must write a renewal, given the last one written at
+    /// `last_write_ms` (None: never).
+    pub fn renewal_due(&self, last_write_ms: Option<i64>, now_ms: i64) -> bool {
+        match last_write_ms {
+            None => true,
+            Some(w) => now_ms - w >= self.renew_slack_ms() || now_ms < w,
+        }
+    }
+
+    /// Whether a claim with `expiry_ms` has lapsed at `now_ms` (expiry is exclusive).
+    pub fn lapsed(&self, expiry_ms: i64, now_ms: i64) -> bool {
+        expiry_ms <= now_ms
+    }
+
+    /// Design rule 3: gone or zombie → expel; stopped → hold; waiting for a human → renew;
+    /// `process` mode → renew; `activity` mode → renew only on CPU progress or a board call.
+    pub fn sweep_verdict(&self, obs: &Observation) -> Verdict {
+        match obs.process {
+            ProcessState::Gone => Verdict::Expel("process gone".into()),
+            ProcessState::Zombie => Verdict::Expel("process exited (zombie)".into()),
+            ProcessState::Stopped => Verdict::Hold,
+            ProcessState::Alive if obs.waiting => Verdict::Renew,
+            ProcessState::Alive => match self.liveness {
+                LivenessMode::Process => Verdict::Renew,
+                LivenessMode::Activity if obs.cpu_advanced || obs.talked => Verdict::Renew,
+                LivenessMode::Activity => Verdict::Hold,
+            },
+        }
+    }
+}
+
+/// Formats a `waitpid` status for an expulsion reason: `exited (status 3)`, `killed by SIGKILL`.
+pub fn exit_reason(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (_, Some(sig)) => {
+            let name = nix::sys::signal::Signal::try_from(sig)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|_| format!("signal {sig}"));
+            format!("killed by {name}")
+        }
+        (Some(c), None) => format!("exited (status {c})"),
+        (None, None) => "exited".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(liveness: LivenessMode) -> LeaseRules {
+        LeaseRules {
+            duration_ms: 120_000,
+            sweep_ms: 30_000,
+            liveness,
+        }
+    }
+
+    fn alive(cpu: bool, talked: bool) -> Observation {
+        Observation {
+            process: ProcessState::Alive,
+            cpu_advanced: cpu,
+            talked,
+            waiting: false,
+        }
+    }
+
+    #[test]
+    fn a_lease_lapses_exactly_at_its_expiry() {
+        let clock = ManualClock::new(1_000);
+        let r = rules(LivenessMode::Activity);
+        let exp = r.expiry(clock.now_ms());
+        clock.advance(119_999);
+        assert!(!r.lapsed(exp, clock.now_ms()));
+        clock.advance(1);
+        assert!(r.lapsed(exp, clock.now_ms()));
+    }
+
+    #[test]
+    fn renewal_writes_are_coalesced_to_one_per_slack() {
+        let clock = ManualClock::new(0);
+        let r = rules(LivenessMode::Activity);
+        assert!(r.renewal_due(None, clock.now_ms()));
+        let written = clock.now_ms();
+        let mut writes = 0;
+        for _ in 0..1000 {
+            clock.advance(10);
+            if r.renewal_due(Some(written), clock.now_ms()) {
+                writes += 1;
+            }
+        }
+        assert_eq!(writes, 0, "10 s of reads after a write need no other write");
+        clock.advance(r.renew_slack_ms());
+        assert!(r.renewal_due(Some(written), clock.now_ms()));
+    }
+
+    #[test]
+    fn the_sweep_expels_the_dead_and_holds_the_stopped() {
+        let r = rules(LivenessMode::Process);
+        let gone = Observation {
+            process: ProcessState::Gone,
+            ..alive(true, true)
+        };
+        let zombie = Observation {
+            process: ProcessState::Zombie,
+            ..alive(true, true)
+        };
+        let stopped = Observation {
+            process: ProcessState::Stopped,
+            ..alive(true, true)
+        };
+        assert!(matches!(r.sweep_verdict(&gone), Verdict::Expel(_)));
+        assert!(matches!(r.sweep_verdict(&zombie), Verdict::Expel(_)));
+        assert_eq!(r.sweep_verdict(&stopped), Verdict::Hold);
+        let waiting_but_stopped = Observation {
+            waiting: true,
+            ..stopped
+        };
+        assert_eq!(r.sweep_verdict(&waiting_but_stopped), Verdict::Hold);
+    }
+
+    #[test]
+    fn activity_mode_needs_progress_process_mode_does_not() {
+        let act = rules(LivenessMode::Activity);
+        let proc_ = rules(LivenessMode::Process);
+        assert_eq!(act.sweep_verdict(&alive(false, false)), Verdict::Hold);
+        assert_eq!(act.sweep_verdict(&alive(true, false)), Verdict::Renew);
+        assert_eq!(act.sweep_verdict(&alive(false, true)), Verdict::Renew);
+        assert_eq!(proc_.sweep_verdict(&alive(false, false)), Verdict::Renew);
+    }
+
+    #[test]
+    fn waiting_for_a_human_renews_without_activity() {
+        let r = rules(LivenessMode::Activity);
+        let w = Observation {
+            waiting: true,
+            ..alive(false, false)
+        };
+        assert_eq!(r.sweep_verdict(&w), Verdict::Renew);
+    }
+
+    #[test]
+    fn exit_reasons_read_like_the_design() {
+        assert_eq!(exit_reason(Some(3), None), "exited (status 3)");
+        assert_eq!(exit_reason(None, Some(9)), "killed by SIGKILL");
+    }
+}
