@@ -869,6 +869,15 @@ impl Store {
             .optional()?)
     }
 
+    /// Why a session ended, if it did.
+    pub fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT end_reason FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
     /// Rows of all live sessions.
     pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(

@@ -1,0 +1,413 @@
+//! The command line: clap definitions and one thin function per client command.
+//!
+//! Every client command sends one request and prints its answer: human text by default, or with
+//! `--json` exactly one JSON document on stdout (the `result` or `error` object of the call).
+//! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
+//! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
+
+pub mod print;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use serde_json::{json, Value};
+
+use crate::client::{self, Client};
+use crate::error::{BoardError, BoardResult, ErrorKind};
+
+/// board: one shared goal and backlog for several terminal coding agents, with claims that are
+/// leases (they end when the agent dies, pauses too long, or its pane closes).
+#[derive(Debug, Parser)]
+#[command(name = "board", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Print exactly one JSON document on stdout (the result or the error).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// The command (none: open the TUI).
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+/// Every `board` subcommand.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Create board.toml and .board/ here (idempotent).
+    Init {
+        /// Board name (default: this directory's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Show the goal, or set it.
+    Goal {
+        /// New goal text.
+        text: Option<String>,
+    },
+    /// Add a task to the backlog.
+    Add {
+        /// One-line title.
+        title: String,
+        /// Longer description.
+        #[arg(long, default_value = "")]
+        body: String,
+        /// Higher runs first (default 0).
+        #[arg(long, short, default_value_t = 0, allow_negative_numbers = true)]
+        priority: i64,
+        /// Ids of tasks that must be done first.
+        #[arg(long, num_args = 1..)]
+        after: Vec<i64>,
+    },
+    /// Change a task's title, body, priority or dependencies.
+    Edit {
+        /// Task id.
+        task: i64,
+        /// New title.
+        #[arg(long)]
+        title: Option<String>,
+        /// New body.
+        #[arg(long)]
+        body: Option<String>,
+        /// New priority.
+        #[arg(long, allow_negative_numbers = true)]
+        priority: Option<i64>,
+        /// New dependency list (replaces the old one; pass none to clear with --no-after).
+        #[arg(long, num_args = 1..)]
+        after: Option<Vec<i64>>,
+        /// Remove all dependencies.
+        #[arg(long, conflicts_with = "after")]
+        no_after: bool,
+    },
+    /// Cancel a task (its claim, if any, ends).
+    Cancel {
+        /// Task id.
+        task: i64,
+    },
+    /// List tasks.
+    List {
+        /// Only tasks in this state (open, claimed, done, cancelled).
+        #[arg(long)]
+        state: Vec<String>,
+    },
+    /// List ready tasks in claim order.
+    Ready,
+    /// Show one task with its notes and history.
+    Show {
+        /// Task id.
+        task: i64,
+    },
+    /// Claim a task (or the best ready one) for this agent session.
+    Claim {
+        /// Task id (default: highest priority, then oldest ready task).
+        task: Option<i64>,
+        /// When nothing is ready but work remains, wait for a task to become ready.
+        #[arg(long)]
+        wait: bool,
+        /// Longest wait with --wait (e.g. "10m").
+        #[arg(long, value_parser = crate::config::parse_duration, default_value = "1h")]
+        timeout: Duration,
+    },
+    /// Finish a claimed task.
+    Done {
+        /// Task id.
+        task: i64,
+        /// A closing note.
+        #[arg(long)]
+        note: Option<String>,
+        /// Require this claim generation (fencing token).
+        #[arg(long)]
+        generation: Option<i64>,
+    },
+    /// Give a claimed task back.
+    Release {
+        /// Task id.
+        task: i64,
+        /// Why.
+        #[arg(long)]
+        note: Option<String>,
+        /// Operator only: end whoever's claim.
+        #[arg(long)]
+        force: bool,
+        /// Require this claim generation.
+        #[arg(long)]
+        generation: Option<i64>,
+    },
+    /// Add a note to a task (as its holder, or as an operator).
+    Note {
+        /// Task id.
+        task: i64,
+        /// The note.
+        text: String,
+    },
+    /// Renew this agent's claims now.
+    Renew,
+    /// Exit 0 only if this agent holds a live claim (on TASK, at --generation).
+    Check {
+        /// Task id (default: any live claim).
+        task: Option<i64>,
+        /// Require this generation.
+        #[arg(long)]
+        generation: Option<i64>,
+    },
+    /// Say this agent is waiting for a human (its claims are kept meanwhile).
+    Wait {
+        /// The question for the human.
+        question: String,
+    },
+    /// End waiting for a human.
+    Resume,
+    /// List agent sessions.
+    Agents {
+        /// Include ended sessions.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show the event log.
+    Log {
+        /// Keep printing new events.
+        #[arg(long, short)]
+        follow: bool,
+        /// How many recent events.
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+    },
+    /// Show the board process and its settings.
+    Status,
+    /// Stop the board process.
+    Stop,
+    /// Run the board process in the foreground.
+    Serve,
+    /// Run an agent under the board: CMD gets BOARD_SOCKET, BOARD_AGENT, BOARD_TOKEN.
+    Run {
+        /// Session name (ids become NAME, NAME-2, …).
+        #[arg(long, default_value = "agent")]
+        name: String,
+        /// tmux pane id this agent runs in (set by `board up`).
+        #[arg(long, hide = true)]
+        pane: Option<String>,
+        /// The agent's command line.
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Demo: three scripted agents work a sample backlog; one crashes mid-task.
+    Demo {
+        /// Directory to run in (default: a new temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Keep the demo directory afterwards.
+        #[arg(long)]
+        keep: bool,
+    },
+}
+
+/// Runs the parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let json_out = cli.json;
+    let Some(cmd) = cli.command else {
+        return fail(json_out, &BoardError::usage("the TUI is not built yet; see `board --help`"));
+    };
+    let out = match cmd {
+        Cmd::Serve => return serve(),
+        Cmd::Run { name, pane, cmd } => return crate::runner::run(&name, pane.as_deref(), &cmd),
+        Cmd::Demo { dir, keep } => return crate::demo::run(dir, keep),
+        Cmd::Log { follow: true, limit } => return follow_log(json_out, limit),
+        Cmd::Claim { task, wait: true, timeout } => claim_wait(task, timeout),
+        Cmd::Init { name } => init(name),
+        other => one_call(&other),
+    };
+    match out {
+        Ok((v, human)) => {
+            if json_out {
+                println!("{v}");
+            } else if !human.is_empty() {
+                println!("{human}");
+            }
+            0
+        }
+        Err(e) => fail(json_out, &e),
+    }
+}
+
+fn fail(json_out: bool, e: &BoardError) -> i32 {
+    if json_out {
+        println!("{}", e.to_json());
+    } else {
+        eprintln!("board: {}", crate::sanitize::inert(&e.message));
+    }
+    e.kind.exit_code()
+}
+
+fn serve() -> i32 {
+    let (cfg, paths) = match crate::config::discover() {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("board: {e}");
+            return ErrorKind::Unavailable.exit_code();
+        }
+    };
+    match crate::daemon::serve(cfg, paths) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("board: {e:#}");
+            1
+        }
+    }
+}
+
+/// The request a one-shot command sends: method and params.
+fn request_of(cmd: &Cmd) -> (&'static str, Value) {
+    match cmd {
+        Cmd::Goal { text } => ("goal", json!({ "text": text })),
+        Cmd::Add { title, body, priority, after } => {
+            ("add", json!({ "title": title, "body": body, "priority": priority, "after": after }))
+        }
+        Cmd::Edit { task, title, body, priority, after, no_after } => {
+            let after = if *no_after { Some(Vec::new()) } else { after.clone() };
+            ("edit", json!({ "task": task, "title": title, "body": body, "priority": priority, "after": after }))
+        }
+        Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
+        Cmd::List { state } if state.is_empty() => ("list", json!({})),
+        Cmd::List { state } => ("list", json!({ "state": state })),
+        Cmd::Ready => ("ready", json!({})),
+        Cmd::Show { task } => ("show", json!({ "task": task })),
+        Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
+        Cmd::Done { task, note, generation } => {
+            ("done", json!({ "task": task, "note": note, "generation": generation }))
+        }
+        Cmd::Release { task, note, force, generation } => {
+            ("release", json!({ "task": task, "note": note, "force": force, "generation": generation }))
+        }
+        Cmd::Note { task, text } => ("note", json!({ "task": task, "text": text })),
+        Cmd::Renew => ("renew", json!({})),
+        Cmd::Check { task, generation } => ("check", json!({ "task": task, "generation": generation })),
+        Cmd::Wait { question } => ("wait", json!({ "question": question })),
+        Cmd::Resume => ("resume", json!({})),
+        Cmd::Agents { all } => ("agents", json!({ "all": all })),
+        Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
+        Cmd::Status => ("status", json!({})),
+        Cmd::Stop => ("stop", json!({})),
+        Cmd::Init { .. } | Cmd::Serve | Cmd::Run { .. } | Cmd::Demo { .. } => ("hello", json!({})),
+    }
+}
+
+fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
+    let (method, params) = request_of(cmd);
+    let target = client::target()?;
+    // `stop` must not start a board just to stop it.
+    let autostart = !matches!(cmd, Cmd::Stop);
+    let mut c = match Client::connect(&target, autostart) {
+        Ok(c) => c,
+        Err(e) if matches!(cmd, Cmd::Stop) && e.kind == ErrorKind::Unavailable => {
+            return Ok((json!({ "stopping": false, "running": false }), "no board is running".into()));
+        }
+        Err(e) => return Err(e),
+    };
+    let v = c.call(method, params)?;
+    if matches!(cmd, Cmd::Stop) {
+        wait_gone(&target.socket);
+    }
+    let human = print::human(method, &v);
+    Ok((v, human))
+}
+
+/// After `stop`, wait (≤ 3 s) until the socket is gone so the next command starts a new board.
+fn wait_gone(socket: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if std::os::unix::net::UnixStream::connect(socket).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `claim --wait`: retries while work remains but nothing is ready; gives up with
+/// `no_ready_task` when the backlog is finished or the timeout passes.
+fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, String)> {
+    let deadline = Instant::now() + timeout;
+    let target = client::target()?;
+    let mut delay = Duration::from_millis(50);
+    loop {
+        let mut c = Client::connect(&target, true)?;
+        match c.call("claim", json!({ "task": task })) {
+            Ok(v) => {
+                let human = print::human("claim", &v);
+                return Ok((v, human));
+            }
+            Err(e) if e.kind == ErrorKind::NoReadyTask => {
+                let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
+                let blocked = e.data.contains_key("blocked_by");
+                if (remaining == 0 && !blocked) || Instant::now() + delay > deadline {
+                    return Err(e);
+                }
+            }
+            Err(e) if e.kind == ErrorKind::Conflict && task.is_some() => {
+                if Instant::now() + delay > deadline {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        std::thread::sleep(delay);
+        delay = (delay * 2).min(Duration::from_millis(500));
+    }
+}
+
+fn follow_log(json_out: bool, limit: i64) -> i32 {
+    let run = || -> BoardResult<()> {
+        let target = client::target()?;
+        let mut c = Client::connect(&target, true)?;
+        let v = c.call("log", json!({ "limit": limit }))?;
+        let events = v["events"].as_array().cloned().unwrap_or_default();
+        let mut last = None;
+        for e in &events {
+            print_event(json_out, e);
+            last = e["id"].as_i64();
+        }
+        let c = Client::connect(&target, true)?;
+        c.follow(last.or(Some(0)), |e| {
+            print_event(json_out, e);
+            true
+        })
+    };
+    match run() {
+        Ok(()) => 0,
+        Err(e) => fail(json_out, &e),
+    }
+}
+
+fn print_event(json_out: bool, e: &Value) {
+    use std::io::Write;
+    if json_out {
+        println!("{e}");
+    } else {
+        println!("{}", print::event_line(e));
+    }
+    let _ = std::io::stdout().flush();
+}
+
+fn init(name: Option<String>) -> BoardResult<(Value, String)> {
+    let cwd = std::env::current_dir().map_err(|e| BoardError::internal(e.to_string()))?;
+    let path = cwd.join(crate::config::CONFIG_FILE);
+    let created = !path.exists();
+    if created {
+        let name = name.unwrap_or_else(|| {
+            cwd.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "board".into())
+        });
+        std::fs::write(&path, crate::config::Config::default_text(&name))
+            .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))?;
+    }
+    let cfg = crate::config::Config::load(&path).map_err(|e| BoardError::usage(e.to_string()))?;
+    let paths = crate::config::Paths::new(&cwd, &cfg);
+    crate::daemon::ensure_data_dir(&paths).map_err(|e| BoardError::internal(format!("{e:#}")))?;
+    let gitignore = paths.data_dir.join(".gitignore");
+    if !gitignore.exists() {
+        let _ = std::fs::write(&gitignore, "*\n");
+    }
+    let human = if created {
+        format!("created {} and {}/", path.display(), paths.data_dir.display())
+    } else {
+        format!("{} already exists; {}/ is ready", path.display(), paths.data_dir.display())
+    };
+    Ok((json!({ "root": cwd, "config": path, "data_dir": paths.data_dir, "created": created }), human))
+}

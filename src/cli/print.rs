@@ -1,0 +1,217 @@
+//! Human-readable output of client commands. Agent text is untrusted: everything printed here
+//! goes through [`crate::sanitize`], so escape sequences show as text instead of acting.
+
+use serde_json::Value;
+
+use crate::sanitize::one_line;
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(x) => one_line(x),
+        Value::Null => String::new(),
+        other => one_line(&other.to_string()),
+    }
+}
+
+/// "1m 52s" style remaining time of a lease, or "lapsing" when at or past expiry.
+pub fn countdown(ms: i64) -> String {
+    if ms <= 0 {
+        return "lapsing".into();
+    }
+    let secs = (ms + 999) / 1000;
+    if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+/// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
+pub fn task_line(t: &Value) -> String {
+    let state = t["state"].as_str().unwrap_or("?");
+    let status = match state {
+        "claimed" => format!(
+            "claimed by {} g{} {}",
+            s(&t["holder"]),
+            t["generation"],
+            countdown(t["expires_in_ms"].as_i64().unwrap_or(0))
+        ),
+        "open" if t["ready"].as_bool() == Some(false) => {
+            let waits: Vec<String> =
+                t["blocked_by"].as_array().into_iter().flatten().map(|x| format!("#{x}")).collect();
+            format!("blocked by {}", waits.join(" "))
+        }
+        "open" => "ready".into(),
+        "done" => format!("done by {}", s(&t["done_by"])),
+        other => other.to_string(),
+    };
+    let prio = t["priority"].as_i64().unwrap_or(0);
+    let prio = if prio != 0 { format!(" p{prio}") } else { String::new() };
+    format!("#{:<4} [{status}]{prio} {}", t["id"], s(&t["title"]))
+}
+
+/// One event as a line: `2026-11-29T08:00:00.000Z  expel   #3 g2 claude: exited (status 3)`.
+pub fn event_line(e: &Value) -> String {
+    let mut out = format!("{}  {:<13}", s(&e["at"]), s(&e["kind"]));
+    if let Some(t) = e["task"].as_i64() {
+        out.push_str(&format!(" #{t}"));
+    }
+    if let Some(g) = e["generation"].as_i64() {
+        out.push_str(&format!(" g{g}"));
+    }
+    if let Some(a) = e["agent"].as_str() {
+        out.push_str(&format!(" {}", one_line(a)));
+    }
+    if let Some(r) = e["reason"].as_str() {
+        out.push_str(&format!(": {}", one_line(r)));
+    }
+    out
+}
+
+fn tasks(v: &Value) -> String {
+    let list = v["tasks"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        return "no tasks".into();
+    }
+    list.iter().map(task_line).collect::<Vec<_>>().join("\n")
+}
+
+/// The human text for the result `v` of `method`.
+pub fn human(method: &str, v: &Value) -> String {
+    match method {
+        "goal" => match v["goal"].is_null() {
+            true => "no goal set (set one with `board goal TEXT`)".into(),
+            false => format!("goal: {}", s(&v["goal"]["text"])),
+        },
+        "add" => format!("added {}", task_line(&v["task"])),
+        "edit" => format!("edited {}", task_line(&v["task"])),
+        "cancel" => format!("cancelled {}", task_line(&v["task"])),
+        "list" | "ready" => tasks(v),
+        "show" => {
+            let t = &v["task"];
+            let mut out = vec![task_line(t)];
+            if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
+                out.push(String::new());
+                out.extend(b.lines().map(|l| format!("  {}", one_line(l))));
+            }
+            let notes = v["notes"].as_array().cloned().unwrap_or_default();
+            if !notes.is_empty() {
+                out.push("\nnotes:".into());
+                for n in notes {
+                    out.push(format!("  {} {}: {}", s(&n["at"]), s(&n["author"]), s(&n["text"])));
+                }
+            }
+            out.push("\nhistory:".into());
+            for e in v["events"].as_array().into_iter().flatten() {
+                out.push(format!("  {}", event_line(e)));
+            }
+            out.join("\n")
+        }
+        "claim" => format!(
+            "claimed #{} generation {} (lease {}): {}",
+            v["task"]["id"],
+            v["generation"],
+            countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
+            s(&v["task"]["title"])
+        ),
+        "done" if v["already"].as_bool() == Some(true) => {
+            format!("#{} was already done (generation {})", v["task"]["id"], v["generation"])
+        }
+        "done" => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        "release" => format!("released {}", task_line(&v["task"])),
+        "note" => format!("noted on #{}", v["note"]["task"]),
+        "renew" => {
+            let claims = v["claims"].as_array().cloned().unwrap_or_default();
+            if claims.is_empty() {
+                "no live claims to renew".into()
+            } else {
+                claims
+                    .iter()
+                    .map(|c| format!("renewed #{} g{} ({})", c["task"], c["generation"], countdown(c["expires_in_ms"].as_i64().unwrap_or(0))))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        }
+        "check" => format!(
+            "{} holds #{} at generation {} ({} left)",
+            s(&v["holder"]),
+            v["task"],
+            v["generation"],
+            countdown(v["expires_in_ms"].as_i64().unwrap_or(0))
+        ),
+        "wait" => format!("waiting for a human: {}", s(&v["waiting"])),
+        "resume" => "resumed".into(),
+        "agents" => {
+            let list = v["agents"].as_array().cloned().unwrap_or_default();
+            if list.is_empty() {
+                return "no agent sessions".into();
+            }
+            list.iter()
+                .map(|a| {
+                    let claims: Vec<String> =
+                        a["claims"].as_array().into_iter().flatten().map(|x| format!("#{x}")).collect();
+                    let mut line = format!(
+                        "{:<16} {:<8} pid {:<8} claims {}",
+                        s(&a["id"]),
+                        s(&a["state"]),
+                        s(&a["pid"]),
+                        if claims.is_empty() { "-".into() } else { claims.join(" ") }
+                    );
+                    if let Some(q) = a["waiting"].as_str() {
+                        line.push_str(&format!("  WAITING: {}", one_line(q)));
+                    }
+                    if let Some(r) = a["end_reason"].as_str() {
+                        line.push_str(&format!("  ended: {}", one_line(r)));
+                    }
+                    line
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        "log" => v["events"].as_array().into_iter().flatten().map(event_line).collect::<Vec<_>>().join("\n"),
+        "status" => {
+            let mut out = vec![
+                format!("board {} (pid {}, up {} s)", s(&v["name"]), v["pid"], v["uptime_s"]),
+                format!("socket   {}", s(&v["socket"])),
+                format!("database {}", s(&v["db"])),
+                format!("log      {}", s(&v["log"])),
+                format!(
+                    "lease    {} ms, sweep {} ms, liveness {}",
+                    v["lease"]["duration_ms"],
+                    v["lease"]["sweep_ms"],
+                    s(&v["lease"]["liveness"])
+                ),
+                format!("pidfd    {}", if v["pidfd"].as_bool() == Some(true) { "active" } else { "unavailable (sweep only)" }),
+                format!("sessions {} live; {} unfinished tasks", v["live_sessions"], v["unfinished_tasks"]),
+            ];
+            if let Some(e) = v["config_error"].as_str() {
+                out.push(format!("CONFIG ERROR (previous settings in force): {}", one_line(e)));
+            }
+            out.join("\n")
+        }
+        "stop" => format!("board (pid {}) stopped", v["pid"]),
+        _ => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn escape_sequences_in_titles_print_inert() {
+        let t = json!({"id": 1, "state": "open", "ready": true, "priority": 0,
+                       "title": "\u{1b}]0;pwned\u{7}\u{1b}[31mred"});
+        let line = task_line(&t);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(!line.contains('\u{7}'), "{line:?}");
+    }
+
+    #[test]
+    fn countdowns_read_naturally() {
+        assert_eq!(countdown(112_000), "1m52s");
+        assert_eq!(countdown(900), "1s");
+        assert_eq!(countdown(-5), "lapsing");
+    }
+}

@@ -1,0 +1,217 @@
+//! The client side of the socket: finds the board, starts it when none runs, sends requests.
+//!
+//! Blocking std I/O on purpose: a client command makes one or two round trips, and skipping an
+//! async runtime keeps `board claim` quick to start.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::config::{self, Paths};
+use crate::error::{BoardError, BoardResult};
+use crate::protocol::{Request, PROTOCOL_VERSION};
+
+/// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
+pub fn env_identity() -> Option<(String, String)> {
+    let agent = std::env::var("BOARD_AGENT").ok().filter(|s| !s.is_empty())?;
+    let token = std::env::var("BOARD_TOKEN").ok().filter(|s| !s.is_empty())?;
+    Some((agent, token))
+}
+
+/// Where to connect, and the board's paths when known (needed to start it).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Socket path.
+    pub socket: PathBuf,
+    /// The board's paths, when it was found through `board.toml`.
+    pub paths: Option<Paths>,
+}
+
+/// `BOARD_SOCKET` if set, else the board of the working directory (or of `BOARD_ROOT`).
+pub fn target() -> BoardResult<Target> {
+    let discovered = discover_paths();
+    if let Some(s) = std::env::var_os("BOARD_SOCKET").filter(|s| !s.is_empty()) {
+        let socket = PathBuf::from(s);
+        let paths = discovered.ok().filter(|p| p.socket == socket);
+        return Ok(Target { socket, paths });
+    }
+    let paths = discovered?;
+    Ok(Target { socket: paths.socket.clone(), paths: Some(paths) })
+}
+
+fn discover_paths() -> BoardResult<Paths> {
+    let start = match std::env::var_os("BOARD_ROOT").filter(|s| !s.is_empty()) {
+        Some(r) => PathBuf::from(r),
+        None => std::env::current_dir().map_err(|e| BoardError::unavailable(format!("no working directory: {e}")))?,
+    };
+    let root = config::find_root(&start).map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let cfg = config::Config::load(&root.join(config::CONFIG_FILE))
+        .map_err(|e| BoardError::unavailable(e.to_string()))?;
+    Ok(Paths::new(&root, &cfg))
+}
+
+/// A connection to the board.
+pub struct Client {
+    writer: UnixStream,
+    reader: BufReader<UnixStream>,
+    next_id: u64,
+    /// Identity added to every request's params, unless the params carry their own.
+    pub identity: Option<(String, String)>,
+}
+
+impl Client {
+    /// Connects to `target`, starting the board (detached) when `autostart` and none answers.
+    /// Errors: `unavailable` when no board answers within 5 s.
+    pub fn connect(target: &Target, autostart: bool) -> BoardResult<Client> {
+        match UnixStream::connect(&target.socket) {
+            Ok(s) => Client::from_stream(s),
+            Err(e) => {
+                let Some(paths) = target.paths.as_ref().filter(|_| autostart) else {
+                    return Err(BoardError::unavailable(format!(
+                        "no board is running at {} ({e}); start it with `board serve` in the project",
+                        target.socket.display()
+                    )));
+                };
+                start_board(paths)?;
+                let deadline = Instant::now() + Duration::from_secs(5);
+                loop {
+                    match UnixStream::connect(&target.socket) {
+                        Ok(s) => return Client::from_stream(s),
+                        Err(e) if Instant::now() > deadline => {
+                            return Err(BoardError::unavailable(format!(
+                                "started a board but it did not answer at {} within 5 s ({e}); see {}",
+                                target.socket.display(),
+                                paths.log.display()
+                            )))
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            }
+        }
+    }
+
+    fn from_stream(s: UnixStream) -> BoardResult<Client> {
+        let reader = BufReader::new(s.try_clone().map_err(|e| BoardError::unavailable(e.to_string()))?);
+        Ok(Client { writer: s, reader, next_id: 1, identity: env_identity() })
+    }
+
+    fn request(&mut self, method: &str, mut params: Value) -> Request {
+        if let (Some((a, t)), Value::Object(m)) = (&self.identity, &mut params) {
+            m.entry("agent").or_insert_with(|| json!(a));
+            m.entry("token").or_insert_with(|| json!(t));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        Request::new(id, method, params)
+    }
+
+    fn read_response(&mut self) -> BoardResult<Value> {
+        let mut line = String::new();
+        let n = self
+            .reader
+            .read_line(&mut line)
+            .map_err(|e| BoardError::unavailable(format!("reading from the board: {e}")))?;
+        if n == 0 {
+            return Err(BoardError::unavailable("the board closed the connection"));
+        }
+        let v: Value = serde_json::from_str(&line)
+            .map_err(|e| BoardError::internal(format!("the board sent a line that is not JSON: {e}")))?;
+        match v.get("error") {
+            Some(e) => Err(BoardError::from_json(e)),
+            None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+        }
+    }
+
+    /// Sends `hello` and `method` in one write (one round trip) and returns `method`'s result.
+    /// Refuses a board speaking another protocol version.
+    pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        let hello = self.request("hello", json!({}));
+        let req = self.request(method, params);
+        let both = format!("{}\n{}\n", hello.to_line(), req.to_line());
+        self.writer
+            .write_all(both.as_bytes())
+            .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
+        let hello = self.read_response();
+        let out = self.read_response();
+        check_protocol(&hello?)?;
+        out
+    }
+
+    /// Sends one request without `hello` (for long-lived connections that already checked it).
+    pub fn call_raw(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        let req = self.request(method, params);
+        self.writer
+            .write_all(format!("{}\n", req.to_line()).as_bytes())
+            .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
+        self.read_response()
+    }
+
+    /// Turns this connection into an event stream (`subscribe`) starting after event `after`;
+    /// calls `on_event` for each event until it returns false or the board goes away.
+    pub fn follow(mut self, after: Option<i64>, mut on_event: impl FnMut(&Value) -> bool) -> BoardResult<()> {
+        let mut params = json!({});
+        if let Some(a) = after {
+            params["after"] = json!(a);
+        }
+        self.call("subscribe", params)?;
+        loop {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return Ok(()),
+                Ok(_) => {}
+            }
+            let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+            if let Some(e) = v.get("error") {
+                return Err(BoardError::from_json(e));
+            }
+            if v.get("method").and_then(Value::as_str) == Some("event") && !on_event(&v["params"]) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn check_protocol(hello: &Value) -> BoardResult<()> {
+    let theirs = hello.get("protocol").and_then(Value::as_u64).unwrap_or(0);
+    if theirs != u64::from(PROTOCOL_VERSION) {
+        return Err(BoardError::unavailable(format!(
+            "the running board speaks protocol {theirs}, this client {PROTOCOL_VERSION}: \
+             restart it with `board stop` (any command then starts the new one)"
+        )));
+    }
+    Ok(())
+}
+
+/// Starts `board serve` for `paths` in the background, detached from this terminal (own session,
+/// no stdio), so it outlives the command that started it.
+pub fn start_board(paths: &Paths) -> BoardResult<()> {
+    let exe = std::env::current_exe().map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("serve")
+        .current_dir(&paths.root)
+        .env_remove("BOARD_SOCKET")
+        .env_remove("BOARD_AGENT")
+        .env_remove("BOARD_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; it only detaches the child from our session.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+    // Reap it in the background so it never lingers as a zombie of a long-lived client.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}

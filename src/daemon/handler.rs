@@ -1,0 +1,387 @@
+//! Request dispatch: authenticates the caller, renews its claims, runs one store operation.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::state::Board;
+use crate::error::{BoardError, BoardResult, ErrorKind};
+use crate::protocol::{Params, Request, PROTOCOL_VERSION};
+use crate::store::OPERATOR;
+
+/// Who sent a request, from the socket's peer credentials (SO_PEERCRED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    /// Peer process id (None when the kernel did not say).
+    pub pid: Option<i32>,
+    /// Peer user id.
+    pub uid: u32,
+}
+
+/// The authenticated caller of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// No agent identity: a human in a shell or the TUI.
+    Operator,
+    /// An agent session, by id.
+    Agent(String),
+}
+
+impl Caller {
+    /// Session id, or `operator`.
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Operator => OPERATOR,
+            Caller::Agent(a) => a,
+        }
+    }
+
+    fn agent(&self) -> Option<&str> {
+        match self {
+            Caller::Operator => None,
+            Caller::Agent(a) => Some(a),
+        }
+    }
+}
+
+/// SHA-256 of a token, hex: what the store keeps instead of the token.
+pub fn hash_token(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new random token: 128 bits from the OS, hex.
+pub fn new_token() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Methods that change a task and may carry an `op_id`.
+const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "claim", "done", "release", "note"];
+
+/// Answers one request (everything but `subscribe`, which the server streams).
+pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
+    let p = Params(&req.params);
+    if req.method.starts_with("session.") {
+        return session_method(board, req, peer);
+    }
+    let caller = authenticate(board, &p, peer)?;
+    if let Caller::Agent(a) = &caller {
+        if req.method != "wait" && board.is_waiting(a) {
+            let (_, ev) = board.store().set_waiting(a, None)?;
+            board.set_waiting_flag(a, false);
+            board.publish(ev);
+        }
+        board.touch(a)?;
+    }
+    let op_id = p.opt_str("op_id")?.filter(|_| WRITES.contains(&req.method.as_str()));
+    if let Some(op) = op_id {
+        if let Some(saved) = board.store().op_result(caller.name(), op)? {
+            let v: Value = serde_json::from_str(&saved).map_err(|e| Board::internal("op result", e))?;
+            return match v.get("error") {
+                Some(e) => Err(BoardError::from_json(e)),
+                None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+            };
+        }
+    }
+    let out = dispatch(board, &req.method, &p, &caller);
+    if let Some(op) = op_id {
+        let saved = match &out {
+            Ok(v) => json!({ "result": v }),
+            Err(e) => json!({ "error": e.to_json() }),
+        };
+        board.store().save_op_result(caller.name(), op, &saved.to_string())?;
+    }
+    if let Err(e) = &out {
+        record_rejection(board, &req.method, &p, &caller, e);
+    }
+    out
+}
+
+fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e: &BoardError) {
+    if !matches!(e.kind, ErrorKind::Lapsed | ErrorKind::Conflict) || method == "claim" || method == "check" {
+        return;
+    }
+    let task = p.opt_i64("task").ok().flatten();
+    let generation = p.opt_i64("generation").ok().flatten();
+    let reason = format!("{method} rejected: {}", e.message);
+    match board.store().record("reject", task, caller.agent(), generation, &reason) {
+        Ok(ev) => board.publish(ev),
+        Err(err) => tracing::warn!(%err, "could not record a rejected write"),
+    }
+}
+
+fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> BoardResult<Value> {
+    let now = board.now_ms();
+    let by = caller.name();
+    match method {
+        "hello" => Ok(json!({
+            "protocol": PROTOCOL_VERSION,
+            "version": env!("CARGO_PKG_VERSION"),
+            "pid": std::process::id(),
+            "caller": by,
+        })),
+        "status" => Ok(super::status::status(board)),
+        "goal" => match p.opt_str("text")? {
+            Some(text) => {
+                let (g, ev) = board.store().set_goal(text, by)?;
+                board.publish(ev);
+                Ok(json!({ "goal": g }))
+            }
+            None => Ok(json!({ "goal": board.store().goal()? })),
+        },
+        "add" => {
+            let after = p.opt_ids("after")?.unwrap_or_default();
+            let (t, ev) = board.store().add_task(
+                p.str("title")?,
+                p.opt_str("body")?.unwrap_or(""),
+                p.opt_i64("priority")?.unwrap_or(0),
+                &after,
+                by,
+                now,
+            )?;
+            board.publish(ev);
+            Ok(json!({ "task": t }))
+        }
+        "edit" => {
+            let after = p.opt_ids("after")?;
+            let (t, ev) = board.store().edit_task(
+                p.i64("task")?,
+                p.opt_str("title")?,
+                p.opt_str("body")?,
+                p.opt_i64("priority")?,
+                after.as_deref(),
+                by,
+                now,
+            )?;
+            board.publish(ev);
+            Ok(json!({ "task": t }))
+        }
+        "cancel" => {
+            let (t, ev) = board.store().cancel_task(p.i64("task")?, by, now)?;
+            board.publish(ev);
+            Ok(json!({ "task": t }))
+        }
+        "list" => {
+            let states = match p.0.get("state") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(vec![s.clone()]),
+                Some(Value::Array(a)) => Some(a.iter().filter_map(|v| v.as_str().map(String::from)).collect()),
+                Some(_) => return Err(BoardError::invalid("`state` must be a string or a list of strings")),
+            };
+            Ok(json!({ "tasks": board.store().list_tasks(states.as_deref(), now)? }))
+        }
+        "ready" => Ok(json!({ "tasks": board.store().ready_tasks(now)? })),
+        "show" => {
+            let id = p.i64("task")?;
+            let store = board.store();
+            Ok(json!({
+                "task": store.task(id, now)?,
+                "notes": store.notes(id)?,
+                "events": store.task_events(id)?,
+            }))
+        }
+        "claim" => {
+            let agent = require_agent(caller, "claim")?;
+            let rules = board.rules();
+            let ((task, c), ev) = board.store().claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
+            board.publish(ev);
+            Ok(json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }))
+        }
+        "done" => {
+            let agent = require_agent(caller, "done")?;
+            let (out, ev) =
+                board.store().done(agent, p.i64("task")?, p.opt_i64("generation")?, p.opt_str("note")?, now)?;
+            board.publish(ev);
+            Ok(json!({ "task": out.task, "generation": out.generation, "already": out.already }))
+        }
+        "release" => {
+            let force = p.flag("force")?;
+            let agent = match caller {
+                Caller::Agent(a) if !force => Some(a.as_str()),
+                Caller::Agent(_) => {
+                    return Err(BoardError::unauthorized("only an operator can force-release a claim"))
+                }
+                Caller::Operator if force => None,
+                Caller::Operator => {
+                    return Err(BoardError::usage(
+                        "an operator holds no claim: use `release --force` to end someone's claim",
+                    ))
+                }
+            };
+            let (t, ev) =
+                board.store().release(agent, p.i64("task")?, p.opt_i64("generation")?, p.opt_str("note")?, now)?;
+            board.publish(ev);
+            Ok(json!({ "task": t }))
+        }
+        "note" => {
+            let (n, ev) = board.store().note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
+            board.publish(ev);
+            Ok(json!({ "note": n }))
+        }
+        "renew" => {
+            let agent = require_agent(caller, "renew")?;
+            let rules = board.rules();
+            let claims = board.store().renew_checked(agent, now, rules.expiry(now))?;
+            Ok(json!({ "claims": claims.iter().map(|c| json!({
+                "task": c.task, "generation": c.generation, "expires_in_ms": c.expires_ms - now
+            })).collect::<Vec<_>>() }))
+        }
+        "check" => {
+            let agent = require_agent(caller, "check")?;
+            let c = board.store().check(agent, p.opt_i64("task")?, p.opt_i64("generation")?, now)?;
+            Ok(json!({ "task": c.task, "generation": c.generation, "holder": agent,
+                       "expires_in_ms": c.expires_ms - now }))
+        }
+        "wait" => {
+            let agent = require_agent(caller, "wait")?;
+            let q = p.str("question")?;
+            let (_, ev) = board.store().set_waiting(agent, Some(q))?;
+            board.set_waiting_flag(agent, true);
+            board.publish(ev);
+            Ok(json!({ "waiting": q }))
+        }
+        "resume" => {
+            // The wait already ended in `handle` (any call ends it); this answers what it was.
+            require_agent(caller, "resume")?;
+            Ok(json!({ "waiting": Value::Null }))
+        }
+        "agents" => {
+            let all = p.flag("all")?;
+            let b = Arc::clone(board);
+            let sessions = board.store().sessions(all, &|row| super::sweep::describe(&b, row))?;
+            Ok(json!({ "agents": sessions }))
+        }
+        "log" => {
+            let limit = p.opt_i64("limit")?.unwrap_or(200).clamp(1, 100_000);
+            let events = match p.opt_i64("after")? {
+                Some(after) => board.store().events(after, limit)?,
+                None => board.store().recent_events(limit)?,
+            };
+            Ok(json!({ "events": events }))
+        }
+        "stop" => {
+            if caller.agent().is_some() {
+                return Err(BoardError::unauthorized("only an operator can stop the board"));
+            }
+            board.shutdown.notify_one();
+            Ok(json!({ "stopping": true, "pid": std::process::id() }))
+        }
+        other => Err(BoardError::invalid(format!("method {other:?} cannot be called here")).with_code(-32601)),
+    }
+}
+
+fn require_agent<'a>(caller: &'a Caller, what: &str) -> BoardResult<&'a str> {
+    caller.agent().ok_or_else(|| {
+        BoardError::unauthorized(format!(
+            "`{what}` needs an agent identity (BOARD_AGENT and BOARD_TOKEN); start the agent with `board run`"
+        ))
+    })
+}
+
+/// Checks `agent` + `token` against the stored session, and (design: identity) that the calling
+/// process descends from the agent's process or its launcher. Operators send no identity.
+fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
+    let agent = p.opt_str("agent")?.filter(|a| !a.is_empty());
+    let token = p.opt_str("token")?.filter(|t| !t.is_empty());
+    let (agent, token) = match (agent, token) {
+        (None, None) => return Ok(Caller::Operator),
+        (Some(a), Some(t)) => (a, t),
+        (Some(a), None) => {
+            return Err(BoardError::unauthorized(format!("agent {a:?} sent no token (BOARD_TOKEN)")))
+        }
+        (None, Some(_)) => return Err(BoardError::unauthorized("a token was sent without an agent (BOARD_AGENT)")),
+    };
+    let shown: String = agent.chars().take(64).collect();
+    let row = board
+        .store()
+        .session(agent)?
+        .ok_or_else(|| BoardError::unauthorized(format!("no agent session {shown:?}")))?;
+    if row.token_hash != hash_token(token) {
+        return Err(BoardError::unauthorized(format!("wrong token for agent session {shown:?}")));
+    }
+    if let Some(ended) = &row.ended_at {
+        let reason = board.store().session_end_reason(agent)?.unwrap_or_default();
+        return Err(BoardError::new(
+            ErrorKind::Lapsed,
+            format!("agent session {agent} ended at {ended} ({reason}); its claims were expelled"),
+        )
+        .with("ended_at", ended.clone())
+        .with("end_reason", reason));
+    }
+    if board.check_process_tree() {
+        if let Some(pid) = peer.pid {
+            let in_tree = |root: Option<(i32, u64)>, exclude_root: bool| {
+                root.is_some_and(|(r, _)| {
+                    (!exclude_root || pid != r) && crate::procfs::is_descendant(pid, r)
+                })
+            };
+            if !in_tree(row.agent, false) && !in_tree(row.launcher, true) {
+                return Err(BoardError::unauthorized(format!(
+                    "process {pid} is not inside agent session {agent}'s process tree; \
+                     a token works only in the agent it was issued to"
+                )));
+            }
+        }
+    }
+    Ok(Caller::Agent(agent.to_string()))
+}
+
+/// `session.register`, `session.attach`, `session.exit`: the launcher's own calls. They never
+/// renew claims (design rule 2: the launcher's liveness proves nothing about the agent).
+fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
+    let p = Params(&req.params);
+    let launcher_pid =
+        peer.pid.ok_or_else(|| BoardError::unauthorized("the kernel did not report the caller's pid"))?;
+    match req.method.as_str() {
+        "session.register" => {
+            let name = p.str("name")?;
+            let token = new_token();
+            let start = crate::procfs::start_time(launcher_pid).ok();
+            let launcher = start.map(|s| (launcher_pid, s));
+            let (id, ev) = board.store().register_session(name, &hash_token(&token), &board.boot_id, launcher)?;
+            board.publish(ev);
+            if let Some((pid, start)) = launcher {
+                super::watchers::watch(board, &id, pid, start, super::watchers::Role::Launcher);
+            }
+            Ok(json!({ "agent": id, "token": token }))
+        }
+        "session.attach" | "session.exit" => {
+            let agent = p.str("agent")?;
+            let row = board
+                .store()
+                .session(agent)?
+                .ok_or_else(|| BoardError::not_found(format!("no agent session {agent:?}")))?;
+            if row.token_hash != hash_token(p.str("token")?) || row.launcher.map(|l| l.0) != Some(launcher_pid) {
+                return Err(BoardError::unauthorized(format!(
+                    "only the launcher of agent session {agent} may do this"
+                )));
+            }
+            if req.method == "session.exit" {
+                let code = p.opt_i64("code")?.map(|c| c as i32);
+                let signal = p.opt_i64("signal")?.map(|s| s as i32);
+                let reason = match p.opt_str("reason")? {
+                    Some(r) => r.to_string(),
+                    None => crate::lease::exit_reason(code, signal),
+                };
+                let ended = board.expel(agent, &reason)?;
+                return Ok(json!({ "ended": ended, "reason": reason }));
+            }
+            let pid = p.i64("pid")? as i32;
+            let start = crate::procfs::start_time(pid)
+                .map_err(|e| BoardError::not_found(format!("agent process {pid}: {e}")))?;
+            let pane = match (p.opt_str("pane")?, p.opt_i64("pane_pid")?) {
+                (Some(id), Some(pp)) => crate::procfs::start_time(pp as i32).ok().map(|s| (id, pp as i32, s)),
+                _ => None,
+            };
+            board.store().attach_session(agent, (pid, start), pane)?;
+            super::watchers::watch(board, agent, pid, start, super::watchers::Role::Agent);
+            if let Some((_, pp, ps)) = pane {
+                super::watchers::watch(board, agent, pp, ps, super::watchers::Role::Pane);
+            }
+            Ok(json!({ "agent": agent, "pid": pid }))
+        }
+        other => Err(BoardError::invalid(format!("unknown method {other:?}")).with_code(-32601)),
+    }
+}

@@ -1,0 +1,167 @@
+//! The board process (`board serve`): owns the store, the lease clock, the sweep and the process
+//! watchers, and listens on the Unix socket. Each task lives in its own module.
+
+pub mod events;
+pub mod handler;
+pub mod reload;
+pub mod server;
+pub mod state;
+pub mod status;
+pub mod sweep;
+pub mod watchers;
+
+use std::fs::{self, OpenOptions};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::sync::Arc;
+
+use anyhow::Context;
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::config::{Config, Paths};
+use crate::lease::{BootClock, Clock};
+use crate::procfs::{self, Liveness};
+use crate::store::Store;
+use state::Board;
+
+/// Why `serve` did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Another board process holds the lock of this data directory.
+    #[error("a board is already running for {0}")]
+    AlreadyRunning(String),
+}
+
+/// Creates the data directory with mode 0700 (and tightens an existing one).
+pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
+    fs::create_dir_all(&paths.data_dir).with_context(|| format!("creating {}", paths.data_dir.display()))?;
+    fs::set_permissions(&paths.data_dir, fs::Permissions::from_mode(0o700))?;
+    if let Some(dir) = paths.socket.parent() {
+        if dir != paths.data_dir {
+            fs::create_dir_all(dir)?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT.
+pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
+    ensure_data_dir(&paths)?;
+    let lock_file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&paths.lock)
+        .with_context(|| format!("opening {}", paths.lock.display()))?;
+    let _lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
+        .map_err(|_| ServeError::AlreadyRunning(paths.root.display().to_string()))?;
+    let _log_guard = init_logging(&paths)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let result = rt.block_on(run(cfg, paths.clone()));
+    let _ = fs::remove_file(&paths.socket);
+    if let Err(e) = &result {
+        tracing::error!(error = %e, "board stopped with an error");
+    }
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
+}
+
+fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&paths.log)
+        .with_context(|| format!("opening {}", paths.log.display()))?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BOARD_LOG").unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init();
+    Ok(guard)
+}
+
+async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
+    let store = Store::open(&paths.db)?;
+    let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
+    let pidfd = crate::pidfd::supported();
+    let clock: Arc<dyn Clock> = Arc::new(BootClock);
+    let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
+    if !pidfd {
+        tracing::warn!("pidfd_open is not available on this kernel: process exits are found by the sweep only");
+    }
+
+    let _ = fs::remove_file(&paths.socket);
+    let listener = tokio::net::UnixListener::bind(&paths.socket)
+        .with_context(|| format!("binding {}", paths.socket.display()))?;
+    fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
+
+    recover(&board)?;
+    let ev = board.store().record("board_start", None, None, None, &format!("board started (pid {})", std::process::id()))?;
+    board.publish(ev);
+    tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
+
+    let server = tokio::spawn(server::serve(Arc::clone(&board), listener));
+    let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
+    let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    tokio::select! {
+        _ = board.shutdown.notified() => tracing::info!("stop requested"),
+        _ = term.recv() => tracing::info!("SIGTERM"),
+        _ = int.recv() => tracing::info!("SIGINT"),
+    }
+    // Give the `stop` answer a moment to reach its client before the socket goes away.
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    server.abort();
+    sweeper.abort();
+    reloader.abort();
+    let _ = fs::remove_file(&paths.socket);
+    tracing::info!("board stopped");
+    Ok(())
+}
+
+/// Design rule 8: on start, re-check every live session's processes by pid *and* start time
+/// and boot id; expel the dead, re-attach watchers to the living. Stored expiries stand.
+fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
+    let sessions = board.store().live_sessions()?;
+    for row in sessions {
+        let reason = if row.boot_id != board.boot_id {
+            Some("gone (the machine rebooted)".to_string())
+        } else {
+            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<String> {
+                let (pid, start) = p?;
+                match procfs::liveness(pid, start) {
+                    Liveness::Gone if procfs::start_time(pid).is_ok() => {
+                        Some(format!("{what} pid {pid} now belongs to another process (found at board start)"))
+                    }
+                    Liveness::Gone | Liveness::Zombie => Some(format!("{what} gone (found at board start)")),
+                    _ => None,
+                }
+            };
+            dead(row.agent, "agent")
+                .or_else(|| dead(row.launcher, "launcher"))
+                .or_else(|| dead(row.pane.as_ref().map(|p| (p.1, p.2)), "pane"))
+                .or_else(|| (row.agent.is_none() && row.launcher.is_none()).then(|| "no process recorded".to_string()))
+        };
+        match reason {
+            Some(r) => {
+                board.expel(&row.id, &r)?;
+            }
+            None => {
+                board.set_waiting_flag(&row.id, row.waiting.is_some());
+                if let Some((pid, start)) = row.launcher {
+                    watchers::watch(board, &row.id, pid, start, watchers::Role::Launcher);
+                }
+                if let Some((pid, start)) = row.agent {
+                    watchers::watch(board, &row.id, pid, start, watchers::Role::Agent);
+                }
+                if let Some((_, pid, start)) = &row.pane {
+                    watchers::watch(board, &row.id, *pid, *start, watchers::Role::Pane);
+                }
+                tracing::info!(agent = %row.id, "re-attached to a living session");
+            }
+        }
+    }
+    Ok(())
+}

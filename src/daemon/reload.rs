@@ -1,0 +1,65 @@
+//! Configuration reload: watches `board.toml` (notify) and applies valid edits while the board
+//! runs; an invalid edit is logged and shown by `status`, and the previous settings stay.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+use super::state::Board;
+use crate::config::Config;
+
+/// Watches the project root for changes to `board.toml` until the board stops.
+pub async fn run(board: Arc<Board>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let cfg_path = board.paths.config.clone();
+    let mut watcher = match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        if let Ok(ev) = res {
+            let _ = tx.send(ev);
+        }
+    }) {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch board.toml; edits need a restart");
+            return;
+        }
+    };
+    // Watch the directory: editors replace the file by renaming, which a file watch would lose.
+    if let Err(e) = watcher.watch(&board.paths.root, RecursiveMode::NonRecursive) {
+        tracing::warn!(error = %e, "cannot watch the project root; edits need a restart");
+        return;
+    }
+    while let Some(ev) = rx.recv().await {
+        if !ev.paths.iter().any(|p| p.file_name() == cfg_path.file_name()) {
+            continue;
+        }
+        // Let a burst of writes from an editor settle, then read once.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        while rx.try_recv().is_ok() {}
+        apply(&board);
+    }
+}
+
+/// Reads `board.toml` and applies it, or records why it was refused.
+pub fn apply(board: &Board) {
+    match Config::load(&board.paths.config) {
+        Ok(new) => {
+            let mut cur = board.config.write().unwrap_or_else(|p| p.into_inner());
+            let changed = *cur != new;
+            let sweep_changed = cur.lease.sweep != new.lease.sweep;
+            *cur = new;
+            drop(cur);
+            *board.config_error.write().unwrap_or_else(|p| p.into_inner()) = None;
+            if changed {
+                tracing::info!("board.toml reloaded");
+            }
+            if sweep_changed {
+                board.sweep_changed.notify_one();
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "board.toml edit refused; previous settings stay in force");
+            *board.config_error.write().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }
+    }
+}

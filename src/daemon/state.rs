@@ -1,0 +1,178 @@
+//! The board process's shared state: the store, the lease clock, the settings in force, and what
+//! it knows in memory about each agent session's activity.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+use super::events::EventBus;
+use crate::config::{Config, Paths};
+use crate::error::{BoardError, BoardResult};
+use crate::lease::{Clock, LeaseRules};
+use crate::store::Store;
+
+/// What the board remembers between sweeps about one live agent session (not stored: after a
+/// restart every session starts with no credit, design rule 8).
+#[derive(Debug, Clone, Default)]
+pub struct Activity {
+    /// It made a request with its identity since the previous sweep.
+    pub talked: bool,
+    /// Lease-clock time (ms) of the last renewal written to the store.
+    pub last_renew_write_ms: Option<i64>,
+    /// CPU ticks of its process tree at the previous sweep.
+    pub cpu_ticks: Option<u64>,
+    /// It is waiting for a human (`board wait`).
+    pub waiting: bool,
+    /// Liveness seen by the last sweep: `alive`, `stopped`.
+    pub seen: Option<&'static str>,
+}
+
+/// Everything the board's tasks share. Cheap to clone behind an `Arc`.
+pub struct Board {
+    store: Mutex<Store>,
+    /// The lease clock (CLOCK_BOOTTIME in production).
+    pub clock: Arc<dyn Clock>,
+    /// Configuration in force (replaced on a valid edit of `board.toml`).
+    pub config: RwLock<Config>,
+    /// The last invalid edit of `board.toml`, shown by `status` until a valid edit.
+    pub config_error: RwLock<Option<String>>,
+    /// Where the board's files are.
+    pub paths: Paths,
+    /// Event fan-out.
+    pub events: EventBus,
+    /// Per-session activity, keyed by session id.
+    pub activity: Mutex<HashMap<String, Activity>>,
+    /// Boot id this board runs in.
+    pub boot_id: String,
+    /// When the board started.
+    pub started: Instant,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Whether pidfd watching works on this kernel.
+    pub pidfd: bool,
+    /// Woken to stop the board.
+    pub shutdown: Notify,
+    /// Woken when the sweep interval changed.
+    pub sweep_changed: Notify,
+}
+
+impl Board {
+    /// A board around an opened store.
+    pub fn new(store: Store, clock: Arc<dyn Clock>, config: Config, paths: Paths, boot_id: String, pidfd: bool) -> Self {
+        Board {
+            store: Mutex::new(store),
+            clock,
+            config: RwLock::new(config),
+            config_error: RwLock::new(None),
+            paths,
+            events: EventBus::default(),
+            activity: Mutex::new(HashMap::new()),
+            boot_id,
+            started: Instant::now(),
+            started_at: crate::store::now_wall(),
+            pidfd,
+            shutdown: Notify::new(),
+            sweep_changed: Notify::new(),
+        }
+    }
+
+    /// The store, locked. Held only for one store call: statements take microseconds.
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lease-clock now (ms).
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// The lease rules in force.
+    pub fn rules(&self) -> LeaseRules {
+        let cfg = self.config.read().unwrap_or_else(|p| p.into_inner());
+        LeaseRules::from(&cfg.lease)
+    }
+
+    /// Whether callers must descend from their agent's process.
+    pub fn check_process_tree(&self) -> bool {
+        self.config.read().unwrap_or_else(|p| p.into_inner()).identity.check_process_tree
+    }
+
+    fn activity(&self) -> MutexGuard<'_, HashMap<String, Activity>> {
+        self.activity.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
+    /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`.
+    pub fn touch(&self, agent: &str) -> BoardResult<()> {
+        let rules = self.rules();
+        let now = self.now_ms();
+        let due = {
+            let mut act = self.activity();
+            let a = act.entry(agent.to_string()).or_default();
+            a.talked = true;
+            rules.renewal_due(a.last_renew_write_ms, now)
+        };
+        if due {
+            self.renew_now(agent, now, &rules)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a renewal for `agent` at `now` and remembers it.
+    pub fn renew_now(&self, agent: &str, now: i64, rules: &LeaseRules) -> BoardResult<Vec<crate::store::ClaimInfo>> {
+        let claims = self.store().renew(agent, now, rules.expiry(now))?;
+        self.activity().entry(agent.to_string()).or_default().last_renew_write_ms = Some(now);
+        Ok(claims)
+    }
+
+    /// Ends a session and expels its claims (idempotent), publishing the events.
+    pub fn expel(&self, agent: &str, reason: &str) -> BoardResult<bool> {
+        let (ended, events) = self.store().expel_session(agent, reason)?;
+        if ended {
+            tracing::info!(agent, reason, "session ended");
+        }
+        self.activity().remove(agent);
+        self.events.publish(events);
+        Ok(ended)
+    }
+
+    /// Marks or clears waiting for a human in memory (the store is updated by the caller).
+    pub fn set_waiting_flag(&self, agent: &str, waiting: bool) {
+        self.activity().entry(agent.to_string()).or_default().waiting = waiting;
+    }
+
+    /// Whether `agent` is waiting for a human, as the board remembers.
+    pub fn is_waiting(&self, agent: &str) -> bool {
+        self.activity().get(agent).map(|a| a.waiting).unwrap_or(false)
+    }
+
+    /// Takes and clears the `talked` flag (for the sweep) and returns the previous CPU sample.
+    pub fn take_sweep_sample(&self, agent: &str, cpu: Option<u64>, seen: &'static str) -> (bool, Option<u64>, bool) {
+        let mut act = self.activity();
+        let a = act.entry(agent.to_string()).or_default();
+        let talked = std::mem::take(&mut a.talked);
+        let prev = a.cpu_ticks;
+        if cpu.is_some() {
+            a.cpu_ticks = cpu;
+        }
+        a.seen = Some(seen);
+        (talked, prev, a.waiting)
+    }
+
+    /// Liveness last seen by the sweep (`alive`, `stopped`), if any.
+    pub fn seen(&self, agent: &str) -> Option<&'static str> {
+        self.activity().get(agent).and_then(|a| a.seen)
+    }
+
+    /// Publishes events produced outside a request (sweep, watchers).
+    pub fn publish(&self, events: Vec<crate::protocol::EventView>) {
+        self.events.publish(events);
+    }
+
+    /// Maps a poisoned or failed internal step to an `internal` error with context.
+    pub fn internal(what: &str, e: impl std::fmt::Display) -> BoardError {
+        BoardError::internal(format!("{what}: {e}"))
+    }
+}

@@ -1,0 +1,111 @@
+//! The liveness sweep (design rule 3): every `lease.sweep`, look at each live agent session's
+//! processes; expel the dead, hold the stopped, renew those showing progress; then lapse every
+//! claim whose expiry has passed.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::state::Board;
+use crate::error::BoardResult;
+use crate::lease::{Observation, ProcessState, Verdict};
+use crate::procfs::{self, Liveness};
+use crate::store::SessionRow;
+
+/// Runs the sweep until the board stops. The interval is re-read after each sweep, so a
+/// `board.toml` edit applies without restart.
+pub async fn run(board: Arc<Board>) {
+    let mut last_renewed = BTreeSet::new();
+    loop {
+        let every = Duration::from_millis(board.rules().sweep_ms.max(1) as u64);
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = board.sweep_changed.notified() => continue,
+        }
+        match sweep_once(&board, &last_renewed) {
+            Ok(renewed) => last_renewed = renewed,
+            Err(e) => tracing::error!(error = %e, "sweep failed"),
+        }
+    }
+}
+
+fn state_of(l: Liveness) -> ProcessState {
+    match l {
+        Liveness::Alive => ProcessState::Alive,
+        Liveness::Stopped => ProcessState::Stopped,
+        Liveness::Zombie => ProcessState::Zombie,
+        Liveness::Gone => ProcessState::Gone,
+    }
+}
+
+/// One sweep. Returns the sessions renewed, so the next sweep logs a `renew` summary event only
+/// when that set changes (a renew event every 30 s per agent would drown the feed).
+pub fn sweep_once(board: &Arc<Board>, last_renewed: &BTreeSet<String>) -> BoardResult<BTreeSet<String>> {
+    let rules = board.rules();
+    let sessions = board.store().live_sessions()?;
+    let mut renewed = BTreeSet::new();
+    for row in sessions {
+        let (process, cpu) = observe(board, &row);
+        let seen = if process == ProcessState::Stopped { "stopped" } else { "alive" };
+        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
+        let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c > p);
+        let obs = Observation { process, cpu_advanced, talked, waiting };
+        match rules.sweep_verdict(&obs) {
+            Verdict::Expel(reason) => {
+                board.expel(&row.id, &reason)?;
+            }
+            Verdict::Renew => {
+                let now = board.now_ms();
+                if !board.renew_now(&row.id, now, &rules)?.is_empty() {
+                    renewed.insert(row.id.clone());
+                }
+            }
+            Verdict::Hold => {}
+        }
+    }
+    if !renewed.is_empty() && &renewed != last_renewed {
+        let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
+        let ev = board.store().record("renew", None, None, None, &format!("sweep renewed claims of {list}"))?;
+        board.publish(ev);
+    }
+    let now = board.now_ms();
+    if board.store().any_due(now)? {
+        let ev = board.store().lapse_due(now, rules.duration_ms)?;
+        board.publish(ev);
+    }
+    Ok(renewed)
+}
+
+/// The state of a session's processes and the CPU ticks of the agent's tree. A session from
+/// another boot, or whose launcher or pane is gone, counts as gone.
+fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
+    if row.boot_id != board.boot_id {
+        return (ProcessState::Gone, None);
+    }
+    let gone = |p: Option<(i32, u64)>| p.is_some_and(|(pid, st)| matches!(procfs::liveness(pid, st), Liveness::Gone | Liveness::Zombie));
+    if gone(row.launcher) || gone(row.pane.as_ref().map(|p| (p.1, p.2))) {
+        return (ProcessState::Gone, None);
+    }
+    let Some((pid, start)) = row.agent.or(row.launcher) else {
+        return (ProcessState::Gone, None);
+    };
+    let state = state_of(procfs::liveness(pid, start));
+    let cpu = (state == ProcessState::Alive).then(|| procfs::tree_cpu_ticks(pid));
+    (state, cpu)
+}
+
+/// The liveness word shown by `board agents` for a live session: `alive` (the store turns it
+/// into `working`/`idle`), `stopped` or `gone`.
+pub fn describe(board: &Board, row: &SessionRow) -> String {
+    let Some((pid, start)) = row.agent.or(row.launcher) else {
+        return "starting".into();
+    };
+    if row.boot_id != board.boot_id {
+        return "gone".into();
+    }
+    match procfs::liveness(pid, start) {
+        Liveness::Alive => "alive".into(),
+        Liveness::Stopped => "stopped".into(),
+        Liveness::Zombie | Liveness::Gone => "gone".into(),
+    }
+}

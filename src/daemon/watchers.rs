@@ -1,0 +1,101 @@
+//! Process watchers: a pidfd per watched process, awaited on the tokio reactor, so the exit of an
+//! agent, its launcher or its pane's process expels the session's claims at once (design rule 4)
+//! instead of after a lease.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::state::Board;
+use crate::lease::exit_reason;
+use crate::pidfd::{self, WatchError};
+use crate::procfs;
+
+/// Which process of a session a watcher follows; names the expulsion reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The `board run` launcher.
+    Launcher,
+    /// The agent process itself.
+    Agent,
+    /// The tmux pane's process.
+    Pane,
+}
+
+impl Role {
+    fn gone_reason(self) -> &'static str {
+        match self {
+            Role::Launcher => "launcher (board run) exited",
+            Role::Agent => "exited",
+            Role::Pane => "pane closed",
+        }
+    }
+}
+
+/// Starts watching `pid` (which must still have start time `start`) for session `agent`.
+/// When pidfd is unsupported the sweep alone finds the death (logged once at start).
+pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) {
+    if !board.pidfd {
+        return;
+    }
+    let agent = agent.to_string();
+    let watch = match pidfd::open(pid) {
+        Ok(w) => w,
+        Err(WatchError::Gone) => {
+            expel_now(board, &agent, role.gone_reason());
+            return;
+        }
+        Err(e) => {
+            tracing::warn!(%agent, pid, error = %e, "cannot watch process; the sweep will find its exit");
+            return;
+        }
+    };
+    // The pidfd names whatever process has `pid` now: make sure it is still ours.
+    if procfs::start_time(pid).ok() != Some(start) {
+        expel_now(board, &agent, role.gone_reason());
+        return;
+    }
+    let board = Arc::clone(board);
+    tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        watch.exited().await;
+        let mut reason = role.gone_reason().to_string();
+        if role == Role::Agent {
+            match procfs::read_stat(pid).ok().and_then(|s| s.exit_code) {
+                // Still a zombie: its wait status tells how it died.
+                Some(status) => reason = decode_wait_status(status),
+                // Already reaped by the launcher, whose report carries the status: let it land.
+                None => tokio::time::sleep(Duration::from_millis(30)).await,
+            }
+        }
+        tracing::debug!(%agent, pid, ?role, after_ms = started.elapsed().as_millis() as u64, "watched process exited");
+        expel_now(&board, &agent, &reason);
+    });
+}
+
+fn expel_now(board: &Board, agent: &str, reason: &str) {
+    if let Err(e) = board.expel(agent, reason) {
+        tracing::error!(%agent, error = %e, "expel failed");
+    }
+}
+
+/// Turns a `waitpid` status word (as in /proc/PID/stat field 52) into a reason.
+pub fn decode_wait_status(status: i32) -> String {
+    let sig = status & 0x7f;
+    if sig == 0 {
+        exit_reason(Some((status >> 8) & 0xff), None)
+    } else {
+        exit_reason(None, Some(sig))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_statuses_decode_like_waitpid() {
+        assert_eq!(decode_wait_status(3 << 8), "exited (status 3)");
+        assert_eq!(decode_wait_status(9), "killed by SIGKILL");
+        assert_eq!(decode_wait_status(0), "exited (status 0)");
+    }
+}
