@@ -1,1 +1,3 @@
-
+pub mod pidfd;
+pub mod procfs;
+pub mod sanitize;
