@@ -18,8 +18,12 @@ use crate::protocol::{Request, PROTOCOL_VERSION};
 
 /// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
 pub fn env_identity() -> Option<(String, String)> {
-    let agent = std::env::var("BOARD_AGENT").ok().filter(|s| !s.is_empty())?;
-    let token = std::env::var("BOARD_TOKEN").ok().filter(|s| !s.is_empty())?;
+    let agent = std::env::var("BOARD_AGENT")
+        .ok()
+        .filter(|s| !s.is_empty())?;
+    let token = std::env::var("BOARD_TOKEN")
+        .ok()
+        .filter(|s| !s.is_empty())?;
     Some((agent, token))
 }
 
@@ -41,13 +45,17 @@ pub fn target() -> BoardResult<Target> {
         return Ok(Target { socket, paths });
     }
     let paths = discovered?;
-    Ok(Target { socket: paths.socket.clone(), paths: Some(paths) })
+    Ok(Target {
+        socket: paths.socket.clone(),
+        paths: Some(paths),
+    })
 }
 
 fn discover_paths() -> BoardResult<Paths> {
     let start = match std::env::var_os("BOARD_ROOT").filter(|s| !s.is_empty()) {
         Some(r) => PathBuf::from(r),
-        None => std::env::current_dir().map_err(|e| BoardError::unavailable(format!("no working directory: {e}")))?,
+        None => std::env::current_dir()
+            .map_err(|e| BoardError::unavailable(format!("no working directory: {e}")))?,
     };
     let root = config::find_root(&start).map_err(|e| BoardError::unavailable(e.to_string()))?;
     let cfg = config::Config::load(&root.join(config::CONFIG_FILE))
@@ -97,8 +105,16 @@ impl Client {
     }
 
     fn from_stream(s: UnixStream) -> BoardResult<Client> {
-        let reader = BufReader::new(s.try_clone().map_err(|e| BoardError::unavailable(e.to_string()))?);
-        Ok(Client { writer: s, reader, next_id: 1, identity: env_identity() })
+        let reader = BufReader::new(
+            s.try_clone()
+                .map_err(|e| BoardError::unavailable(e.to_string()))?,
+        );
+        Ok(Client {
+            writer: s,
+            reader,
+            next_id: 1,
+            identity: env_identity(),
+        })
     }
 
     fn request(&mut self, method: &str, mut params: Value) -> Request {
@@ -120,8 +136,9 @@ impl Client {
         if n == 0 {
             return Err(BoardError::unavailable("the board closed the connection"));
         }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| BoardError::internal(format!("the board sent a line that is not JSON: {e}")))?;
+        let v: Value = serde_json::from_str(&line).map_err(|e| {
+            BoardError::internal(format!("the board sent a line that is not JSON: {e}"))
+        })?;
         match v.get("error") {
             Some(e) => Err(BoardError::from_json(e)),
             None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
@@ -154,7 +171,11 @@ impl Client {
 
     /// Turns this connection into an event stream (`subscribe`) starting after event `after`;
     /// calls `on_event` for each event until it returns false or the board goes away.
-    pub fn follow(mut self, after: Option<i64>, mut on_event: impl FnMut(&Value) -> bool) -> BoardResult<()> {
+    pub fn follow(
+        mut self,
+        after: Option<i64>,
+        mut on_event: impl FnMut(&Value) -> bool,
+    ) -> BoardResult<()> {
         let mut params = json!({});
         if let Some(a) = after {
             params["after"] = json!(a);
@@ -166,7 +187,9 @@ impl Client {
                 Ok(0) | Err(_) => return Ok(()),
                 Ok(_) => {}
             }
-            let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
             if let Some(e) = v.get("error") {
                 return Err(BoardError::from_json(e));
             }
@@ -191,7 +214,8 @@ fn check_protocol(hello: &Value) -> BoardResult<()> {
 /// Starts `board serve` for `paths` in the background, detached from this terminal (own session,
 /// no stdio), so it outlives the command that started it.
 pub fn start_board(paths: &Paths) -> BoardResult<()> {
-    let exe = std::env::current_exe().map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
     let mut cmd = Command::new(exe);
     cmd.arg("serve")
         .current_dir(&paths.root)
@@ -208,7 +232,9 @@ pub fn start_board(paths: &Paths) -> BoardResult<()> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
     // Reap it in the background so it never lingers as a zombie of a long-lived client.
     std::thread::spawn(move || {
         let _ = child.wait();

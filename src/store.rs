@@ -204,7 +204,7 @@ impl Store {
                 params![text, now_wall(), by],
             )?;
             emit(tx, ev, "goal", None, agent_opt(by), None, text)?;
-            Ok(current_goal(tx)?.ok_or_else(|| BoardError::internal("goal vanished"))?)
+            current_goal(tx)?.ok_or_else(|| BoardError::internal("goal vanished"))
         })
     }
 
@@ -873,7 +873,9 @@ impl Store {
     pub fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
         Ok(self
             .conn
-            .query_row("SELECT end_reason FROM sessions WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT end_reason FROM sessions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .optional()?
             .flatten())
     }

@@ -204,14 +204,24 @@ pub enum Cmd {
 pub fn run(cli: Cli) -> i32 {
     let json_out = cli.json;
     let Some(cmd) = cli.command else {
-        return fail(json_out, &BoardError::usage("the TUI is not built yet; see `board --help`"));
+        return fail(
+            json_out,
+            &BoardError::usage("the TUI is not built yet; see `board --help`"),
+        );
     };
     let out = match cmd {
         Cmd::Serve => return serve(),
         Cmd::Run { name, pane, cmd } => return crate::runner::run(&name, pane.as_deref(), &cmd),
         Cmd::Demo { dir, keep } => return crate::demo::run(dir, keep),
-        Cmd::Log { follow: true, limit } => return follow_log(json_out, limit),
-        Cmd::Claim { task, wait: true, timeout } => claim_wait(task, timeout),
+        Cmd::Log {
+            follow: true,
+            limit,
+        } => return follow_log(json_out, limit),
+        Cmd::Claim {
+            task,
+            wait: true,
+            timeout,
+        } => claim_wait(task, timeout),
         Cmd::Init { name } => init(name),
         other => one_call(&other),
     };
@@ -258,12 +268,32 @@ fn serve() -> i32 {
 fn request_of(cmd: &Cmd) -> (&'static str, Value) {
     match cmd {
         Cmd::Goal { text } => ("goal", json!({ "text": text })),
-        Cmd::Add { title, body, priority, after } => {
-            ("add", json!({ "title": title, "body": body, "priority": priority, "after": after }))
-        }
-        Cmd::Edit { task, title, body, priority, after, no_after } => {
-            let after = if *no_after { Some(Vec::new()) } else { after.clone() };
-            ("edit", json!({ "task": task, "title": title, "body": body, "priority": priority, "after": after }))
+        Cmd::Add {
+            title,
+            body,
+            priority,
+            after,
+        } => (
+            "add",
+            json!({ "title": title, "body": body, "priority": priority, "after": after }),
+        ),
+        Cmd::Edit {
+            task,
+            title,
+            body,
+            priority,
+            after,
+            no_after,
+        } => {
+            let after = if *no_after {
+                Some(Vec::new())
+            } else {
+                after.clone()
+            };
+            (
+                "edit",
+                json!({ "task": task, "title": title, "body": body, "priority": priority, "after": after }),
+            )
         }
         Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
         Cmd::List { state } if state.is_empty() => ("list", json!({})),
@@ -271,15 +301,28 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Ready => ("ready", json!({})),
         Cmd::Show { task } => ("show", json!({ "task": task })),
         Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
-        Cmd::Done { task, note, generation } => {
-            ("done", json!({ "task": task, "note": note, "generation": generation }))
-        }
-        Cmd::Release { task, note, force, generation } => {
-            ("release", json!({ "task": task, "note": note, "force": force, "generation": generation }))
-        }
+        Cmd::Done {
+            task,
+            note,
+            generation,
+        } => (
+            "done",
+            json!({ "task": task, "note": note, "generation": generation }),
+        ),
+        Cmd::Release {
+            task,
+            note,
+            force,
+            generation,
+        } => (
+            "release",
+            json!({ "task": task, "note": note, "force": force, "generation": generation }),
+        ),
         Cmd::Note { task, text } => ("note", json!({ "task": task, "text": text })),
         Cmd::Renew => ("renew", json!({})),
-        Cmd::Check { task, generation } => ("check", json!({ "task": task, "generation": generation })),
+        Cmd::Check { task, generation } => {
+            ("check", json!({ "task": task, "generation": generation }))
+        }
         Cmd::Wait { question } => ("wait", json!({ "question": question })),
         Cmd::Resume => ("resume", json!({})),
         Cmd::Agents { all } => ("agents", json!({ "all": all })),
@@ -298,7 +341,10 @@ fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     let mut c = match Client::connect(&target, autostart) {
         Ok(c) => c,
         Err(e) if matches!(cmd, Cmd::Stop) && e.kind == ErrorKind::Unavailable => {
-            return Ok((json!({ "stopping": false, "running": false }), "no board is running".into()));
+            return Ok((
+                json!({ "stopping": false, "running": false }),
+                "no board is running".into(),
+            ));
         }
         Err(e) => return Err(e),
     };
@@ -392,7 +438,9 @@ fn init(name: Option<String>) -> BoardResult<(Value, String)> {
     let created = !path.exists();
     if created {
         let name = name.unwrap_or_else(|| {
-            cwd.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "board".into())
+            cwd.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "board".into())
         });
         std::fs::write(&path, crate::config::Config::default_text(&name))
             .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))?;
@@ -405,9 +453,20 @@ fn init(name: Option<String>) -> BoardResult<(Value, String)> {
         let _ = std::fs::write(&gitignore, "*\n");
     }
     let human = if created {
-        format!("created {} and {}/", path.display(), paths.data_dir.display())
+        format!(
+            "created {} and {}/",
+            path.display(),
+            paths.data_dir.display()
+        )
     } else {
-        format!("{} already exists; {}/ is ready", path.display(), paths.data_dir.display())
+        format!(
+            "{} already exists; {}/ is ready",
+            path.display(),
+            paths.data_dir.display()
+        )
     };
-    Ok((json!({ "root": cwd, "config": path, "data_dir": paths.data_dir, "created": created }), human))
+    Ok((
+        json!({ "root": cwd, "config": path, "data_dir": paths.data_dir, "created": created }),
+        human,
+    ))
 }

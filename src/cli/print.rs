@@ -37,8 +37,12 @@ pub fn task_line(t: &Value) -> String {
             countdown(t["expires_in_ms"].as_i64().unwrap_or(0))
         ),
         "open" if t["ready"].as_bool() == Some(false) => {
-            let waits: Vec<String> =
-                t["blocked_by"].as_array().into_iter().flatten().map(|x| format!("#{x}")).collect();
+            let waits: Vec<String> = t["blocked_by"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|x| format!("#{x}"))
+                .collect();
             format!("blocked by {}", waits.join(" "))
         }
         "open" => "ready".into(),
@@ -46,7 +50,11 @@ pub fn task_line(t: &Value) -> String {
         other => other.to_string(),
     };
     let prio = t["priority"].as_i64().unwrap_or(0);
-    let prio = if prio != 0 { format!(" p{prio}") } else { String::new() };
+    let prio = if prio != 0 {
+        format!(" p{prio}")
+    } else {
+        String::new()
+    };
     format!("#{:<4} [{status}]{prio} {}", t["id"], s(&t["title"]))
 }
 
@@ -98,7 +106,12 @@ pub fn human(method: &str, v: &Value) -> String {
             if !notes.is_empty() {
                 out.push("\nnotes:".into());
                 for n in notes {
-                    out.push(format!("  {} {}: {}", s(&n["at"]), s(&n["author"]), s(&n["text"])));
+                    out.push(format!(
+                        "  {} {}: {}",
+                        s(&n["at"]),
+                        s(&n["author"]),
+                        s(&n["text"])
+                    ));
                 }
             }
             out.push("\nhistory:".into());
@@ -115,7 +128,10 @@ pub fn human(method: &str, v: &Value) -> String {
             s(&v["task"]["title"])
         ),
         "done" if v["already"].as_bool() == Some(true) => {
-            format!("#{} was already done (generation {})", v["task"]["id"], v["generation"])
+            format!(
+                "#{} was already done (generation {})",
+                v["task"]["id"], v["generation"]
+            )
         }
         "done" => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
         "release" => format!("released {}", task_line(&v["task"])),
@@ -127,7 +143,14 @@ pub fn human(method: &str, v: &Value) -> String {
             } else {
                 claims
                     .iter()
-                    .map(|c| format!("renewed #{} g{} ({})", c["task"], c["generation"], countdown(c["expires_in_ms"].as_i64().unwrap_or(0))))
+                    .map(|c| {
+                        format!(
+                            "renewed #{} g{} ({})",
+                            c["task"],
+                            c["generation"],
+                            countdown(c["expires_in_ms"].as_i64().unwrap_or(0))
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join("\n")
             }
@@ -148,14 +171,22 @@ pub fn human(method: &str, v: &Value) -> String {
             }
             list.iter()
                 .map(|a| {
-                    let claims: Vec<String> =
-                        a["claims"].as_array().into_iter().flatten().map(|x| format!("#{x}")).collect();
+                    let claims: Vec<String> = a["claims"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|x| format!("#{x}"))
+                        .collect();
                     let mut line = format!(
                         "{:<16} {:<8} pid {:<8} claims {}",
                         s(&a["id"]),
                         s(&a["state"]),
                         s(&a["pid"]),
-                        if claims.is_empty() { "-".into() } else { claims.join(" ") }
+                        if claims.is_empty() {
+                            "-".into()
+                        } else {
+                            claims.join(" ")
+                        }
                     );
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
@@ -168,10 +199,21 @@ pub fn human(method: &str, v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        "log" => v["events"].as_array().into_iter().flatten().map(event_line).collect::<Vec<_>>().join("\n"),
+        "log" => v["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(event_line)
+            .collect::<Vec<_>>()
+            .join("\n"),
         "status" => {
             let mut out = vec![
-                format!("board {} (pid {}, up {} s)", s(&v["name"]), v["pid"], v["uptime_s"]),
+                format!(
+                    "board {} (pid {}, up {} s)",
+                    s(&v["name"]),
+                    v["pid"],
+                    v["uptime_s"]
+                ),
                 format!("socket   {}", s(&v["socket"])),
                 format!("database {}", s(&v["db"])),
                 format!("log      {}", s(&v["log"])),
@@ -181,11 +223,24 @@ pub fn human(method: &str, v: &Value) -> String {
                     v["lease"]["sweep_ms"],
                     s(&v["lease"]["liveness"])
                 ),
-                format!("pidfd    {}", if v["pidfd"].as_bool() == Some(true) { "active" } else { "unavailable (sweep only)" }),
-                format!("sessions {} live; {} unfinished tasks", v["live_sessions"], v["unfinished_tasks"]),
+                format!(
+                    "pidfd    {}",
+                    if v["pidfd"].as_bool() == Some(true) {
+                        "active"
+                    } else {
+                        "unavailable (sweep only)"
+                    }
+                ),
+                format!(
+                    "sessions {} live; {} unfinished tasks",
+                    v["live_sessions"], v["unfinished_tasks"]
+                ),
             ];
             if let Some(e) = v["config_error"].as_str() {
-                out.push(format!("CONFIG ERROR (previous settings in force): {}", one_line(e)));
+                out.push(format!(
+                    "CONFIG ERROR (previous settings in force): {}",
+                    one_line(e)
+                ));
             }
             out.join("\n")
         }

@@ -58,7 +58,9 @@ pub fn new_token() -> String {
 }
 
 /// Methods that change a task and may carry an `op_id`.
-const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "claim", "done", "release", "note"];
+const WRITES: &[&str] = &[
+    "add", "edit", "cancel", "goal", "claim", "done", "release", "note",
+];
 
 /// Answers one request (everything but `subscribe`, which the server streams).
 pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
@@ -75,10 +77,13 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
         board.touch(a)?;
     }
-    let op_id = p.opt_str("op_id")?.filter(|_| WRITES.contains(&req.method.as_str()));
+    let op_id = p
+        .opt_str("op_id")?
+        .filter(|_| WRITES.contains(&req.method.as_str()));
     if let Some(op) = op_id {
         if let Some(saved) = board.store().op_result(caller.name(), op)? {
-            let v: Value = serde_json::from_str(&saved).map_err(|e| Board::internal("op result", e))?;
+            let v: Value =
+                serde_json::from_str(&saved).map_err(|e| Board::internal("op result", e))?;
             return match v.get("error") {
                 Some(e) => Err(BoardError::from_json(e)),
                 None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
@@ -91,7 +96,9 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
             Ok(v) => json!({ "result": v }),
             Err(e) => json!({ "error": e.to_json() }),
         };
-        board.store().save_op_result(caller.name(), op, &saved.to_string())?;
+        board
+            .store()
+            .save_op_result(caller.name(), op, &saved.to_string())?;
     }
     if let Err(e) = &out {
         record_rejection(board, &req.method, &p, &caller, e);
@@ -100,13 +107,19 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
 }
 
 fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e: &BoardError) {
-    if !matches!(e.kind, ErrorKind::Lapsed | ErrorKind::Conflict) || method == "claim" || method == "check" {
+    if !matches!(e.kind, ErrorKind::Lapsed | ErrorKind::Conflict)
+        || method == "claim"
+        || method == "check"
+    {
         return;
     }
     let task = p.opt_i64("task").ok().flatten();
     let generation = p.opt_i64("generation").ok().flatten();
     let reason = format!("{method} rejected: {}", e.message);
-    match board.store().record("reject", task, caller.agent(), generation, &reason) {
+    match board
+        .store()
+        .record("reject", task, caller.agent(), generation, &reason)
+    {
         Ok(ev) => board.publish(ev),
         Err(err) => tracing::warn!(%err, "could not record a rejected write"),
     }
@@ -167,8 +180,16 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             let states = match p.0.get("state") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(vec![s.clone()]),
-                Some(Value::Array(a)) => Some(a.iter().filter_map(|v| v.as_str().map(String::from)).collect()),
-                Some(_) => return Err(BoardError::invalid("`state` must be a string or a list of strings")),
+                Some(Value::Array(a)) => Some(
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect(),
+                ),
+                Some(_) => {
+                    return Err(BoardError::invalid(
+                        "`state` must be a string or a list of strings",
+                    ))
+                }
             };
             Ok(json!({ "tasks": board.store().list_tasks(states.as_deref(), now)? }))
         }
@@ -185,38 +206,57 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         "claim" => {
             let agent = require_agent(caller, "claim")?;
             let rules = board.rules();
-            let ((task, c), ev) = board.store().claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
+            let ((task, c), ev) =
+                board
+                    .store()
+                    .claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
             board.publish(ev);
-            Ok(json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }))
+            Ok(
+                json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }),
+            )
         }
         "done" => {
             let agent = require_agent(caller, "done")?;
-            let (out, ev) =
-                board.store().done(agent, p.i64("task")?, p.opt_i64("generation")?, p.opt_str("note")?, now)?;
+            let (out, ev) = board.store().done(
+                agent,
+                p.i64("task")?,
+                p.opt_i64("generation")?,
+                p.opt_str("note")?,
+                now,
+            )?;
             board.publish(ev);
             Ok(json!({ "task": out.task, "generation": out.generation, "already": out.already }))
         }
         "release" => {
             let force = p.flag("force")?;
-            let agent = match caller {
-                Caller::Agent(a) if !force => Some(a.as_str()),
-                Caller::Agent(_) => {
-                    return Err(BoardError::unauthorized("only an operator can force-release a claim"))
-                }
-                Caller::Operator if force => None,
-                Caller::Operator => {
-                    return Err(BoardError::usage(
+            let agent =
+                match caller {
+                    Caller::Agent(a) if !force => Some(a.as_str()),
+                    Caller::Agent(_) => {
+                        return Err(BoardError::unauthorized(
+                            "only an operator can force-release a claim",
+                        ))
+                    }
+                    Caller::Operator if force => None,
+                    Caller::Operator => return Err(BoardError::usage(
                         "an operator holds no claim: use `release --force` to end someone's claim",
-                    ))
-                }
-            };
-            let (t, ev) =
-                board.store().release(agent, p.i64("task")?, p.opt_i64("generation")?, p.opt_str("note")?, now)?;
+                    )),
+                };
+            let (t, ev) = board.store().release(
+                agent,
+                p.i64("task")?,
+                p.opt_i64("generation")?,
+                p.opt_str("note")?,
+                now,
+            )?;
             board.publish(ev);
             Ok(json!({ "task": t }))
         }
         "note" => {
-            let (n, ev) = board.store().note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
+            let (n, ev) =
+                board
+                    .store()
+                    .note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
             board.publish(ev);
             Ok(json!({ "note": n }))
         }
@@ -230,9 +270,14 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         }
         "check" => {
             let agent = require_agent(caller, "check")?;
-            let c = board.store().check(agent, p.opt_i64("task")?, p.opt_i64("generation")?, now)?;
-            Ok(json!({ "task": c.task, "generation": c.generation, "holder": agent,
-                       "expires_in_ms": c.expires_ms - now }))
+            let c =
+                board
+                    .store()
+                    .check(agent, p.opt_i64("task")?, p.opt_i64("generation")?, now)?;
+            Ok(
+                json!({ "task": c.task, "generation": c.generation, "holder": agent,
+                       "expires_in_ms": c.expires_ms - now }),
+            )
         }
         "wait" => {
             let agent = require_agent(caller, "wait")?;
@@ -250,7 +295,9 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         "agents" => {
             let all = p.flag("all")?;
             let b = Arc::clone(board);
-            let sessions = board.store().sessions(all, &|row| super::sweep::describe(&b, row))?;
+            let sessions = board
+                .store()
+                .sessions(all, &|row| super::sweep::describe(&b, row))?;
             Ok(json!({ "agents": sessions }))
         }
         "log" => {
@@ -263,12 +310,17 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         }
         "stop" => {
             if caller.agent().is_some() {
-                return Err(BoardError::unauthorized("only an operator can stop the board"));
+                return Err(BoardError::unauthorized(
+                    "only an operator can stop the board",
+                ));
             }
             board.shutdown.notify_one();
             Ok(json!({ "stopping": true, "pid": std::process::id() }))
         }
-        other => Err(BoardError::invalid(format!("method {other:?} cannot be called here")).with_code(-32601)),
+        other => Err(
+            BoardError::invalid(format!("method {other:?} cannot be called here"))
+                .with_code(-32601),
+        ),
     }
 }
 
@@ -289,9 +341,15 @@ fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
         (None, None) => return Ok(Caller::Operator),
         (Some(a), Some(t)) => (a, t),
         (Some(a), None) => {
-            return Err(BoardError::unauthorized(format!("agent {a:?} sent no token (BOARD_TOKEN)")))
+            return Err(BoardError::unauthorized(format!(
+                "agent {a:?} sent no token (BOARD_TOKEN)"
+            )))
         }
-        (None, Some(_)) => return Err(BoardError::unauthorized("a token was sent without an agent (BOARD_AGENT)")),
+        (None, Some(_)) => {
+            return Err(BoardError::unauthorized(
+                "a token was sent without an agent (BOARD_AGENT)",
+            ))
+        }
     };
     let shown: String = agent.chars().take(64).collect();
     let row = board
@@ -299,7 +357,9 @@ fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
         .session(agent)?
         .ok_or_else(|| BoardError::unauthorized(format!("no agent session {shown:?}")))?;
     if row.token_hash != hash_token(token) {
-        return Err(BoardError::unauthorized(format!("wrong token for agent session {shown:?}")));
+        return Err(BoardError::unauthorized(format!(
+            "wrong token for agent session {shown:?}"
+        )));
     }
     if let Some(ended) = &row.ended_at {
         let reason = board.store().session_end_reason(agent)?.unwrap_or_default();
@@ -332,15 +392,21 @@ fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
 /// renew claims (design rule 2: the launcher's liveness proves nothing about the agent).
 fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
     let p = Params(&req.params);
-    let launcher_pid =
-        peer.pid.ok_or_else(|| BoardError::unauthorized("the kernel did not report the caller's pid"))?;
+    let launcher_pid = peer
+        .pid
+        .ok_or_else(|| BoardError::unauthorized("the kernel did not report the caller's pid"))?;
     match req.method.as_str() {
         "session.register" => {
             let name = p.str("name")?;
             let token = new_token();
             let start = crate::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
-            let (id, ev) = board.store().register_session(name, &hash_token(&token), &board.boot_id, launcher)?;
+            let (id, ev) = board.store().register_session(
+                name,
+                &hash_token(&token),
+                &board.boot_id,
+                launcher,
+            )?;
             board.publish(ev);
             if let Some((pid, start)) = launcher {
                 super::watchers::watch(board, &id, pid, start, super::watchers::Role::Launcher);
@@ -353,7 +419,9 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
                 .store()
                 .session(agent)?
                 .ok_or_else(|| BoardError::not_found(format!("no agent session {agent:?}")))?;
-            if row.token_hash != hash_token(p.str("token")?) || row.launcher.map(|l| l.0) != Some(launcher_pid) {
+            if row.token_hash != hash_token(p.str("token")?)
+                || row.launcher.map(|l| l.0) != Some(launcher_pid)
+            {
                 return Err(BoardError::unauthorized(format!(
                     "only the launcher of agent session {agent} may do this"
                 )));
@@ -372,7 +440,9 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
             let start = crate::procfs::start_time(pid)
                 .map_err(|e| BoardError::not_found(format!("agent process {pid}: {e}")))?;
             let pane = match (p.opt_str("pane")?, p.opt_i64("pane_pid")?) {
-                (Some(id), Some(pp)) => crate::procfs::start_time(pp as i32).ok().map(|s| (id, pp as i32, s)),
+                (Some(id), Some(pp)) => crate::procfs::start_time(pp as i32)
+                    .ok()
+                    .map(|s| (id, pp as i32, s)),
                 _ => None,
             };
             board.store().attach_session(agent, (pid, start), pane)?;

@@ -33,7 +33,8 @@ pub enum ServeError {
 
 /// Creates the data directory with mode 0700 (and tightens an existing one).
 pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
-    fs::create_dir_all(&paths.data_dir).with_context(|| format!("creating {}", paths.data_dir.display()))?;
+    fs::create_dir_all(&paths.data_dir)
+        .with_context(|| format!("creating {}", paths.data_dir.display()))?;
     fs::set_permissions(&paths.data_dir, fs::Permissions::from_mode(0o700))?;
     if let Some(dir) = paths.socket.parent() {
         if dir != paths.data_dir {
@@ -57,7 +58,10 @@ pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     let _lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
         .map_err(|_| ServeError::AlreadyRunning(paths.root.display().to_string()))?;
     let _log_guard = init_logging(&paths)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let result = rt.block_on(run(cfg, paths.clone()));
     let _ = fs::remove_file(&paths.socket);
     if let Err(e) = &result {
@@ -75,8 +79,13 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
         .open(&paths.log)
         .with_context(|| format!("opening {}", paths.log.display()))?;
     let (writer, guard) = tracing_appender::non_blocking(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("BOARD_LOG").unwrap_or_else(|_| "info".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("BOARD_LOG").unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init();
     Ok(guard)
 }
 
@@ -87,7 +96,9 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(BootClock);
     let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
     if !pidfd {
-        tracing::warn!("pidfd_open is not available on this kernel: process exits are found by the sweep only");
+        tracing::warn!(
+            "pidfd_open is not available on this kernel: process exits are found by the sweep only"
+        );
     }
 
     let _ = fs::remove_file(&paths.socket);
@@ -96,7 +107,13 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
     recover(&board)?;
-    let ev = board.store().record("board_start", None, None, None, &format!("board started (pid {})", std::process::id()))?;
+    let ev = board.store().record(
+        "board_start",
+        None,
+        None,
+        None,
+        &format!("board started (pid {})", std::process::id()),
+    )?;
     board.publish(ev);
     tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
 
@@ -132,17 +149,22 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
             let dead = |p: Option<(i32, u64)>, what: &str| -> Option<String> {
                 let (pid, start) = p?;
                 match procfs::liveness(pid, start) {
-                    Liveness::Gone if procfs::start_time(pid).is_ok() => {
-                        Some(format!("{what} pid {pid} now belongs to another process (found at board start)"))
+                    Liveness::Gone if procfs::start_time(pid).is_ok() => Some(format!(
+                        "{what} pid {pid} now belongs to another process (found at board start)"
+                    )),
+                    Liveness::Gone | Liveness::Zombie => {
+                        Some(format!("{what} gone (found at board start)"))
                     }
-                    Liveness::Gone | Liveness::Zombie => Some(format!("{what} gone (found at board start)")),
                     _ => None,
                 }
             };
             dead(row.agent, "agent")
                 .or_else(|| dead(row.launcher, "launcher"))
                 .or_else(|| dead(row.pane.as_ref().map(|p| (p.1, p.2)), "pane"))
-                .or_else(|| (row.agent.is_none() && row.launcher.is_none()).then(|| "no process recorded".to_string()))
+                .or_else(|| {
+                    (row.agent.is_none() && row.launcher.is_none())
+                        .then(|| "no process recorded".to_string())
+                })
         };
         match reason {
             Some(r) => {

@@ -13,24 +13,29 @@ use crate::config::Config;
 pub async fn run(board: Arc<Board>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let cfg_path = board.paths.config.clone();
-    let mut watcher = match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(ev) = res {
-            let _ = tx.send(ev);
-        }
-    }) {
-        Ok(w) => w,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot watch board.toml; edits need a restart");
-            return;
-        }
-    };
+    let mut watcher =
+        match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                let _ = tx.send(ev);
+            }
+        }) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch board.toml; edits need a restart");
+                return;
+            }
+        };
     // Watch the directory: editors replace the file by renaming, which a file watch would lose.
     if let Err(e) = watcher.watch(&board.paths.root, RecursiveMode::NonRecursive) {
         tracing::warn!(error = %e, "cannot watch the project root; edits need a restart");
         return;
     }
     while let Some(ev) = rx.recv().await {
-        if !ev.paths.iter().any(|p| p.file_name() == cfg_path.file_name()) {
+        if !ev
+            .paths
+            .iter()
+            .any(|p| p.file_name() == cfg_path.file_name())
+        {
             continue;
         }
         // Let a burst of writes from an editor settle, then read once.
@@ -49,7 +54,10 @@ pub fn apply(board: &Board) {
             let sweep_changed = cur.lease.sweep != new.lease.sweep;
             *cur = new;
             drop(cur);
-            *board.config_error.write().unwrap_or_else(|p| p.into_inner()) = None;
+            *board
+                .config_error
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = None;
             if changed {
                 tracing::info!("board.toml reloaded");
             }
@@ -59,7 +67,10 @@ pub fn apply(board: &Board) {
         }
         Err(e) => {
             tracing::warn!(error = %e, "board.toml edit refused; previous settings stay in force");
-            *board.config_error.write().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            *board
+                .config_error
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
         }
     }
 }

@@ -23,7 +23,10 @@ pub enum Line {
 }
 
 /// Reads one line without ever buffering more than `max` bytes of it.
-pub async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(r: &mut R, max: usize) -> std::io::Result<Line> {
+pub async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Line> {
     let mut buf = Vec::new();
     let mut size = 0usize;
     loop {
@@ -50,7 +53,11 @@ pub async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(r: &mut R, max: usize
             if buf.last() == Some(&b'\r') {
                 buf.pop();
             }
-            return Ok(if size > max { Line::TooLong(size) } else { Line::Text(buf) });
+            return Ok(if size > max {
+                Line::TooLong(size)
+            } else {
+                Line::Text(buf)
+            });
         }
     }
 }
@@ -68,7 +75,10 @@ pub async fn serve(board: Arc<Board>, listener: UnixListener) {
             }
         };
         let peer = match stream.peer_cred() {
-            Ok(c) => Peer { pid: c.pid(), uid: c.uid() },
+            Ok(c) => Peer {
+                pid: c.pid(),
+                uid: c.uid(),
+            },
             Err(e) => {
                 tracing::warn!(error = %e, "no peer credentials; dropping connection");
                 continue;
@@ -90,7 +100,9 @@ pub async fn serve(board: Arc<Board>, listener: UnixListener) {
 
 async fn refuse(mut stream: UnixStream) -> std::io::Result<()> {
     let e = BoardError::unauthorized("this board belongs to another user");
-    stream.write_all(format!("{}\n", error_line(&serde_json::Value::Null, &e)).as_bytes()).await
+    stream
+        .write_all(format!("{}\n", error_line(&serde_json::Value::Null, &e)).as_bytes())
+        .await
 }
 
 async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::io::Result<()> {
@@ -100,8 +112,10 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
         let line = match read_line_bounded(&mut rd, MAX_LINE).await? {
             Line::Eof => return Ok(()),
             Line::TooLong(n) => {
-                let e = BoardError::invalid(format!("request is {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)"))
-                    .with_code(-32600);
+                let e = BoardError::invalid(format!(
+                    "request is {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)"
+                ))
+                .with_code(-32600);
                 error_line(&serde_json::Value::Null, &e)
             }
             Line::Text(t) if t.iter().all(u8::is_ascii_whitespace) => continue,
@@ -117,7 +131,9 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
                     // Store calls block briefly; keep them off the reactor threads.
                     let out = tokio::task::spawn_blocking(move || handle(&b, &req, peer))
                         .await
-                        .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
+                        .unwrap_or_else(|e| {
+                            Err(BoardError::internal(format!("request failed: {e}")))
+                        });
                     match out {
                         Ok(v) => result_line(&id, &v),
                         Err(e) => error_line(&id, &e),
@@ -146,9 +162,11 @@ async fn subscribe(
     };
     let mut last = backlog.last().map(|e| e.id).or(after).unwrap_or(0);
     let ack = serde_json::json!({ "subscribed": true });
-    wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes()).await?;
+    wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes())
+        .await?;
     for e in &backlog {
-        wr.write_all(format!("{}\n", event_line(e)).as_bytes()).await?;
+        wr.write_all(format!("{}\n", event_line(e)).as_bytes())
+            .await?;
     }
     loop {
         tokio::select! {
@@ -184,8 +202,14 @@ mod tests {
         input.push(b'\n');
         input.extend_from_slice(b"ok\n");
         let mut r = BufReader::with_capacity(16, &input[..]);
-        assert_eq!(read_line_bounded(&mut r, 50).await.unwrap(), Line::TooLong(100));
-        assert_eq!(read_line_bounded(&mut r, 50).await.unwrap(), Line::Text(b"ok".to_vec()));
+        assert_eq!(
+            read_line_bounded(&mut r, 50).await.unwrap(),
+            Line::TooLong(100)
+        );
+        assert_eq!(
+            read_line_bounded(&mut r, 50).await.unwrap(),
+            Line::Text(b"ok".to_vec())
+        );
         assert_eq!(read_line_bounded(&mut r, 50).await.unwrap(), Line::Eof);
     }
 }

@@ -60,7 +60,14 @@ pub struct Board {
 
 impl Board {
     /// A board around an opened store.
-    pub fn new(store: Store, clock: Arc<dyn Clock>, config: Config, paths: Paths, boot_id: String, pidfd: bool) -> Self {
+    pub fn new(
+        store: Store,
+        clock: Arc<dyn Clock>,
+        config: Config,
+        paths: Paths,
+        boot_id: String,
+        pidfd: bool,
+    ) -> Self {
         Board {
             store: Mutex::new(store),
             clock,
@@ -96,7 +103,11 @@ impl Board {
 
     /// Whether callers must descend from their agent's process.
     pub fn check_process_tree(&self) -> bool {
-        self.config.read().unwrap_or_else(|p| p.into_inner()).identity.check_process_tree
+        self.config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .identity
+            .check_process_tree
     }
 
     fn activity(&self) -> MutexGuard<'_, HashMap<String, Activity>> {
@@ -121,9 +132,17 @@ impl Board {
     }
 
     /// Writes a renewal for `agent` at `now` and remembers it.
-    pub fn renew_now(&self, agent: &str, now: i64, rules: &LeaseRules) -> BoardResult<Vec<crate::store::ClaimInfo>> {
+    pub fn renew_now(
+        &self,
+        agent: &str,
+        now: i64,
+        rules: &LeaseRules,
+    ) -> BoardResult<Vec<crate::store::ClaimInfo>> {
         let claims = self.store().renew(agent, now, rules.expiry(now))?;
-        self.activity().entry(agent.to_string()).or_default().last_renew_write_ms = Some(now);
+        self.activity()
+            .entry(agent.to_string())
+            .or_default()
+            .last_renew_write_ms = Some(now);
         Ok(claims)
     }
 
@@ -140,16 +159,27 @@ impl Board {
 
     /// Marks or clears waiting for a human in memory (the store is updated by the caller).
     pub fn set_waiting_flag(&self, agent: &str, waiting: bool) {
-        self.activity().entry(agent.to_string()).or_default().waiting = waiting;
+        self.activity()
+            .entry(agent.to_string())
+            .or_default()
+            .waiting = waiting;
     }
 
     /// Whether `agent` is waiting for a human, as the board remembers.
     pub fn is_waiting(&self, agent: &str) -> bool {
-        self.activity().get(agent).map(|a| a.waiting).unwrap_or(false)
+        self.activity()
+            .get(agent)
+            .map(|a| a.waiting)
+            .unwrap_or(false)
     }
 
     /// Takes and clears the `talked` flag (for the sweep) and returns the previous CPU sample.
-    pub fn take_sweep_sample(&self, agent: &str, cpu: Option<u64>, seen: &'static str) -> (bool, Option<u64>, bool) {
+    pub fn take_sweep_sample(
+        &self,
+        agent: &str,
+        cpu: Option<u64>,
+        seen: &'static str,
+    ) -> (bool, Option<u64>, bool) {
         let mut act = self.activity();
         let a = act.entry(agent.to_string()).or_default();
         let talked = std::mem::take(&mut a.talked);

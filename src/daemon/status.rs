@@ -8,8 +8,16 @@ use super::state::Board;
 /// pidfd support, and counts of sessions and tasks.
 pub fn status(board: &Board) -> Value {
     let rules = board.rules();
-    let cfg = board.config.read().unwrap_or_else(|p| p.into_inner()).clone();
-    let config_error = board.config_error.read().unwrap_or_else(|p| p.into_inner()).clone();
+    let cfg = board
+        .config
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let config_error = board
+        .config_error
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     let store = board.store();
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
     let unfinished = store.unfinished_count().unwrap_or(0);

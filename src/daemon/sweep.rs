@@ -40,16 +40,28 @@ fn state_of(l: Liveness) -> ProcessState {
 
 /// One sweep. Returns the sessions renewed, so the next sweep logs a `renew` summary event only
 /// when that set changes (a renew event every 30 s per agent would drown the feed).
-pub fn sweep_once(board: &Arc<Board>, last_renewed: &BTreeSet<String>) -> BoardResult<BTreeSet<String>> {
+pub fn sweep_once(
+    board: &Arc<Board>,
+    last_renewed: &BTreeSet<String>,
+) -> BoardResult<BTreeSet<String>> {
     let rules = board.rules();
     let sessions = board.store().live_sessions()?;
     let mut renewed = BTreeSet::new();
     for row in sessions {
         let (process, cpu) = observe(board, &row);
-        let seen = if process == ProcessState::Stopped { "stopped" } else { "alive" };
+        let seen = if process == ProcessState::Stopped {
+            "stopped"
+        } else {
+            "alive"
+        };
         let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c > p);
-        let obs = Observation { process, cpu_advanced, talked, waiting };
+        let obs = Observation {
+            process,
+            cpu_advanced,
+            talked,
+            waiting,
+        };
         match rules.sweep_verdict(&obs) {
             Verdict::Expel(reason) => {
                 board.expel(&row.id, &reason)?;
@@ -65,7 +77,13 @@ pub fn sweep_once(board: &Arc<Board>, last_renewed: &BTreeSet<String>) -> BoardR
     }
     if !renewed.is_empty() && &renewed != last_renewed {
         let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
-        let ev = board.store().record("renew", None, None, None, &format!("sweep renewed claims of {list}"))?;
+        let ev = board.store().record(
+            "renew",
+            None,
+            None,
+            None,
+            &format!("sweep renewed claims of {list}"),
+        )?;
         board.publish(ev);
     }
     let now = board.now_ms();
@@ -82,7 +100,11 @@ fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
     if row.boot_id != board.boot_id {
         return (ProcessState::Gone, None);
     }
-    let gone = |p: Option<(i32, u64)>| p.is_some_and(|(pid, st)| matches!(procfs::liveness(pid, st), Liveness::Gone | Liveness::Zombie));
+    let gone = |p: Option<(i32, u64)>| {
+        p.is_some_and(|(pid, st)| {
+            matches!(procfs::liveness(pid, st), Liveness::Gone | Liveness::Zombie)
+        })
+    };
     if gone(row.launcher) || gone(row.pane.as_ref().map(|p| (p.1, p.2))) {
         return (ProcessState::Gone, None);
     }

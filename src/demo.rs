@@ -1,0 +1,388 @@
+//! `board demo`: the main job, end to end on real parts. In a fresh directory it starts a board,
+//! loads the sample backlog of `agents/demo/`, runs three scripted agents under `board run`,
+//! kills one of them in the middle of a task, prints the timeline as the board reports it, and
+//! checks the outcome: every task done exactly once, one expulsion, its task finished by another.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::client::{Client, Target};
+use crate::config::{Config, Paths};
+use crate::error::{BoardError, BoardResult};
+use crate::sanitize::one_line;
+
+const BACKLOG: &str = include_str!("../agents/demo/backlog.toml");
+const AGENT_SCRIPT: &str = include_str!("../agents/demo/agent.sh");
+const AGENTS: usize = 3;
+/// The agent (1-based) that crashes, and in which of its tasks.
+const CRASHER: usize = 2;
+const CRASH_ON_TASK: usize = 2;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Backlog {
+    goal: String,
+    tasks: Vec<BacklogTask>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BacklogTask {
+    key: String,
+    title: String,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    priority: i64,
+    #[serde(default)]
+    after: Vec<String>,
+}
+
+/// Runs the demo; exit code 0 only if the final summary holds.
+pub fn run(dir: Option<PathBuf>, keep: bool) -> i32 {
+    let (dir, _tmp) = match dir {
+        Some(d) => (d, None),
+        None => match tempfile::Builder::new().prefix("board-demo-").tempdir() {
+            Ok(t) => (t.path().to_path_buf(), Some(t)),
+            Err(e) => {
+                eprintln!("board demo: cannot make a temporary directory: {e}");
+                return 1;
+            }
+        },
+    };
+    let keep_dir = keep.then(|| dir.clone());
+    let mut demo = Demo {
+        dir,
+        board: None,
+        start: Instant::now(),
+    };
+    let code = match demo.run() {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => {
+            eprintln!("board demo: {}", e.message);
+            e.kind.exit_code()
+        }
+    };
+    demo.stop_board();
+    if let (Some(d), Some(t)) = (keep_dir, _tmp) {
+        let _ = t.keep();
+        println!("demo directory kept: {}", d.display());
+    }
+    code
+}
+
+struct Demo {
+    dir: PathBuf,
+    board: Option<(Child, Target)>,
+    start: Instant,
+}
+
+impl Demo {
+    fn run(&mut self) -> BoardResult<bool> {
+        let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| BoardError::internal(e.to_string()))?;
+        let cfg_text =
+            "[board]\nname = \"demo\"\n\n[lease]\nduration = \"5s\"\nsweep = \"250ms\"\n";
+        write(&self.dir.join("board.toml"), cfg_text)?;
+        let script = self.dir.join("agent.sh");
+        write(&script, AGENT_SCRIPT)?;
+        let _ = std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755));
+        let cfg = Config::parse(cfg_text, Path::new("board.toml"))
+            .map_err(|e| BoardError::internal(e.to_string()))?;
+        let paths = Paths::new(&self.dir, &cfg);
+
+        println!("board demo in {}", self.dir.display());
+        let target = self.start_board(&exe, &paths)?;
+        let titles = self.load_backlog(&target)?;
+        println!(
+            "{} tasks loaded; starting {AGENTS} agents (agent {CRASHER} will crash mid-task)\n",
+            titles.len()
+        );
+
+        let timeline = Arc::new(Mutex::new(Vec::<Value>::new()));
+        self.follow(&target, Arc::clone(&timeline), titles.clone());
+        let mut agents = Vec::new();
+        for i in 1..=AGENTS {
+            agents.push(self.spawn_agent(&exe, &script, i)?);
+        }
+        let deadline = Instant::now() + Duration::from_secs(120);
+        for (i, mut a) in agents.into_iter().enumerate() {
+            loop {
+                match a.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() > deadline => {
+                        let _ = a.kill();
+                        eprintln!("board demo: agent {} did not finish in time", i + 1);
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                    Err(_) => break,
+                }
+            }
+        }
+        self.summary(&target, &titles)
+    }
+
+    fn start_board(&mut self, exe: &Path, paths: &Paths) -> BoardResult<Target> {
+        let child = Command::new(exe)
+            .arg("serve")
+            .current_dir(&self.dir)
+            .env_remove("BOARD_SOCKET")
+            .env_remove("BOARD_AGENT")
+            .env_remove("BOARD_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+        let target = Target {
+            socket: paths.socket.clone(),
+            paths: None,
+        };
+        self.board = Some((child, target.clone()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Client::connect(&target, false).is_err() {
+            if Instant::now() > deadline {
+                return Err(BoardError::unavailable(
+                    "the demo board did not start within 10 s",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(target)
+    }
+
+    fn stop_board(&mut self) {
+        if let Some((mut child, target)) = self.board.take() {
+            if let Ok(mut c) = operator(&target) {
+                let _ = c.call("stop", json!({}));
+            }
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn load_backlog(&self, target: &Target) -> BoardResult<BTreeMap<i64, String>> {
+        let backlog: Backlog = toml::from_str(BACKLOG)
+            .map_err(|e| BoardError::internal(format!("agents/demo/backlog.toml: {e}")))?;
+        let mut c = operator(target)?;
+        c.call("goal", json!({ "text": backlog.goal }))?;
+        println!("goal: {}", backlog.goal);
+        let mut ids: HashMap<String, i64> = HashMap::new();
+        let mut titles = BTreeMap::new();
+        for t in &backlog.tasks {
+            let after = t
+                .after
+                .iter()
+                .map(|k| {
+                    ids.get(k)
+                        .copied()
+                        .ok_or_else(|| BoardError::internal(format!("backlog: unknown key {k:?}")))
+                })
+                .collect::<BoardResult<Vec<i64>>>()?;
+            let v = c.call_raw(
+                "add",
+                json!({ "title": t.title, "body": t.body, "priority": t.priority, "after": after }),
+            )?;
+            let id = v["task"]["id"].as_i64().unwrap_or(0);
+            ids.insert(t.key.clone(), id);
+            titles.insert(id, t.title.clone());
+        }
+        Ok(titles)
+    }
+
+    fn spawn_agent(&self, exe: &Path, script: &Path, i: usize) -> BoardResult<Child> {
+        let bin_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let crash = if i == CRASHER { CRASH_ON_TASK } else { 0 };
+        Command::new(exe)
+            .args(["run", "--name", &format!("agent-{i}"), "--", "bash"])
+            .arg(script)
+            .current_dir(&self.dir)
+            .env("PATH", path)
+            .env("BOARD_BIN", exe)
+            .env("DEMO_CRASH_ON", crash.to_string())
+            .env_remove("BOARD_SOCKET")
+            .env_remove("BOARD_AGENT")
+            .env_remove("BOARD_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BoardError::internal(format!("starting agent {i}: {e}")))
+    }
+
+    /// Prints the timeline live from the board's event stream.
+    fn follow(
+        &self,
+        target: &Target,
+        timeline: Arc<Mutex<Vec<Value>>>,
+        titles: BTreeMap<i64, String>,
+    ) {
+        let Ok(c) = operator(target) else { return };
+        let start = self.start;
+        std::thread::spawn(move || {
+            let _ = c.follow(None, |e| {
+                if let Some(line) = timeline_line(e, &titles, start.elapsed()) {
+                    println!("{line}");
+                }
+                if let Ok(mut t) = timeline.lock() {
+                    t.push(e.clone());
+                }
+                true
+            });
+        });
+    }
+
+    /// Checks the outcome from the board's own records and prints the summary.
+    fn summary(&self, target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<bool> {
+        let mut c = operator(target)?;
+        let tasks = c.call("list", json!({}))?["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let events = c.call_raw("log", json!({ "after": 0, "limit": 100000 }))?["events"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
+        let mut done_per_task: BTreeMap<i64, usize> = BTreeMap::new();
+        for e in events.iter().filter(|e| e["kind"] == "done") {
+            *done_per_task
+                .entry(e["task"].as_i64().unwrap_or(0))
+                .or_default() += 1;
+        }
+        let all_done = tasks.iter().all(|t| t["state"] == "done");
+        let once = titles.keys().all(|id| done_per_task.get(id) == Some(&1));
+        let expels: Vec<&Value> = events.iter().filter(|e| e["kind"] == "expel").collect();
+        let reclaimed = expels.iter().all(|x| {
+            let task = &x["task"];
+            events
+                .iter()
+                .any(|e| e["kind"] == "done" && &e["task"] == task && e["agent"] != x["agent"])
+        });
+        let mut per_agent: BTreeMap<String, usize> = BTreeMap::new();
+        for e in events.iter().filter(|e| e["kind"] == "done") {
+            *per_agent
+                .entry(e["agent"].as_str().unwrap_or("?").to_string())
+                .or_default() += 1;
+        }
+        let ok = all_done && once && expels.len() == 1 && reclaimed;
+        println!(
+            "\nsummary after {:.1} s",
+            self.start.elapsed().as_secs_f64()
+        );
+        println!(
+            "  tasks done:        {}/{} {}",
+            tasks.iter().filter(|t| t["state"] == "done").count(),
+            tasks.len(),
+            mark(all_done)
+        );
+        println!(
+            "  each done once:    {} {}",
+            if once { "yes" } else { "no" },
+            mark(once)
+        );
+        println!(
+            "  expulsions:        {} {}",
+            expels.len(),
+            mark(expels.len() == 1)
+        );
+        for x in &expels {
+            println!(
+                "    #{} {} from {}: {}",
+                x["task"],
+                one_line(
+                    x["task"]
+                        .as_i64()
+                        .and_then(|t| titles.get(&t))
+                        .map(String::as_str)
+                        .unwrap_or("")
+                ),
+                one_line(x["agent"].as_str().unwrap_or("?")),
+                one_line(x["reason"].as_str().unwrap_or(""))
+            );
+        }
+        println!(
+            "  expelled task finished by another agent: {} {}",
+            if reclaimed { "yes" } else { "no" },
+            mark(reclaimed)
+        );
+        println!("  claims granted:    {}", count("grant"));
+        println!("  rejected writes:   {}", count("reject"));
+        let per = per_agent
+            .iter()
+            .map(|(a, n)| format!("{a} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!("  done per agent:    {per}");
+        println!("{}", if ok { "demo OK" } else { "demo FAILED" });
+        Ok(ok)
+    }
+}
+
+fn mark(ok: bool) -> &'static str {
+    if ok {
+        "✓"
+    } else {
+        "✗"
+    }
+}
+
+fn operator(target: &Target) -> BoardResult<Client> {
+    let mut c = Client::connect(target, false)?;
+    c.identity = None;
+    Ok(c)
+}
+
+fn write(path: &Path, text: &str) -> BoardResult<()> {
+    std::fs::write(path, text)
+        .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))
+}
+
+/// One readable timeline line for an event, or None for events the demo does not narrate.
+fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Option<String> {
+    let agent = one_line(e["agent"].as_str().unwrap_or(""));
+    let task = e["task"].as_i64();
+    let title = task
+        .and_then(|t| titles.get(&t))
+        .map(|t| one_line(t))
+        .unwrap_or_default();
+    let gen = e["generation"]
+        .as_i64()
+        .map(|g| format!(" (generation {g})"))
+        .unwrap_or_default();
+    let reason = one_line(e["reason"].as_str().unwrap_or(""));
+    let t = task.map(|t| format!("#{t}")).unwrap_or_default();
+    let what = match e["kind"].as_str()? {
+        "grant" => format!("{agent:<8} claimed  {t:<4} {title}{gen}"),
+        "done" => format!("{agent:<8} finished {t:<4} {title}"),
+        "expel" => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
+        "lapse" => format!("{agent:<8} lapsed   {t:<4} {reason}"),
+        "reject" => format!("{agent:<8} rejected {t:<4} {reason}"),
+        "release" => format!("{agent:<8} released {t:<4} {title}"),
+        "session_start" => format!("{agent:<8} joined"),
+        "session_end" => format!("{agent:<8} left ({reason})"),
+        _ => return None,
+    };
+    Some(format!("{:>6.2}s  {what}", at.as_secs_f64()))
+}
