@@ -102,7 +102,7 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
         }
         let grants: Vec<_> = events
             .iter()
-            .filter(|e| e["kind"] == "grant" && e["task"].to_string() == *t)
+            .filter(|e| e["kind"] == "grant" && e["task"].as_i64() == t.parse().ok())
             .collect();
         assert_eq!(
             grants.len(),

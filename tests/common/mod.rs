@@ -139,8 +139,13 @@ fn board_command(root: &Path) -> Command {
     c
 }
 
-/// Runs `board ARGS` in `root` as an operator, with a deadline.
+/// Runs `board ARGS` in `root` as an operator, with a deadline of [`STEP`].
 pub fn run_board(root: &Path, args: &[&str]) -> Out {
+    run_board_within(root, args, STEP)
+}
+
+/// Runs `board ARGS` in `root` as an operator; panics if it takes longer than `timeout`.
+pub fn run_board_within(root: &Path, args: &[&str], timeout: Duration) -> Out {
     let mut child = board_command(root)
         .args(args)
         .stdout(Stdio::piped())
@@ -160,12 +165,15 @@ pub fn run_board(root: &Path, args: &[&str]) -> Out {
         let _ = std::io::Read::read_to_string(&mut se, &mut s);
         s
     });
-    let status = match wait_child(&mut child, STEP) {
+    let status = match wait_child(&mut child, timeout) {
         Some(st) => st,
         None => {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("`board {}` did not finish within {STEP:?}", args.join(" "));
+            panic!(
+                "`board {}` did not finish within {timeout:?}",
+                args.join(" ")
+            );
         }
     };
     Out::from_output(std::process::Output {
@@ -461,6 +469,16 @@ impl TestBoard {
             sent: 0,
         }
     }
+}
+
+/// A task object without the fields that move with the clock (`expires_in_ms`), to compare a
+/// task before and after something that must not change it.
+pub fn frozen(task: &Value) -> Value {
+    let mut t = task.clone();
+    if let Some(m) = t.as_object_mut() {
+        m.remove("expires_in_ms");
+    }
+    t
 }
 
 /// Ids of a `list`/`ready` result.
