@@ -4,7 +4,6 @@
 //! checks the outcome: every task done exactly once, one expulsion, its task finished by another.
 
 use std::collections::{BTreeMap, HashMap};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -19,7 +18,8 @@ use crate::error::{BoardError, BoardResult};
 use crate::sanitize::one_line;
 
 const BACKLOG: &str = include_str!("../agents/demo/backlog.toml");
-const AGENT_SCRIPT: &str = include_str!("../agents/demo/agent.sh");
+/// The scripted demo agent (agents/demo/agent.sh).
+pub const AGENT_SCRIPT: &str = include_str!("../agents/demo/agent.sh");
 const AGENTS: usize = 3;
 /// The agent (1-based) that crashes, and in which of its tasks.
 const CRASHER: usize = 2;
@@ -92,9 +92,6 @@ impl Demo {
         let cfg_text =
             "[board]\nname = \"demo\"\n\n[lease]\nduration = \"5s\"\nsweep = \"250ms\"\n";
         write(&self.dir.join("board.toml"), cfg_text)?;
-        let script = self.dir.join("agent.sh");
-        write(&script, AGENT_SCRIPT)?;
-        let _ = std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755));
         let cfg = Config::parse(cfg_text, Path::new("board.toml"))
             .map_err(|e| BoardError::internal(e.to_string()))?;
         let paths = Paths::new(&self.dir, &cfg);
@@ -111,7 +108,7 @@ impl Demo {
         self.follow(&target, Arc::clone(&timeline), titles.clone());
         let mut agents = Vec::new();
         for i in 1..=AGENTS {
-            agents.push(self.spawn_agent(&exe, &script, i)?);
+            agents.push(self.spawn_agent(&exe, i)?);
         }
         let deadline = Instant::now() + Duration::from_secs(120);
         for (i, mut a) in agents.into_iter().enumerate() {
@@ -206,7 +203,7 @@ impl Demo {
         Ok(titles)
     }
 
-    fn spawn_agent(&self, exe: &Path, script: &Path, i: usize) -> BoardResult<Child> {
+    fn spawn_agent(&self, exe: &Path, i: usize) -> BoardResult<Child> {
         let bin_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
         let path = format!(
             "{}:{}",
@@ -215,8 +212,9 @@ impl Demo {
         );
         let crash = if i == CRASHER { CRASH_ON_TASK } else { 0 };
         Command::new(exe)
-            .args(["run", "--name", &format!("agent-{i}"), "--", "bash"])
-            .arg(script)
+            .args(["run", "--name", &format!("agent-{i}"), "--"])
+            .arg(exe)
+            .arg("demo-agent")
             .current_dir(&self.dir)
             .env("PATH", path)
             .env("BOARD_BIN", exe)

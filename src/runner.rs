@@ -96,7 +96,20 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     }
     drop(c);
 
-    let status = supervise(&mut child, pid).await;
+    let on_hangup = || {
+        // The terminal or tmux pane is gone: that is a hard signal (design rule 4), so the claims
+        // go now, not when (or if) the agent decides to exit on SIGHUP.
+        let reason = if pane.is_some() {
+            "pane closed (SIGHUP)"
+        } else {
+            "terminal closed (SIGHUP)"
+        };
+        let params = json!({ "agent": agent, "token": token, "reason": reason });
+        if let Ok(mut c) = connect(&target) {
+            let _ = c.call("session.exit", params);
+        }
+    };
+    let status = supervise(&mut child, pid, on_hangup).await;
     let (code, sig) = (status.code(), status.signal());
     // Report first (the claims must be freed at once), then clean up.
     report_exit(&target, &agent, &token, code, sig);
@@ -105,7 +118,11 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
 }
 
 /// Waits for the child, forwarding SIGINT/SIGTERM/SIGHUP to it.
-async fn supervise(child: &mut tokio::process::Child, pid: i32) -> std::process::ExitStatus {
+async fn supervise(
+    child: &mut tokio::process::Child,
+    pid: i32,
+    on_hangup: impl Fn(),
+) -> std::process::ExitStatus {
     let (mut int, mut term, mut hup) = match (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
@@ -130,6 +147,9 @@ async fn supervise(child: &mut tokio::process::Child, pid: i32) -> std::process:
         // group): forwarding it again would make the agent see two.
         if sig == Signal::SIGINT && terminal_delivers_to_child() {
             continue;
+        }
+        if sig == Signal::SIGHUP {
+            on_hangup();
         }
         let _ = kill(Pid::from_raw(pid), sig);
     }

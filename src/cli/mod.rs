@@ -189,6 +189,17 @@ pub enum Cmd {
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
     },
+    /// Open the team in tmux: the TUI and one pane per agent of `[[agents]]` in board.toml.
+    Up {
+        /// Attach to the tmux session afterwards.
+        #[arg(long)]
+        attach: bool,
+    },
+    /// End the tmux session of `board up` (its agents' claims are expelled).
+    Down,
+    /// Run the scripted demo agent (used by the demo profile).
+    #[command(hide = true)]
+    DemoAgent,
     /// Demo: three scripted agents work a sample backlog; one crashes mid-task.
     Demo {
         /// Directory to run in (default: a new temporary directory).
@@ -223,6 +234,23 @@ pub fn run(cli: Cli) -> i32 {
             timeout,
         } => claim_wait(task, timeout),
         Cmd::Init { name } => init(name),
+        Cmd::DemoAgent => return crate::up::demo_agent(),
+        Cmd::Up { attach } => crate::up::up(attach).map(|v| {
+            let h = format!(
+                "tmux session {} is up with {} agent pane(s); `board up --attach` to see it",
+                v["session"].as_str().unwrap_or(""),
+                v["panes"].as_array().map_or(0, |p| p.len())
+            );
+            (v, h)
+        }),
+        Cmd::Down => crate::up::down().map(|v| {
+            let h = if v["was_up"] == json!(true) {
+                "tmux session ended".to_string()
+            } else {
+                "no tmux session was up".to_string()
+            };
+            (v, h)
+        }),
         other => one_call(&other),
     };
     match out {
@@ -329,7 +357,13 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
         Cmd::Status => ("status", json!({})),
         Cmd::Stop => ("stop", json!({})),
-        Cmd::Init { .. } | Cmd::Serve | Cmd::Run { .. } | Cmd::Demo { .. } => ("hello", json!({})),
+        Cmd::Init { .. }
+        | Cmd::Serve
+        | Cmd::Run { .. }
+        | Cmd::Demo { .. }
+        | Cmd::Up { .. }
+        | Cmd::Down
+        | Cmd::DemoAgent => ("hello", json!({})),
     }
 }
 

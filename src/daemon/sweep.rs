@@ -55,7 +55,8 @@ pub fn sweep_once(
             "alive"
         };
         let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
-        let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c > p);
+        // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
+        let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         let obs = Observation {
             process,
             cpu_advanced,
@@ -112,7 +113,10 @@ fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
         return (ProcessState::Gone, None);
     };
     let state = state_of(procfs::liveness(pid, start));
-    let cpu = (state == ProcessState::Alive).then(|| procfs::tree_cpu_ticks(pid));
+    // Count from the launcher when there is one: helpers the agent double-forked were re-parented
+    // to it (it is a subreaper), and their work is the agent's progress too.
+    let cpu_root = row.launcher.map(|l| l.0).unwrap_or(pid);
+    let cpu = (state == ProcessState::Alive).then(|| procfs::tree_cpu_ticks(cpu_root));
     (state, cpu)
 }
 

@@ -1,0 +1,239 @@
+//! `board up` / `board down`: the team in tmux. `up` opens a tmux session named after the board,
+//! with the TUI in the first window and one `board run` pane per agent of `[[agents]]` in
+//! `board.toml` (tiled in the `agents` window). Each launcher registers its pane, so the board
+//! watches the pane's process and closing a pane expels its claims.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::client::{self, Client};
+use crate::config::{self, Config, Paths};
+use crate::error::{BoardError, BoardResult};
+use crate::profile::Profile;
+
+/// The tmux session name of a board: its name with characters tmux reserves replaced.
+pub fn session_name(cfg: &Config) -> String {
+    let n: String = cfg
+        .board
+        .name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if n.is_empty() {
+        "board".into()
+    } else {
+        n
+    }
+}
+
+fn tmux(args: &[&str]) -> BoardResult<String> {
+    let out = Command::new("tmux")
+        .args(args)
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            BoardError::unavailable(format!(
+                "cannot run tmux ({e}); install tmux to use `board up`"
+            ))
+        })?;
+    if !out.status.success() {
+        return Err(BoardError::internal(format!(
+            "tmux {} failed: {}",
+            args.first().copied().unwrap_or(""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn has_session(name: &str) -> bool {
+    Command::new("tmux")
+        .args(["has-session", "-t", &format!("={name}")])
+        .env_remove("TMUX")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `board up`: starts the board if needed, then the tmux session. Returns the panes started as
+/// `{"session": NAME, "panes": [{"agent_name", "profile", "pane", "pid"}]}`.
+pub fn up(attach: bool) -> BoardResult<Value> {
+    let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let name = session_name(&cfg);
+    // Make sure the board runs before any agent tries to register.
+    let target = client::target()?;
+    Client::connect(&target, true)?.call("hello", json!({}))?;
+    let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
+    let exe = exe.to_string_lossy().to_string();
+    let mut panes = Vec::new();
+    if has_session(&name) {
+        if !attach {
+            return Err(BoardError::usage(format!(
+                "tmux session {name:?} is already up: `board up --attach` to see it, `board down` to end it"
+            )));
+        }
+    } else {
+        let root = paths.root.to_string_lossy().to_string();
+        let tui = format!("{} log --follow", shell_quote(&exe));
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-n",
+            "board",
+            "-c",
+            &root,
+            "-x",
+            "200",
+            "-y",
+            "50",
+            &tui,
+        ])?;
+        let mut first = true;
+        for entry in &cfg.agents {
+            let profile = Profile::load(&paths.root, &entry.profile)
+                .map_err(|e| BoardError::usage(e.to_string()))?;
+            for _ in 0..entry.count {
+                let pane = start_pane(&name, &root, &exe, &entry.name, &profile, first)?;
+                first = false;
+                panes.push(json!({
+                    "agent_name": entry.name, "profile": entry.profile, "pane": pane.0, "pid": pane.1
+                }));
+            }
+        }
+        if !first {
+            tmux(&["select-layout", "-t", &format!("={name}:agents"), "tiled"])?;
+        }
+        save_panes(&paths, &name, &panes);
+    }
+    if attach {
+        let err = if std::env::var_os("TMUX").is_some() {
+            Command::new("tmux")
+                .args(["switch-client", "-t", &format!("={name}")])
+                .exec()
+        } else {
+            Command::new("tmux")
+                .args(["attach-session", "-t", &format!("={name}")])
+                .exec()
+        };
+        return Err(BoardError::internal(format!(
+            "cannot attach to tmux: {err}"
+        )));
+    }
+    Ok(json!({ "session": name, "panes": panes }))
+}
+
+fn start_pane(
+    session: &str,
+    root: &str,
+    exe: &str,
+    agent_name: &str,
+    profile: &Profile,
+    first: bool,
+) -> BoardResult<(String, i64)> {
+    let argv = profile.argv(exe);
+    let mut cmd = vec![
+        shell_quote(exe),
+        "run".into(),
+        "--name".into(),
+        shell_quote(agent_name),
+        "--".into(),
+    ];
+    cmd.extend(argv.iter().map(|a| shell_quote(a)));
+    let cmd = cmd.join(" ");
+    let target = format!("={session}:agents");
+    let mut args: Vec<String> = if first {
+        vec![
+            "new-window".into(),
+            "-d".into(),
+            "-t".into(),
+            format!("={session}:"),
+            "-n".into(),
+            "agents".into(),
+        ]
+    } else {
+        vec![
+            "split-window".into(),
+            "-d".into(),
+            "-t".into(),
+            target.clone(),
+        ]
+    };
+    args.extend([
+        "-c".into(),
+        root.into(),
+        "-P".into(),
+        "-F".into(),
+        "#{pane_id} #{pane_pid}".into(),
+    ]);
+    for (k, v) in &profile.env {
+        args.extend(["-e".into(), format!("{k}={v}")]);
+    }
+    args.push(cmd);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tmux(&refs)?;
+    if !first {
+        // Keep room for the next split.
+        let _ = tmux(&["select-layout", "-t", &target, "tiled"]);
+    }
+    let mut parts = out.split_whitespace();
+    let pane = parts.next().unwrap_or_default().to_string();
+    let pid = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    Ok((pane, pid))
+}
+
+fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
+    let doc = json!({ "session": session, "panes": panes });
+    let _ = std::fs::write(paths.data_dir.join("up.json"), format!("{doc:#}\n"));
+}
+
+/// `board down`: ends the tmux session; every launcher sees its pane close and the board expels
+/// the claims of its agent.
+pub fn down() -> BoardResult<Value> {
+    let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let name = session_name(&cfg);
+    if !has_session(&name) {
+        return Ok(json!({ "session": name, "was_up": false }));
+    }
+    tmux(&["kill-session", "-t", &format!("={name}")])?;
+    let _ = std::fs::remove_file(paths.data_dir.join("up.json"));
+    Ok(json!({ "session": name, "was_up": true }))
+}
+
+/// `board demo-agent`: runs the scripted demo agent (built in) in place of this process.
+pub fn demo_agent() -> i32 {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().to_string())
+        .unwrap_or_else(|_| "board".into());
+    let err = Command::new("bash")
+        .arg("-c")
+        .arg(crate::demo::AGENT_SCRIPT)
+        .arg("board-demo-agent")
+        .env("BOARD_BIN", &exe)
+        .exec();
+    eprintln!("board demo-agent: cannot run bash: {err}");
+    1
+}
