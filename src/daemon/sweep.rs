@@ -64,9 +64,15 @@ pub fn sweep_once(
             waiting,
         };
         match rules.sweep_verdict(&obs) {
-            Verdict::Expel(reason) => {
-                board.expel(&row.id, &reason)?;
-            }
+            Verdict::Expel(reason) => match agent_exit(board, &row) {
+                AgentExit::Status(status) => {
+                    board.expel(&row.id, &status)?;
+                }
+                AgentExit::Reporting => {}
+                AgentExit::Unknown => {
+                    board.expel(&row.id, &reason)?;
+                }
+            },
             Verdict::Renew => {
                 let now = board.now_ms();
                 if !board.renew_now(&row.id, now, &rules)?.is_empty() {
@@ -93,6 +99,42 @@ pub fn sweep_once(
         board.publish(ev);
     }
     Ok(renewed)
+}
+
+/// What the sweep can tell about an agent that exited while its launcher lives.
+enum AgentExit {
+    /// Not yet reaped: its wait status gives the real reason (`exited (status 3)`).
+    Status(String),
+    /// Already reaped by the launcher, which is reporting the status (`session.exit`); the
+    /// agent's watcher bounds that wait. The sweep leaves the session to them.
+    Reporting,
+    /// Anything else: the sweep's own reason stands.
+    Unknown,
+}
+
+/// A sweep that runs between the agent's exit and its launcher's report must not expel with a
+/// vaguer reason (`process gone`) than the one the report carries.
+fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
+    let alive = |(pid, start): (i32, u64)| {
+        matches!(
+            procfs::liveness(pid, start),
+            Liveness::Alive | Liveness::Stopped
+        )
+    };
+    let (Some(agent), Some(launcher)) = (row.agent, row.launcher) else {
+        return AgentExit::Unknown;
+    };
+    if row.boot_id != board.boot_id || !alive(launcher) {
+        return AgentExit::Unknown;
+    }
+    match procfs::liveness(agent.0, agent.1) {
+        Liveness::Zombie => match procfs::read_stat(agent.0).ok().and_then(|s| s.exit_code) {
+            Some(status) => AgentExit::Status(super::watchers::decode_wait_status(status)),
+            None => AgentExit::Unknown,
+        },
+        Liveness::Gone if board.pidfd => AgentExit::Reporting,
+        _ => AgentExit::Unknown,
+    }
 }
 
 /// The state of a session's processes and the CPU ticks of the agent's tree. A session from

@@ -64,12 +64,35 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
                 // Still a zombie: its wait status tells how it died.
                 Some(status) => reason = decode_wait_status(status),
                 // Already reaped by the launcher, whose report carries the status: let it land.
-                None => tokio::time::sleep(Duration::from_millis(30)).await,
+                None => wait_for_report(&board, &agent).await,
             }
         }
         tracing::debug!(%agent, pid, ?role, after_ms = started.elapsed().as_millis() as u64, "watched process exited");
         expel_now(&board, &agent, &reason);
     });
+}
+
+/// Waits until `agent`'s session has ended (its launcher reported the exit), while the launcher
+/// lives, at most 1 s. A fixed short wait lost that race on a busy machine, and the expulsion
+/// then said `exited` instead of `exited (status 3)`.
+async fn wait_for_report(board: &Board, agent: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    while std::time::Instant::now() < deadline {
+        let row = match board.store().session(agent) {
+            Ok(Some(row)) => row,
+            _ => return,
+        };
+        let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
+            !matches!(
+                procfs::liveness(pid, start),
+                procfs::Liveness::Gone | procfs::Liveness::Zombie
+            )
+        });
+        if row.ended_at.is_some() || !launcher_alive {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 fn expel_now(board: &Board, agent: &str, reason: &str) {
