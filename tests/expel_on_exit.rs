@@ -55,3 +55,39 @@ fn an_agent_that_exits_loses_its_claims_at_once() {
     assert_eq!(t["holder"], serde_json::Value::Null);
     assert_eq!(t["generation"], 1, "the generation is kept");
 }
+
+#[test]
+fn each_expulsion_names_its_agents_exit_status_even_with_a_busy_sweep() {
+    // A sweep every 20 ms runs often between an agent's exit and its launcher's report; it must
+    // not expel first with a vaguer reason ("process gone").
+    let board = TestBoard::with_lease("60s", "20ms");
+    let mut agents = board.agents(&["quitter"; 8]);
+    let mut expected = Vec::new();
+    for (i, agent) in agents.iter_mut().enumerate() {
+        let task = board.add(&format!("task {i}"));
+        assert_eq!(agent.claim(task), 1);
+        expected.push((task, agent.id.clone(), 10 + i as i32));
+    }
+    for (agent, (_, _, status)) in agents.iter_mut().zip(&expected) {
+        agent.exit_with(*status);
+    }
+    for (agent, (_, _, status)) in agents.iter_mut().zip(&expected) {
+        assert_eq!(agent.wait_launcher(), *status);
+    }
+    let all_expelled = poll_until(Duration::from_secs(5), || {
+        expected
+            .iter()
+            .all(|(task, _, _)| !board.events_of("expel", *task).is_empty())
+    });
+    assert!(all_expelled, "every exit expels its agent's claim");
+    for (task, agent, status) in &expected {
+        let expel = board.events_of("expel", *task);
+        assert_eq!(expel.len(), 1, "{expel:?}");
+        assert_eq!(expel[0]["agent"], agent.as_str());
+        assert_eq!(
+            expel[0]["reason"],
+            format!("exited (status {status})"),
+            "task {task}"
+        );
+    }
+}
