@@ -112,3 +112,31 @@ fn a_restart_keeps_the_board_and_expels_sessions_that_died_meanwhile() {
     survivor.board(&["done", &kept.to_string()]).ok();
     assert_eq!(survivor.claim(orphaned), 2, "a generation is never reused");
 }
+
+#[test]
+fn an_agent_killed_while_the_board_is_down_loses_its_claim_when_the_board_is_back() {
+    let mut board = TestBoard::start();
+    let task = board.add("held by an agent killed while the board is down");
+    let mut victim = board.agent("victim");
+    assert_eq!(victim.claim(task), 1);
+
+    board.stop();
+    // Its launcher lives: it sees the agent die and reports it, starting the board if need be.
+    victim.kill_agent();
+    assert_eq!(victim.wait_launcher(), 128 + 9, "board run reports SIGKILL");
+
+    let t = board.task(task);
+    assert_eq!(t["state"], "open", "the claim was expelled: {t}");
+    assert_eq!(t["generation"], 1);
+    let expel = board.events_of("expel", task);
+    assert_eq!(expel.len(), 1, "{expel:?}");
+    assert_eq!(expel[0]["agent"], victim.id.as_str());
+    let reason = expel[0]["reason"].as_str().unwrap();
+    eprintln!("expel reason: {reason}");
+    assert!(
+        reason == "killed by SIGKILL" || reason.contains("found at board start"),
+        "{reason}"
+    );
+    let mut next = board.agent("next");
+    assert_eq!(next.claim(task), 2);
+}

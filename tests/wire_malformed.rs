@@ -43,6 +43,7 @@ fn malformed_lines_get_invalid_errors_and_the_board_keeps_serving() {
     );
     assert_invalid(&send_line(&mut bad, b"[1, 2, 3]"), -32600);
     assert_invalid(&send_line(&mut bad, b"\xff\xfe not utf-8"), -32700);
+    assert_invalid(&send_line(&mut bad, &[b'['; 500_000]), -32700);
     // Wrong types.
     let resp = send_line(&mut bad, br#"{"jsonrpc":"2.0","id":2,"method":7}"#);
     assert_invalid(&resp, -32600);

@@ -677,6 +677,11 @@ impl Agent {
         exit_code(st)
     }
 
+    /// SIGKILLs the agent process only (its launcher sees it die and reports it).
+    pub fn kill_agent(&mut self) {
+        kill(Pid::from_raw(self.pid), Signal::SIGKILL).expect("kill the agent");
+    }
+
     /// SIGKILLs the launcher and then the agent, with no chance to tell the board, and waits
     /// until both are gone (the agent may linger as a zombie of an init that does not reap).
     pub fn kill_silently(&mut self) {
