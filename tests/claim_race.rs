@@ -38,7 +38,8 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
         .collect();
 
     // One barrier per task: a FIFO held open read-write by the test, so racers block in `read`
-    // until the test writes their newlines, all at once.
+    // until the test writes their newlines, all at once. The shell's `read` takes a pipe one
+    // byte at a time, so each racer consumes exactly one newline.
     let d = board.scratch().join("race");
     std::fs::create_dir_all(&d).unwrap();
     let mut barriers = BTreeMap::new();
@@ -79,6 +80,7 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
     );
 
     let events = board.events();
+    let mut wins: BTreeMap<String, usize> = BTreeMap::new();
     for t in &tasks {
         let results = results(&d, t);
         assert_eq!(results.len(), AGENTS, "task {t}: a racer left no result");
@@ -93,6 +95,7 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
             "task {t}: exactly one claim must win: {results:#?}"
         );
         let winner = winners[0];
+        *wins.entry(winner.clone()).or_default() += 1;
         for (agent, (code, stderr)) in results.iter().filter(|(a, _)| *a != winner) {
             assert_eq!(*code, 4, "task {t}: {agent} lost, so must get a conflict");
             assert!(
@@ -122,6 +125,8 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
             "task {t}: the winner holds it"
         );
     }
+
+    eprintln!("races won per agent: {wins:?}");
 
     barriers
         .get_mut("end")
