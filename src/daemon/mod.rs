@@ -55,8 +55,7 @@ pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
         .mode(0o600)
         .open(&paths.lock)
         .with_context(|| format!("opening {}", paths.lock.display()))?;
-    let _lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
-        .map_err(|_| ServeError::AlreadyRunning(paths.root.display().to_string()))?;
+    let _lock = take_lock(lock_file, &paths)?;
     let _log_guard = init_logging(&paths)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -69,6 +68,23 @@ pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     }
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     result
+}
+
+/// Takes the board's lock. A board that is still stopping holds it for a moment after its
+/// socket is gone, so wait for it (≤ 5 s) unless another board answers on the socket.
+fn take_lock(mut file: fs::File, paths: &Paths) -> anyhow::Result<Flock<fs::File>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(lock),
+            Err((f, _)) => file = f,
+        }
+        let answering = std::os::unix::net::UnixStream::connect(&paths.socket).is_ok();
+        if answering || std::time::Instant::now() > deadline {
+            return Err(ServeError::AlreadyRunning(paths.root.display().to_string()).into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
