@@ -122,7 +122,6 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", paths.socket.display()))?;
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
-    recover(&board)?;
     let ev = board.store().record(
         "board_start",
         None,
@@ -131,6 +130,7 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
         &format!("board started (pid {})", std::process::id()),
     )?;
     board.publish(ev);
+    recover(&board)?;
     tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
 
     let server = tokio::spawn(server::serve(Arc::clone(&board), listener));
@@ -182,7 +182,22 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                         .then(|| "no process recorded".to_string())
                 })
         };
+        let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
+            matches!(
+                procfs::liveness(pid, start),
+                Liveness::Alive | Liveness::Stopped
+            )
+        });
         match reason {
+            // The agent died while the board was down but its launcher lives: the launcher's
+            // report (which may be what started this board) carries the exit status.
+            Some(r) if launcher_alive && row.boot_id == board.boot_id => {
+                let (board, id) = (Arc::clone(board), row.id.clone());
+                tokio::spawn(async move {
+                    watchers::wait_for_report(&board, &id).await;
+                    let _ = board.expel(&id, &r);
+                });
+            }
             Some(r) => {
                 board.expel(&row.id, &r)?;
             }

@@ -75,7 +75,7 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
 /// Waits until `agent`'s session has ended (its launcher reported the exit), while the launcher
 /// lives, at most 1 s. A fixed short wait lost that race on a busy machine, and the expulsion
 /// then said `exited` instead of `exited (status 3)`.
-async fn wait_for_report(board: &Board, agent: &str) {
+pub(crate) async fn wait_for_report(board: &Board, agent: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     while std::time::Instant::now() < deadline {
         let row = match board.store().session(agent) {
