@@ -200,7 +200,9 @@ impl Client {
     }
 }
 
-fn check_protocol(hello: &Value) -> BoardResult<()> {
+/// Checks a `hello` result: errors with `unavailable` (and how to restart the board) when the
+/// board speaks another protocol version than this client.
+pub fn check_protocol(hello: &Value) -> BoardResult<()> {
     let theirs = hello.get("protocol").and_then(Value::as_u64).unwrap_or(0);
     if theirs != u64::from(PROTOCOL_VERSION) {
         return Err(BoardError::unavailable(format!(
