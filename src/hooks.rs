@@ -124,7 +124,7 @@ pub fn script(name: &str, board: &Path) -> String {
     let check = match name {
         "pre-commit" => format!(
             r#"if [ -n "$BOARD_AGENT" ]; then
-    "$board_bin" check ${{BOARD_TASK:+"$BOARD_TASK"}} || {{
+    "$board_bin" check ${{BOARD_TASK:+"$BOARD_TASK"}} > /dev/null || {{
         status=$?
         echo "board: commit refused: agent session $BOARD_AGENT holds no live claim{task} (board check exited $status)." >&2
         echo "board: your work may now belong to another agent; do not commit it. Run 'board claim' or ask the human." >&2
@@ -169,6 +169,7 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> HooksError + '_ {
 pub fn install(cwd: &Path, board: &Path) -> Result<Report, HooksError> {
     let dir = hooks_dir(cwd)?;
     std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let dir = dir.canonicalize().map_err(io_err(&dir))?;
     let mut hooks = Vec::new();
     for name in HOOKS {
         let path = dir.join(name);

@@ -222,9 +222,20 @@ impl ServerHandler for BoardTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("board", env!("CARGO_PKG_VERSION")))
-            .with_instructions(crate::profile::INSTRUCTIONS)
+            .with_instructions(format!(
+                "{MCP_PREAMBLE}\n\n{}",
+                crate::profile::INSTRUCTIONS
+            ))
     }
 }
+
+/// How the tools map to the CLI verbs of the instructions that follow it.
+const MCP_PREAMBLE: &str = "These tools are the `board` commands of the instructions below: \
+board_status ≈ `board status`/`board goal`, board_ready = `board ready`, board_claim = \
+`board claim`, board_show = `board show`, board_note = `board note`, board_done = `board done`, \
+board_release = `board release`, board_add = `board add`. A refused call is a tool error whose \
+text starts with its kind (`lapsed`, `conflict`, `no_ready_task`, …) and JSON-RPC code; \
+`lapsed` means your claim ended: stop working on that task at once.";
 
 /// A board error as an MCP tool error: text `KIND (CODE): message` then the JSON-RPC error
 /// object; the same object as structured content.

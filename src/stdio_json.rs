@@ -161,7 +161,10 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
     };
     let req = match parse_request(text) {
         Ok(r) => r,
-        Err((id, e)) => return error_line(&id, &e.with("line", line_no)),
+        Err((id, e)) => {
+            let id = if id.is_null() { salvage_id(text) } else { id };
+            return error_line(&id, &e.with("line", line_no));
+        }
     };
     let refused = match req.method.as_str() {
         "subscribe" => Some(
@@ -180,6 +183,21 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
     match link.call(&req.method, Value::Object(req.params)) {
         Ok(v) => result_line(&req.id, &v),
         Err(e) => error_line(&req.id, &e.with("line", line_no)),
+    }
+}
+
+/// The id of a line refused for invalid UTF-8 that is JSON otherwise (read with the bad bytes
+/// replaced), so the caller can match the error to its request. Null when there is none.
+fn salvage_id(line: &[u8]) -> Value {
+    if std::str::from_utf8(line).is_ok() {
+        return Value::Null;
+    }
+    match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
+        Ok(Value::Object(mut o)) => match o.remove("id") {
+            Some(id @ (Value::Number(_) | Value::String(_))) => id,
+            _ => Value::Null,
+        },
+        _ => Value::Null,
     }
 }
 

@@ -201,17 +201,19 @@ fn cases(n: usize) -> (Vec<Case>, Vec<String>) {
                     Some(false),
                 ),
                 9 => {
-                    // Invalid UTF-8 inside an otherwise well-formed add, or raw high bytes.
-                    let line = if r.is_multiple_of(2) {
-                        let mut l = br#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"title":""#
-                            .to_vec();
+                    // Invalid UTF-8 inside an otherwise well-formed add (its id is still
+                    // read), or raw high bytes.
+                    if r.is_multiple_of(2) {
+                        let mut l = format!(
+                            r#"{{"jsonrpc":"2.0","id":{i},"method":"add","params":{{"title":""#
+                        )
+                        .into_bytes();
                         l.extend_from_slice(b"\xff\xfe bad");
                         l.extend_from_slice(br#""}}"#);
-                        l
+                        bad(l, json!(i), -32700, None)
                     } else {
-                        b"\xc3\x28\xa0\xa1".to_vec()
-                    };
-                    bad(line, Value::Null, -32700, None)
+                        bad(b"\xc3\x28\xa0\xa1".to_vec(), Value::Null, -32700, None)
+                    }
                 }
                 10 => {
                     let blank: &[u8] = if r.is_multiple_of(2) { b"" } else { b"   \t" };
@@ -379,4 +381,39 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     for a in &answers {
         check("response", a);
     }
+}
+
+#[test]
+fn the_schema_is_strict_enough_to_catch_drift() {
+    let p = Project::new();
+    let (added, code) = p.json(&["add", "x"]);
+    assert_eq!(code, 0);
+    check("results/add", &added);
+    let mut extra = added.clone();
+    extra["task"]["colour"] = json!("red");
+    assert!(
+        !matches("results/add", &extra),
+        "unknown members are caught"
+    );
+    let mut wrong = added.clone();
+    wrong["task"]["generation"] = json!("1");
+    assert!(!matches("results/add", &wrong), "wrong types are caught");
+    let mut missing = added.clone();
+    missing["task"].as_object_mut().unwrap().remove("holder");
+    assert!(
+        !matches("results/add", &missing),
+        "missing members are caught"
+    );
+    let both = json!({"jsonrpc": "2.0", "id": 1, "result": added, "error": {
+        "code": -32002, "message": "x", "data": {"kind": "not_found"}}});
+    assert!(
+        !matches("response", &both),
+        "a response is a result or an error"
+    );
+    let (err, code) = p.json(&["show", "42"]);
+    assert_eq!(code, 6);
+    check("error", &err);
+    let mut bad_kind = err.clone();
+    bad_kind["data"]["kind"] = json!("oops");
+    assert!(!matches("error", &bad_kind));
 }
