@@ -5,8 +5,6 @@
 //! server, sweep, process watchers, event broadcast, config reload), [`client`] and [`cli`] the
 //! thin client commands, [`runner`] the `board run` launcher, [`procfs`]/[`pidfd`] what the board
 //! reads of processes, and [`sanitize`] what makes agent text inert on a terminal.
-//! The agent doors: [`stdio_json`] (`board json`), [`mcp`] (`board mcp`), [`agents_init`]
-//! (`board init --agents/--mcp`) and [`hooks`] (`board init --git-hooks`, the commit fence).
 
 pub mod agents_init;
 pub mod cli;

@@ -38,7 +38,7 @@ fn agent_script(body: &str) -> String {
 
 fn repo() -> Project {
     // A short lease so a silent agent's claim lapses within a second.
-    let p = Project::with_lease(Some(("600ms", "100ms")));
+    let p = Project::with_lease(Some(("1s", "100ms")));
     git(&p, &["init", "-q", "-b", "main"]);
     std::fs::write(p.path().join(".gitignore"), ".board/\n*.txt\nfifo\n").unwrap();
     git(&p, &["add", ".gitignore", "board.toml"]);

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::CommandFactory;
+use clap::{Args, CommandFactory, Subcommand};
 use serde_json::{json, Value};
 
 use super::Cli;
@@ -100,14 +100,60 @@ pub fn man() -> i32 {
     print_bytes("board man", &page)
 }
 
+/// The agent tooling subcommands (flattened into [`super::Cmd`]).
+#[derive(Debug, Subcommand)]
+pub enum DoorCmd {
+    /// JSON-RPC on stdin/stdout: one request per line in, one response per line out, with the
+    /// agent identity of the environment.
+    Json {
+        /// Print the JSON Schema of every request and response, and exit.
+        #[arg(long)]
+        schema: bool,
+    },
+    /// Serve the board's operations as MCP tools over stdio (for agents that take MCP tools).
+    Mcp,
+    /// Print a shell completion script (e.g. `board completions bash > ~/.local/share/bash-completion/completions/board`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout (e.g. `board man | man -l -`).
+    Man,
+    /// The work of a git hook installed by `board init --git-hooks`.
+    #[command(hide = true)]
+    Hook {
+        /// Hook name (pre-commit, prepare-commit-msg).
+        name: String,
+        /// The hook's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// Runs one of the agent tooling commands; returns the exit code.
+pub fn run(cmd: DoorCmd) -> i32 {
+    match cmd {
+        DoorCmd::Json { schema: true } => crate::stdio_json::print_schema(),
+        DoorCmd::Json { schema: false } => crate::stdio_json::run(),
+        DoorCmd::Mcp => crate::mcp::run(),
+        DoorCmd::Completions { shell } => completions(shell),
+        DoorCmd::Man => man(),
+        DoorCmd::Hook { name, args } => crate::hooks::run(&name, &args),
+    }
+}
+
 /// Which extras `board init` was asked for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct InitExtras {
-    /// `--agents`: the instruction block in AGENTS.md and CLAUDE.md.
+    /// Write the board instructions into AGENTS.md and CLAUDE.md (between markers).
+    #[arg(long)]
     pub agents: bool,
-    /// `--mcp`: the board server in .mcp.json.
+    /// Add the `board mcp` server to .mcp.json (other servers are kept).
+    #[arg(long)]
     pub mcp: bool,
-    /// `--git-hooks`: pre-commit and prepare-commit-msg hooks.
+    /// Install git hooks that refuse an agent's commit without a live claim and add
+    /// Board-Task / Board-Generation trailers.
+    #[arg(long)]
     pub git_hooks: bool,
 }
 

@@ -34,21 +34,14 @@ pub struct Cli {
 /// Every `board` subcommand.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
-    /// Create board.toml and .board/ here (idempotent); optionally set up the agents' files.
+    /// Create board.toml and .board/ here (idempotent).
     Init {
         /// Board name (default: this directory's name).
         #[arg(long)]
         name: Option<String>,
-        /// Write the board instructions into AGENTS.md and CLAUDE.md (between markers).
-        #[arg(long)]
-        agents: bool,
-        /// Add the `board mcp` server to .mcp.json (other servers are kept).
-        #[arg(long)]
-        mcp: bool,
-        /// Install git hooks that refuse an agent's commit without a live claim and add
-        /// Board-Task / Board-Generation trailers.
-        #[arg(long)]
-        git_hooks: bool,
+        /// --agents, --mcp, --git-hooks.
+        #[command(flatten)]
+        extras: doors::InitExtras,
     },
     /// Show the goal, or set it.
     Goal {
@@ -220,31 +213,9 @@ pub enum Cmd {
         #[arg(long)]
         keep: bool,
     },
-    /// JSON-RPC on stdin/stdout: one request per line in, one response per line out, with the
-    /// agent identity of the environment.
-    Json {
-        /// Print the JSON Schema of every request and response, and exit.
-        #[arg(long)]
-        schema: bool,
-    },
-    /// Serve the board's operations as MCP tools over stdio (for agents that take MCP tools).
-    Mcp,
-    /// Print a shell completion script (e.g. `board completions bash > /etc/bash_completion.d/board`).
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
-    /// Print the man page (roff) on stdout (e.g. `board man | man -l -`).
-    Man,
-    /// The work of a git hook installed by `board init --git-hooks`.
-    #[command(hide = true)]
-    Hook {
-        /// Hook name (pre-commit, prepare-commit-msg).
-        name: String,
-        /// The hook's arguments.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Agent tooling: json, mcp, completions, man (see [`doors::DoorCmd`]).
+    #[command(flatten)]
+    Doors(doors::DoorCmd),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -269,25 +240,7 @@ pub fn run(cli: Cli) -> i32 {
             wait: true,
             timeout,
         } => claim_wait(task, timeout),
-        Cmd::Init {
-            name,
-            agents,
-            mcp,
-            git_hooks,
-        } => init(name).and_then(|out| {
-            let extras = doors::InitExtras {
-                agents,
-                mcp,
-                git_hooks,
-            };
-            doors::init_extras(out, extras)
-        }),
-        Cmd::Json { schema: true } => return crate::stdio_json::print_schema(),
-        Cmd::Json { schema: false } => return crate::stdio_json::run(),
-        Cmd::Mcp => return crate::mcp::run(),
-        Cmd::Completions { shell } => return doors::completions(shell),
-        Cmd::Man => return doors::man(),
-        Cmd::Hook { name, args } => return crate::hooks::run(&name, &args),
+        Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
         Cmd::DemoAgent => return crate::up::demo_agent(),
         Cmd::Up { attach } => crate::up::up(attach).map(|v| {
             let h = format!(
@@ -305,6 +258,7 @@ pub fn run(cli: Cli) -> i32 {
             };
             (v, h)
         }),
+        Cmd::Doors(door) => return doors::run(door),
         other => one_call(&other),
     };
     match out {
@@ -349,6 +303,7 @@ fn serve() -> i32 {
 /// The request a one-shot command sends: method and params.
 fn request_of(cmd: &Cmd) -> (&'static str, Value) {
     match cmd {
+        Cmd::Doors(_) => ("hello", json!({})),
         Cmd::Goal { text } => ("goal", json!({ "text": text })),
         Cmd::Add {
             title,
@@ -417,12 +372,7 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Demo { .. }
         | Cmd::Up { .. }
         | Cmd::Down
-        | Cmd::DemoAgent
-        | Cmd::Json { .. }
-        | Cmd::Mcp
-        | Cmd::Completions { .. }
-        | Cmd::Man
-        | Cmd::Hook { .. } => ("hello", json!({})),
+        | Cmd::DemoAgent => ("hello", json!({})),
     }
 }
 
