@@ -1,11 +1,14 @@
 //! `board completions SHELL` and `board man` print what shells and `man` read.
 
-mod common;
+mod doors_common;
 
 use std::process::Command;
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = Command::new(common::bin()).args(args).output().unwrap();
+    let out = Command::new(doors_common::bin())
+        .args(args)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "board {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -18,7 +21,7 @@ fn completions_cover_the_commands_for_each_shell() {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
-    let out = Command::new(common::bin())
+    let out = Command::new(doors_common::bin())
         .args(["completions", "tcsh"])
         .output()
         .unwrap();

@@ -2,12 +2,12 @@
 //! lapsed cannot commit, the holder's commit carries `Board-Task` / `Board-Generation` trailers,
 //! and a human's commit is untouched (and the repository's own hook still runs).
 
-mod common;
+mod doors_common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use common::{check_cli, wait_for, Project};
+use doors_common::{check_cli, wait_for, Project};
 use serde_json::Value;
 
 fn git(p: &Project, args: &[&str]) -> String {
@@ -78,7 +78,13 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
         Value::String(chained.display().to_string())
     );
     let ours = std::fs::read_to_string(hooks.join("pre-commit")).unwrap();
-    assert!(ours.contains(common::bin().canonicalize().unwrap().to_str().unwrap()));
+    assert!(ours.contains(
+        doors_common::bin()
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+    ));
 
     // A human's commit: allowed, no trailers, and the repository's own hook ran.
     std::fs::write(p.path().join("human.md"), "by hand\n").unwrap();
@@ -128,7 +134,7 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let mut lapsing = p
-        .cmd(common::bin())
+        .cmd(doors_common::bin())
         .args(["run", "--name", "lapsing", "--", "sh", "-c"])
         .arg(agent_script(
             "board claim 2 --json > claim2.txt\n\

@@ -1,9 +1,9 @@
 //! `board init --agents` and `--mcp` (acceptance 4): one instruction block however often it
 //! runs, the user's text around it untouched, other MCP servers kept.
 
-mod common;
+mod doors_common;
 
-use common::{check_cli, Project};
+use doors_common::{check_cli, Project};
 use serde_json::{json, Value};
 
 const BEGIN: &str = "<!-- board:begin -->";

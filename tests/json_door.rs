@@ -1,9 +1,9 @@
 //! `board json` under a thousand mixed lines (acceptance 1), and the printed schema against
 //! every request and response of the run (acceptance 3).
 
-mod common;
+mod doors_common;
 
-use common::{check, matches, Project};
+use doors_common::{check, matches, Project};
 use serde_json::{json, Value};
 
 /// What a line must get back.
@@ -347,7 +347,7 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     ]
     .join("\n");
     let out = p
-        .cmd(common::bin())
+        .cmd(doors_common::bin())
         .arg("json")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -4,13 +4,13 @@
 //! matches the printed schema (acceptance 3): the method's result on exit 0, else the error
 //! object with the exit code of its kind.
 
-mod common;
+mod doors_common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
 
-use common::{check_cli, one_document, Project};
+use doors_common::{check_cli, one_document, Project};
 
 /// (method for the schema, command line without `--json`).
 const OPERATOR: &[(&str, &str)] = &[
@@ -135,7 +135,7 @@ fn run_all(p: &Project, warnings: bool) -> usize {
     env(&mut op);
     assert!(op.stderr(Stdio::null()).status().unwrap().success());
 
-    let mut agent = p.cmd(common::bin());
+    let mut agent = p.cmd(doors_common::bin());
     agent.args(["run", "--name", "json-out", "--", "sh", "agent.sh"]);
     env(&mut agent);
     assert!(agent.stderr(Stdio::null()).status().unwrap().success());
