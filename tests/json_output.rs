@@ -52,6 +52,7 @@ const AGENT: &[(&str, &str)] = &[
     ("done", "done 1"),
     ("claim", "claim"),
     ("claim", "claim 99"),
+    ("claim", "claim --wait --timeout 300ms"),
     ("check", "check 1"),
     ("agents", "agents"),
     ("stop", "stop"),
