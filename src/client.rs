@@ -58,9 +58,35 @@ fn discover_paths() -> BoardResult<Paths> {
             .map_err(|e| BoardError::unavailable(format!("no working directory: {e}")))?,
     };
     let root = config::find_root(&start).map_err(|e| BoardError::unavailable(e.to_string()))?;
-    let cfg = config::Config::load(&root.join(config::CONFIG_FILE))
-        .map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let file = root.join(config::CONFIG_FILE);
+    let cfg = match config::Config::load(&file) {
+        Ok(cfg) => cfg,
+        // A broken edit must not cut clients off the running board, which keeps its previous
+        // configuration: find the socket through the data_dir as written (or the default).
+        Err(e @ config::ConfigError::Invalid { .. }) => {
+            eprintln!("board: warning: {e}");
+            eprintln!(
+                "board: warning: a running board keeps its previous configuration until {} is fixed",
+                config::CONFIG_FILE
+            );
+            lenient_config(&file)
+        }
+        Err(e) => return Err(BoardError::unavailable(e.to_string())),
+    };
     Ok(Paths::new(&root, &cfg))
+}
+
+/// The defaults with only `board.data_dir` taken from `file`, when the file is invalid otherwise.
+fn lenient_config(file: &std::path::Path) -> config::Config {
+    let mut cfg = config::Config::default();
+    let data_dir = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("board")?.get("data_dir")?.as_str().map(PathBuf::from));
+    if let Some(d) = data_dir {
+        cfg.board.data_dir = d;
+    }
+    cfg
 }
 
 /// A connection to the board.
@@ -200,7 +226,9 @@ impl Client {
     }
 }
 
-fn check_protocol(hello: &Value) -> BoardResult<()> {
+/// Checks a `hello` result: errors with `unavailable` (and how to restart the board) when the
+/// board speaks another protocol version than this client.
+pub fn check_protocol(hello: &Value) -> BoardResult<()> {
     let theirs = hello.get("protocol").and_then(Value::as_u64).unwrap_or(0);
     if theirs != u64::from(PROTOCOL_VERSION) {
         return Err(BoardError::unavailable(format!(

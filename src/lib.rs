@@ -6,18 +6,22 @@
 //! thin client commands, [`runner`] the `board run` launcher, [`procfs`]/[`pidfd`] what the board
 //! reads of processes, and [`sanitize`] what makes agent text inert on a terminal.
 
+pub mod agents_init;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod demo;
 pub mod error;
+pub mod hooks;
 pub mod lease;
+pub mod mcp;
 pub mod pidfd;
 pub mod procfs;
 pub mod profile;
 pub mod protocol;
 pub mod runner;
 pub mod sanitize;
+pub mod stdio_json;
 pub mod store;
 pub mod up;

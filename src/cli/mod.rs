@@ -5,6 +5,7 @@
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
 //! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
 
+pub mod doors;
 pub mod print;
 
 use std::path::PathBuf;
@@ -38,6 +39,9 @@ pub enum Cmd {
         /// Board name (default: this directory's name).
         #[arg(long)]
         name: Option<String>,
+        /// --agents, --mcp, --git-hooks.
+        #[command(flatten)]
+        extras: doors::InitExtras,
     },
     /// Show the goal, or set it.
     Goal {
@@ -209,6 +213,9 @@ pub enum Cmd {
         #[arg(long)]
         keep: bool,
     },
+    /// Agent tooling: json, mcp, completions, man (see [`doors::DoorCmd`]).
+    #[command(flatten)]
+    Doors(doors::DoorCmd),
 }
 
 /// Runs the parsed command line and returns the process exit code.
@@ -233,7 +240,7 @@ pub fn run(cli: Cli) -> i32 {
             wait: true,
             timeout,
         } => claim_wait(task, timeout),
-        Cmd::Init { name } => init(name),
+        Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
         Cmd::DemoAgent => return crate::up::demo_agent(),
         Cmd::Up { attach } => crate::up::up(attach).map(|v| {
             let h = format!(
@@ -251,6 +258,7 @@ pub fn run(cli: Cli) -> i32 {
             };
             (v, h)
         }),
+        Cmd::Doors(door) => return doors::run(door),
         other => one_call(&other),
     };
     match out {
@@ -295,6 +303,7 @@ fn serve() -> i32 {
 /// The request a one-shot command sends: method and params.
 fn request_of(cmd: &Cmd) -> (&'static str, Value) {
     match cmd {
+        Cmd::Doors(_) => ("hello", json!({})),
         Cmd::Goal { text } => ("goal", json!({ "text": text })),
         Cmd::Add {
             title,

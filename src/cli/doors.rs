@@ -1,0 +1,230 @@
+//! The agent tooling commands' glue: `board completions`, `board man`, and the `--agents`,
+//! `--mcp` and `--git-hooks` parts of `board init`. (`board json` lives in
+//! [`crate::stdio_json`], `board mcp` in [`crate::mcp`], the hooks in [`crate::hooks`].)
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Subcommand};
+use serde_json::{json, Value};
+
+use super::Cli;
+use crate::agents_init::{self, Action};
+use crate::error::{BoardError, BoardResult};
+
+/// `board completions SHELL`: prints the completion script; returns the exit code.
+pub fn completions(shell: clap_complete::Shell) -> i32 {
+    let mut cmd = Cli::command();
+    // Generate into memory first: clap_complete panics when its writer fails (closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "board", &mut script);
+    print_bytes("board completions", &script)
+}
+
+fn print_bytes(what: &str, bytes: &[u8]) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{what}: {e}");
+            1
+        }
+    }
+}
+
+/// Extra man page sections (roff) after the generated ones.
+const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+ok
+.TP
+\fB1\fR
+internal error, or invalid input
+.TP
+\fB2\fR
+usage
+.TP
+\fB3\fR
+no ready task
+.TP
+\fB4\fR
+conflict: another agent session holds the task
+.TP
+\fB5\fR
+lapsed or stale: the caller's claim ended, the write was rejected
+.TP
+\fB6\fR
+not found
+.TP
+\fB7\fR
+unauthorized
+.TP
+\fB8\fR
+board unavailable
+.SH ENVIRONMENT
+.TP
+\fBBOARD_AGENT\fR, \fBBOARD_TOKEN\fR
+The agent identity, set by \fBboard run\fR for the agent it starts.
+.TP
+\fBBOARD_SOCKET\fR
+The board's socket; overrides finding \fIboard.toml\fR from the working directory.
+.TP
+\fBBOARD_ROOT\fR
+Where to start looking for \fIboard.toml\fR instead of the working directory.
+.TP
+\fBBOARD_TASK\fR
+For the git hooks of \fBboard init \-\-git\-hooks\fR: the task a commit belongs to.
+.TP
+\fBBOARD_LOG\fR
+Log filter of the board process (e.g. \fIdebug\fR); the log is \fI.board/board.log\fR.
+.SH FILES
+.TP
+\fIboard.toml\fR
+Marks the project root; the board's configuration.
+.TP
+\fI.board/\fR
+\fIboard.db\fR (SQLite), \fIboard.sock\fR, \fIboard.log\fR.
+.TP
+\fIagents/\fR
+Agent profiles and the instruction text given to agents.
+"#;
+
+/// `board man`: prints the man page (roff) on stdout; returns the exit code.
+pub fn man() -> i32 {
+    let mut page = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
+        eprintln!("board man: {e}");
+        return 1;
+    }
+    page.extend_from_slice(MAN_EXTRA.as_bytes());
+    print_bytes("board man", &page)
+}
+
+/// The agent tooling subcommands (flattened into [`super::Cmd`]).
+#[derive(Debug, Subcommand)]
+pub enum DoorCmd {
+    /// JSON-RPC on stdin/stdout: one request per line in, one response per line out, with the
+    /// agent identity of the environment.
+    Json {
+        /// Print the JSON Schema of every request and response, and exit.
+        #[arg(long)]
+        schema: bool,
+    },
+    /// Serve the board's operations as MCP tools over stdio (for agents that take MCP tools).
+    Mcp,
+    /// Print a shell completion script (e.g. `board completions bash > ~/.local/share/bash-completion/completions/board`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout (e.g. `board man | man -l -`).
+    Man,
+    /// The work of a git hook installed by `board init --git-hooks`.
+    #[command(hide = true)]
+    Hook {
+        /// Hook name (pre-commit, prepare-commit-msg).
+        name: String,
+        /// The hook's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// Runs one of the agent tooling commands; returns the exit code.
+pub fn run(cmd: DoorCmd) -> i32 {
+    match cmd {
+        DoorCmd::Json { schema: true } => crate::stdio_json::print_schema(),
+        DoorCmd::Json { schema: false } => crate::stdio_json::run(),
+        DoorCmd::Mcp => crate::mcp::run(),
+        DoorCmd::Completions { shell } => completions(shell),
+        DoorCmd::Man => man(),
+        DoorCmd::Hook { name, args } => crate::hooks::run(&name, &args),
+    }
+}
+
+/// Which extras `board init` was asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
+pub struct InitExtras {
+    /// Write the board instructions into AGENTS.md and CLAUDE.md (between markers).
+    #[arg(long)]
+    pub agents: bool,
+    /// Add the `board mcp` server to .mcp.json (other servers are kept).
+    #[arg(long)]
+    pub mcp: bool,
+    /// Install git hooks that refuse an agent's commit without a live claim and add
+    /// Board-Task / Board-Generation trailers.
+    #[arg(long)]
+    pub git_hooks: bool,
+}
+
+fn action_json(path: &std::path::Path, a: Action) -> Value {
+    json!({ "path": path, "action": a.as_str() })
+}
+
+/// Adds the requested extras to the result of plain `board init` (`v`, `human`): writes the
+/// files and reports them under `agents`, `mcp` and `git_hooks`. Errors: `usage` when a file
+/// cannot be understood (unbalanced markers, a broken .mcp.json, not a git repository, a chained
+/// hook in the way), `internal` on I/O failures.
+pub fn init_extras(
+    (mut v, mut human): (Value, String),
+    extras: InitExtras,
+) -> BoardResult<(Value, String)> {
+    let root = v["root"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| BoardError::internal("init did not report its root"))?;
+    let usage_or_internal = |e: agents_init::AgentsInitError| match e {
+        agents_init::AgentsInitError::Io { .. } => BoardError::internal(e.to_string()),
+        _ => BoardError::usage(e.to_string()),
+    };
+    if extras.agents {
+        let written = agents_init::write_instructions(&root, crate::profile::INSTRUCTIONS)
+            .map_err(usage_or_internal)?;
+        for (path, a) in &written {
+            human.push_str(&format!(
+                "\n{} {} (board instructions between {} and {})",
+                a.as_str(),
+                path.display(),
+                agents_init::BEGIN,
+                agents_init::END
+            ));
+        }
+        v["agents"] = written
+            .iter()
+            .map(|(p, a)| action_json(p, *a))
+            .collect::<Vec<_>>()
+            .into();
+    }
+    if extras.mcp {
+        let (path, a) = agents_init::write_mcp(&root).map_err(usage_or_internal)?;
+        human.push_str(&format!(
+            "\n{} {} (MCP server `board mcp`)",
+            a.as_str(),
+            path.display()
+        ));
+        v["mcp"] = action_json(&path, a);
+    }
+    if extras.git_hooks {
+        let exe = std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .map_err(|e| BoardError::internal(format!("cannot find the board binary: {e}")))?;
+        let report = crate::hooks::install(&root, &exe).map_err(|e| match e {
+            crate::hooks::HooksError::Io { .. } | crate::hooks::HooksError::Git(_) => {
+                BoardError::internal(e.to_string())
+            }
+            _ => BoardError::usage(e.to_string()),
+        })?;
+        for h in &report.hooks {
+            human.push_str(&format!(
+                "\n{} git hook {}",
+                h.action.as_str(),
+                h.path.display()
+            ));
+            if let Some(c) = &h.chained {
+                human.push_str(&format!(" (runs the earlier hook {})", c.display()));
+            }
+        }
+        v["git_hooks"] = report.to_json();
+    }
+    Ok((v, human))
+}

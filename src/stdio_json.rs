@@ -1,0 +1,321 @@
+//! `board json`: JSON-RPC 2.0 requests on stdin, one per line; one response per line on stdout.
+//!
+//! Every input line gets exactly one response line, in input order, and nothing on the input can
+//! end the loop but end of file (exit 0). A line that is not JSON, not valid UTF-8, longer than
+//! [`MAX_LINE`], not a JSON-RPC request, names an unknown method or carries params of the wrong
+//! type is answered with an `invalid` error whose `error.data.line` is the 1-based line number and
+//! whose `id` is the request's id when one could be read; nothing is changed on the board.
+//!
+//! Valid requests are checked locally with [`parse_request`] and forwarded over one socket
+//! connection ([`Link`]), with the agent identity of the environment (`BOARD_AGENT`,
+//! `BOARD_TOKEN`) added to their params as the CLI does. `subscribe` (a stream) and the
+//! launcher's own `session.*` calls are refused with a `usage` error. `board json --schema` prints
+//! [`SCHEMA`], the JSON Schema of every request and response.
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{json, Value};
+
+use crate::client::{self, Client};
+use crate::error::{BoardError, BoardResult, ErrorKind};
+use crate::protocol::{error_line, parse_request, result_line, MAX_LINE};
+
+/// The JSON Schema (draft 2020-12) of the wire protocol: every method's params and result, the
+/// error object, responses and event notifications. Printed by `board json --schema`.
+///
+/// Layout: `$defs.request`, `$defs.response`, `$defs.notification` (the top level accepts any of
+/// the three), `$defs.params.<method>`, `$defs.results.<method>`, `$defs.error`, the views
+/// (`task`, `session`, `event`, `note`, `goal`) and `$defs.cli.<command>` for the `--json` output
+/// of commands that are not one request (`init`, `up`, `down`).
+pub const SCHEMA: &str = include_str!("schema.json");
+
+/// Errors that end `board json` (input is never one of them: bad lines are answered).
+#[derive(Debug, thiserror::Error)]
+pub enum JsonDoorError {
+    /// Standard input could not be read (not: it held bad data).
+    #[error("reading standard input: {0}")]
+    Read(io::Error),
+    /// Standard output is closed or failed; nobody can read the answers any more.
+    #[error("writing standard output: {0}")]
+    Write(io::Error),
+}
+
+/// One line read with [`read_line_bounded`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line: newline (and a `\r` before it) stripped; the last line may lack one.
+    Text(Vec<u8>),
+    /// A line longer than the limit: its bytes were read and dropped up to the newline. Holds
+    /// its length in bytes.
+    TooLong(usize),
+    /// End of input.
+    Eof,
+}
+
+/// Reads one line from `r` without ever holding more than `max` bytes of it in memory (the
+/// blocking twin of the socket server's reader). Errors: only I/O errors of `r`.
+pub fn read_line_bounded<R: BufRead>(r: &mut R, max: usize) -> io::Result<Line> {
+    let mut buf = Vec::new();
+    let mut size = 0usize;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(match size {
+                0 => Line::Eof,
+                s if s > max => Line::TooLong(s),
+                _ => Line::Text(strip_cr(buf)),
+            });
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if size + take <= max {
+            buf.extend_from_slice(&chunk[..take]);
+        } else if !buf.is_empty() {
+            buf = Vec::new();
+        }
+        size += take;
+        r.consume(if done { take + 1 } else { take });
+        if done {
+            return Ok(if size > max {
+                Line::TooLong(size)
+            } else {
+                Line::Text(strip_cr(buf))
+            });
+        }
+    }
+}
+
+fn strip_cr(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    buf
+}
+
+/// One lazily opened connection to the board, shared by all requests of a door (`board json`,
+/// `board mcp`). It connects (starting the board if needed) on first use, checks the protocol
+/// version with one `hello`, then sends every request with [`Client::call_raw`]. A connection
+/// that failed is dropped and the next call opens a new one.
+pub struct Link {
+    client: Option<Client>,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link::new()
+    }
+}
+
+impl Link {
+    /// A link that has not connected yet.
+    pub fn new() -> Link {
+        Link { client: None }
+    }
+
+    /// Sends one request with the environment's identity and returns its result.
+    /// Errors: the board's own error for the request, or `unavailable` when no board answers
+    /// (the connection is then dropped; the request may or may not have been applied).
+    pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        let client = match self.client.as_mut() {
+            Some(c) => c,
+            None => self.client.insert(open()?),
+        };
+        let out = client.call_raw(method, params);
+        if matches!(&out, Err(e) if e.kind == ErrorKind::Unavailable) {
+            self.client = None;
+        }
+        out
+    }
+}
+
+/// Connects and says `hello` as an operator (a pure version check: it renews nothing and cannot
+/// fail on a bad identity, which the first real request reports instead).
+fn open() -> BoardResult<Client> {
+    let target = client::target()?;
+    let mut c = Client::connect(&target, true)?;
+    let identity = c.identity.take();
+    let hello = c.call_raw("hello", json!({}))?;
+    client::check_protocol(&hello)?;
+    c.identity = identity;
+    Ok(c)
+}
+
+/// Answers one input line (line number `line_no`, 1-based) as one response line.
+pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
+    let text = match line {
+        Line::Eof => return String::new(),
+        Line::TooLong(n) => {
+            let e = BoardError::invalid(format!(
+                "line {line_no} is {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)"
+            ))
+            .with_code(-32600);
+            return error_line(&Value::Null, &e.with("line", line_no));
+        }
+        Line::Text(t) => t,
+    };
+    let req = match parse_request(text) {
+        Ok(r) => r,
+        Err((id, e)) => {
+            let id = if id.is_null() { salvage_id(text) } else { id };
+            return error_line(&id, &e.with("line", line_no));
+        }
+    };
+    let refused = match req.method.as_str() {
+        "subscribe" => Some(
+            "`subscribe` turns a connection into an event stream and is not available over \
+             `board json`; use `board log --follow --json` for a stream of events",
+        ),
+        m if m.starts_with("session.") => Some(
+            "`session.*` calls belong to the `board run` launcher; start an agent with \
+             `board run -- CMD` instead",
+        ),
+        _ => None,
+    };
+    if let Some(why) = refused {
+        return error_line(&req.id, &BoardError::usage(why).with("line", line_no));
+    }
+    match link.call(&req.method, Value::Object(req.params)) {
+        Ok(v) => result_line(&req.id, &v),
+        Err(e) => error_line(&req.id, &e.with("line", line_no)),
+    }
+}
+
+/// The id of a line refused for invalid UTF-8 that is JSON otherwise (read with the bad bytes
+/// replaced), so the caller can match the error to its request. Null when there is none.
+fn salvage_id(line: &[u8]) -> Value {
+    if std::str::from_utf8(line).is_ok() {
+        return Value::Null;
+    }
+    match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
+        Ok(Value::Object(mut o)) => match o.remove("id") {
+            Some(id @ (Value::Number(_) | Value::String(_))) => id,
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    }
+}
+
+/// Runs the loop over `input` and `output` until end of input. Errors: only I/O failures of the
+/// two streams (bad input lines are answered, never fatal).
+pub fn serve<R: BufRead, W: Write>(
+    input: &mut R,
+    output: &mut W,
+    link: &mut Link,
+) -> Result<(), JsonDoorError> {
+    let mut line_no = 0u64;
+    loop {
+        let line = read_line_bounded(input, MAX_LINE).map_err(JsonDoorError::Read)?;
+        if line == Line::Eof {
+            return Ok(());
+        }
+        line_no += 1;
+        let out = answer(link, &line, line_no);
+        output
+            .write_all(out.as_bytes())
+            .and_then(|()| output.write_all(b"\n"))
+            .and_then(|()| output.flush())
+            .map_err(JsonDoorError::Write)?;
+    }
+}
+
+/// `board json`: serves stdin/stdout; returns the exit code (0 at end of input, 1 when a stream
+/// failed).
+pub fn run() -> i32 {
+    let stdin = io::stdin();
+    let mut input = io::BufReader::with_capacity(64 * 1024, stdin.lock());
+    let stdout = io::stdout();
+    let mut output = stdout.lock();
+    let mut link = Link::new();
+    match serve(&mut input, &mut output, &mut link) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("board json: {e}");
+            1
+        }
+    }
+}
+
+/// `board json --schema`: prints [`SCHEMA`]; returns the exit code.
+pub fn print_schema() -> i32 {
+    let mut out = io::stdout().lock();
+    match out.write_all(SCHEMA.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("board json: {e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], max: usize, cap: usize) -> Vec<Line> {
+        let mut r = io::BufReader::with_capacity(cap, input);
+        let mut out = Vec::new();
+        loop {
+            let l = read_line_bounded(&mut r, max).unwrap();
+            if l == Line::Eof {
+                return out;
+            }
+            out.push(l);
+        }
+    }
+
+    #[test]
+    fn long_lines_are_dropped_and_reading_goes_on() {
+        let mut input = vec![b'x'; 100];
+        input.extend_from_slice(b"\nok\r\n\nlast");
+        assert_eq!(
+            lines(&input, 50, 16),
+            vec![
+                Line::TooLong(100),
+                Line::Text(b"ok".to_vec()),
+                Line::Text(Vec::new()),
+                Line::Text(b"last".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_limit_is_kept() {
+        let mut input = vec![b'y'; 50];
+        input.push(b'\n');
+        assert_eq!(lines(&input, 50, 7), vec![Line::Text(vec![b'y'; 50])]);
+        let unterminated = vec![b'z'; 51];
+        assert_eq!(lines(&unterminated, 50, 7), vec![Line::TooLong(51)]);
+    }
+
+    #[test]
+    fn the_schema_is_json_and_names_every_method() {
+        let v: Value = serde_json::from_str(SCHEMA).unwrap();
+        for m in crate::protocol::METHODS {
+            assert!(v["$defs"]["params"].get(*m).is_some(), "params of {m}");
+            assert!(v["$defs"]["results"].get(*m).is_some(), "result of {m}");
+        }
+    }
+
+    #[test]
+    fn bad_lines_are_answered_without_a_board() {
+        let mut link = Link::new();
+        let out = answer(&mut link, &Line::Text(b"{oops".to_vec()), 3);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["error"]["data"]["line"], json!(3));
+        assert_eq!(v["error"]["data"]["kind"], json!("invalid"));
+        let out = answer(
+            &mut link,
+            &Line::Text(br#"{"jsonrpc":"2.0","id":9,"method":"subscribe"}"#.to_vec()),
+            4,
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["id"], json!(9));
+        assert_eq!(v["error"]["data"]["kind"], json!("usage"));
+    }
+}
