@@ -244,7 +244,8 @@ fn event_loop(
     let mut app = App::new(color);
     let mut refreshes = Refreshes::default();
     let mut next_tick = start + Duration::from_secs(1);
-    app.set_height(terminal.size()?.height);
+    let size = terminal.size()?;
+    app.set_size(size.width, size.height);
     loop {
         app.set_clock(mono_ms(start, Instant::now()), wall_ms());
         terminal.draw(|f| view::draw(f, &app))?;
@@ -274,7 +275,7 @@ fn event_loop(
             match msg {
                 Msg::Term(Event::Key(k)) => effects.extend(app.on_key(k)),
                 Msg::Term(Event::Paste(s)) => app.on_paste(&s),
-                Msg::Term(Event::Resize(_, h)) => app.set_height(h),
+                Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
                 Msg::Term(_) => {}
                 Msg::TermError(e) => return Err(e.into()),
                 Msg::Connected => effects.extend(app.on_connected()),

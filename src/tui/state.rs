@@ -588,6 +588,8 @@ pub struct App {
     pub flash: Option<Flash>,
     /// Rows a page key moves (set from the terminal height).
     pub page: usize,
+    /// Terminal size (columns, rows), for scrolling limits.
+    pub size: (u16, u16),
 }
 
 fn parse_ms(s: &str) -> Option<i64> {
@@ -654,6 +656,7 @@ impl App {
             now_wall_ms: 0,
             flash: None,
             page: 10,
+            size: (80, 24),
         }
     }
 
@@ -663,8 +666,9 @@ impl App {
         self.now_wall_ms = now_wall_ms;
     }
 
-    /// Records the terminal height (for page movement).
-    pub fn set_height(&mut self, rows: u16) {
+    /// Records the terminal size (for page movement and scrolling limits).
+    pub fn set_size(&mut self, cols: u16, rows: u16) {
+        self.size = (cols, rows);
         self.page = usize::from(rows / 2).max(1);
     }
 
@@ -1305,18 +1309,23 @@ impl App {
     }
 
     fn key_detail(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let max = match &self.mode {
+            Mode::Detail(d) => super::view::detail_max_scroll(self, d, self.size.0, self.size.1),
+            _ => return Vec::new(),
+        };
+        let page = self.page;
         let Mode::Detail(d) = &mut self.mode else {
             return Vec::new();
         };
-        let page = self.page;
+        let scroll = d.scroll.min(max);
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter => self.mode = Mode::Normal,
-            KeyCode::Char('j') | KeyCode::Down => d.scroll += 1,
-            KeyCode::Char('k') | KeyCode::Up => d.scroll = d.scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => d.scroll += page,
-            KeyCode::PageUp => d.scroll = d.scroll.saturating_sub(page),
+            KeyCode::Char('j') | KeyCode::Down => d.scroll = (scroll + 1).min(max),
+            KeyCode::Char('k') | KeyCode::Up => d.scroll = scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => d.scroll = (scroll + page).min(max),
+            KeyCode::PageUp => d.scroll = scroll.saturating_sub(page),
             KeyCode::Char('g') | KeyCode::Home => d.scroll = 0,
-            KeyCode::Char('G') | KeyCode::End => d.scroll = usize::MAX / 2,
+            KeyCode::Char('G') | KeyCode::End => d.scroll = max,
             KeyCode::Char('e') | KeyCode::Char('r') | KeyCode::Char('x') => {
                 let task = d.data.as_ref().map(|x| x.task.clone()).or_else(|| {
                     let id = d.task;
@@ -1644,6 +1653,32 @@ mod tests {
         assert_eq!(fx, vec![show_call(id)]);
         app.on_key(key(KeyCode::Esc));
         assert_eq!(app.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn detail_scrolling_stops_at_the_end() {
+        let mut app = fixture::sample_app(true);
+        app.set_size(80, 24);
+        app.on_key(key(KeyCode::Enter));
+        let mut task = app.selected_task().unwrap().task.clone();
+        task.body = (0..100)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let v = json!({"task": task, "notes": [], "events": []});
+        app.on_call_result(Purpose::Show(task.id), Ok(v));
+        let scroll = |app: &App| match &app.mode {
+            Mode::Detail(d) => d.scroll,
+            other => panic!("{other:?}"),
+        };
+        app.on_key(key(KeyCode::Char('G')));
+        let max = scroll(&app);
+        assert!(max > 80, "{max}");
+        app.on_key(key(KeyCode::Char('k')));
+        assert_eq!(scroll(&app), max - 1);
+        app.on_key(key(KeyCode::Char('j')));
+        app.on_key(key(KeyCode::Char('j')));
+        assert_eq!(scroll(&app), max);
     }
 
     #[test]

@@ -1185,9 +1185,26 @@ fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Style)> {
     out
 }
 
-fn draw_detail(buf: &mut Buffer, area: Rect, app: &App, d: &Detail, t: Theme) {
+/// The details dialog's box on a screen of `area`.
+fn detail_box(area: Rect) -> (u16, u16) {
     let w = (area.width * 9 / 10).max(area.width.min(60));
     let h = (area.height * 17 / 20).max(area.height.min(12));
+    (w.min(area.width), h.min(area.height))
+}
+
+/// The largest useful scroll position of the details dialog on a `width`×`height` screen.
+pub fn detail_max_scroll(app: &App, d: &Detail, width: u16, height: u16) -> usize {
+    let (w, h) = detail_box(Rect::new(0, 0, width, height));
+    let (inner_w, inner_h) = (w.saturating_sub(2), h.saturating_sub(2));
+    if inner_w < 3 {
+        return 0;
+    }
+    let lines = detail_lines(app, d, usize::from(inner_w - 2)).len();
+    lines.saturating_sub(usize::from(inner_h))
+}
+
+fn draw_detail(buf: &mut Buffer, area: Rect, app: &App, d: &Detail, t: Theme) {
+    let (w, h) = detail_box(area);
     let inner = dialog(buf, area, w, h, &format!("Task #{}", d.task), t);
     if inner.width < 3 || inner.height == 0 {
         return;
