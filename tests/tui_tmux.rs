@@ -17,8 +17,10 @@ use serde_json::Value;
 const BOARD: &str = env!("CARGO_BIN_EXE_board");
 const WIDTH: usize = 120;
 const HEIGHT: usize = 40;
-/// The backlog's columns at 120 wide (the agents and the feed sit to its right).
-const BACKLOG_COLS: usize = WIDTH * 3 / 5;
+/// The backlog's columns at this width (the agents and the feed sit to its right).
+fn backlog_cols() -> usize {
+    usize::from(board::tui::view::backlog_width(WIDTH as u16))
+}
 
 fn tmux_missing() -> bool {
     let missing = Command::new("tmux").arg("-V").output().is_err();
@@ -305,7 +307,7 @@ impl Drop for Tmux {
 fn backlog_lines(screen: &str) -> Vec<String> {
     screen
         .lines()
-        .map(|l| l.chars().take(BACKLOG_COLS).collect())
+        .map(|l| l.chars().take(backlog_cols()).collect())
         .collect()
 }
 

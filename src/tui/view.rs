@@ -147,6 +147,16 @@ fn ago(ms: i64) -> String {
     }
 }
 
+/// Columns of the backlog on a screen `width` columns wide (all of it below [`WIDE`]; from
+/// there on the agents and the feed get the rest, at least 54 columns).
+pub fn backlog_width(width: u16) -> u16 {
+    if width < WIDE {
+        width
+    } else {
+        width - (width * 2 / 5).max(54)
+    }
+}
+
 /// Where each part of the main screen goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Areas {
@@ -171,7 +181,7 @@ fn layout(area: Rect, banners: u16, agents: usize) -> Areas {
         .unwrap_or(u16::MAX)
         .saturating_add(2);
     if area.width >= WIDE {
-        let left_w = area.width * 3 / 5;
+        let left_w = backlog_width(area.width);
         let backlog = Rect::new(main.x, main.y, left_w, main.height);
         let right = Rect::new(main.x + left_w, main.y, main.width - left_w, main.height);
         let agents_h = agents_want.min(right.height / 2).max(right.height.min(3));
@@ -588,14 +598,26 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     if inner.height == 0 {
         return;
     }
-    // name, state, pid, pane, claims, heard, note
-    let widths: [u16; 6] = [14, 8, 7, 5, 12, 7];
+    // name, state, pid, pane, claims, heard, note; narrow panels shrink and drop the pane
+    // column when no agent has a pane.
+    let any_pane = app.agents.iter().any(|a| !a.pane.is_empty());
+    let narrow = inner.width < 78;
+    let widths: [u16; 6] = [
+        if narrow { 12 } else { 14 },
+        8,
+        7,
+        if narrow && !any_pane { 0 } else { 5 },
+        if narrow { 9 } else { 12 },
+        7,
+    ];
     let head = ["NAME", "STATE", "PID", "PANE", "CLAIMS", "HEARD"];
     let mut xs = [0u16; 7];
     let mut x = inner.x + 1;
     for (i, w) in widths.iter().enumerate() {
         xs[i] = x;
-        x = x.saturating_add(w + 1);
+        if *w > 0 {
+            x = x.saturating_add(w + 1);
+        }
     }
     xs[6] = x;
     let right = inner.right();
@@ -610,7 +632,7 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     let head_style = t.dim().add_modifier(Modifier::BOLD);
     for (i, h) in head.iter().enumerate() {
         if let Some((cx, w)) = cell(i) {
-            if i == 2 {
+            if i == 2 || i == 5 {
                 put_right(buf, cx, inner.y, w, h, head_style);
             } else {
                 put(buf, cx, inner.y, w, h, head_style);
