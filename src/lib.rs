@@ -4,7 +4,8 @@
 //! lease rules as pure functions over a clock, [`daemon`] the board process and its tasks (socket
 //! server, sweep, process watchers, event broadcast, config reload), [`client`] and [`cli`] the
 //! thin client commands, [`runner`] the `board run` launcher, [`procfs`]/[`pidfd`] what the board
-//! reads of processes, and [`sanitize`] what makes agent text inert on a terminal.
+//! reads of processes, [`sanitize`] what makes agent text inert on a terminal, and [`tui`] the
+//! live board in a terminal pane.
 
 pub mod agents_init;
 pub mod cli;
@@ -24,4 +25,5 @@ pub mod runner;
 pub mod sanitize;
 pub mod stdio_json;
 pub mod store;
+pub mod tui;
 pub mod up;

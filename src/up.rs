@@ -96,7 +96,7 @@ pub fn up(attach: bool) -> BoardResult<Value> {
         }
     } else {
         let root = paths.root.to_string_lossy().to_string();
-        let tui = format!("{} log --follow", shell_quote(&exe));
+        let tui = format!("{} tui", shell_quote(&exe));
         tmux(&[
             "new-session",
             "-d",

@@ -181,6 +181,8 @@ pub enum Cmd {
     Stop,
     /// Run the board process in the foreground.
     Serve,
+    /// The live board in this terminal (also what `board` with no command opens).
+    Tui,
     /// Run an agent under the board: CMD gets BOARD_SOCKET, BOARD_AGENT, BOARD_TOKEN.
     Run {
         /// Session name (ids become NAME, NAME-2, …).
@@ -222,12 +224,10 @@ pub enum Cmd {
 pub fn run(cli: Cli) -> i32 {
     let json_out = cli.json;
     let Some(cmd) = cli.command else {
-        return fail(
-            json_out,
-            &BoardError::usage("the TUI is not built yet; see `board --help`"),
-        );
+        return tui(json_out);
     };
     let out = match cmd {
+        Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
         Cmd::Run { name, pane, cmd } => return crate::runner::run(&name, pane.as_deref(), &cmd),
         Cmd::Demo { dir, keep } => return crate::demo::run(dir, keep),
@@ -272,6 +272,19 @@ pub fn run(cli: Cli) -> i32 {
         }
         Err(e) => fail(json_out, &e),
     }
+}
+
+/// `board tui`: interactive only, so `--json` is a usage error.
+fn tui(json_out: bool) -> i32 {
+    if json_out {
+        return fail(
+            json_out,
+            &BoardError::usage(
+                "the TUI has no JSON output; use `board list --json` or `board log --follow --json`",
+            ),
+        );
+    }
+    crate::tui::run()
 }
 
 fn fail(json_out: bool, e: &BoardError) -> i32 {
@@ -368,6 +381,7 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Stop => ("stop", json!({})),
         Cmd::Init { .. }
         | Cmd::Serve
+        | Cmd::Tui
         | Cmd::Run { .. }
         | Cmd::Demo { .. }
         | Cmd::Up { .. }

@@ -1,0 +1,437 @@
+//! `board tui` (and `board` with no command): the live board in a terminal pane.
+//!
+//! Threads and data flow:
+//!
+//! - **events**: a connection subscribed to the board's event stream ([`Client::follow`]). Each
+//!   event becomes a [`Msg::Event`]; when the board goes away it reports
+//!   [`Msg::Disconnected`] and reconnects with backoff (100 ms doubling to 2 s), resuming after
+//!   the last event it saw.
+//! - **fetch**: a second connection that answers [`Job`]s: a refresh (`status`, `goal`, `list`,
+//!   `agents`, `log` → [`Msg::Snapshot`]) or a steering call (`add`, `edit`, `goal`, `release`,
+//!   `cancel`, `show` → [`Msg::CallDone`]). Writes carry an `op_id`, so the one retry after a
+//!   broken connection is never applied twice.
+//! - **input**: crossterm key, paste and resize events.
+//! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update
+//!   functions of [`state`], carries out the [`Effect`]s they return, and redraws with
+//!   [`view::draw`] after every batch of messages and once a second (lease countdowns). Refreshes
+//!   are coalesced: at most one in flight and one queued, however many events arrive.
+//!
+//! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
+
+pub mod fixture;
+pub mod state;
+pub mod view;
+
+use std::io::{stdout, IsTerminal};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
+use crossterm::execute;
+use ratatui::DefaultTerminal;
+use serde_json::{json, Value};
+
+use crate::client::{self, Client, Target};
+use crate::error::{BoardError, BoardResult, ErrorKind};
+use crate::sanitize::inert;
+use state::{App, Call, Effect, Purpose, Snapshot};
+
+/// How often the snapshot is re-fetched without any event (agents' own requests renew leases
+/// and update "last heard" without an event).
+const PERIODIC_REFRESH: Duration = Duration::from_secs(5);
+/// Events kept in the feed.
+const FEED_EVENTS: i64 = 200;
+/// Messages applied before the screen is redrawn, at most.
+const BATCH: usize = 512;
+
+/// Why the TUI could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The board could not be reached or refused us (before the screen was taken).
+    #[error("{0}")]
+    Board(#[from] BoardError),
+    /// stdin or stdout is not a terminal.
+    #[error(
+        "the TUI needs a terminal; in scripts use `board list`, `board agents` or `board log --follow`"
+    )]
+    NotATerminal,
+    /// Setting up, drawing to or reading from the terminal failed.
+    #[error("terminal: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+impl TuiError {
+    /// The process exit code (design: "CLI exit codes").
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            TuiError::Board(e) => e.kind.exit_code(),
+            TuiError::NotATerminal => ErrorKind::Usage.exit_code(),
+            TuiError::Terminal(_) => 1,
+        }
+    }
+}
+
+/// Runs the TUI until the user quits; returns the exit code.
+pub fn run() -> i32 {
+    match try_run() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("board: {}", inert(&e.to_string()));
+            e.exit_code()
+        }
+    }
+}
+
+/// What the UI loop hears about.
+enum Msg {
+    /// A terminal event.
+    Term(Event),
+    /// Reading the terminal failed.
+    TermError(std::io::Error),
+    /// The event stream is (re)connected.
+    Connected,
+    /// The event stream broke; `attempt` failures in a row.
+    Disconnected { attempt: u32, error: String },
+    /// The board published an event.
+    Event,
+    /// A refresh finished; the instant is when the task list was fetched.
+    Snapshot(BoardResult<(Snapshot, Instant)>),
+    /// A call finished.
+    CallDone(Purpose, BoardResult<Value>),
+}
+
+/// Work for the fetch thread.
+enum Job {
+    Refresh,
+    Call(Call),
+}
+
+fn operator(mut c: Client) -> Client {
+    c.identity = None;
+    c
+}
+
+fn try_run() -> Result<(), TuiError> {
+    if !stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    let target = client::target()?;
+    // Start the board if none runs and check its protocol before taking over the screen, so
+    // these errors print plainly.
+    operator(Client::connect(&target, true)?).call("hello", json!({}))?;
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
+    let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name(format!("board-tui-{name}"))
+            .spawn(f)
+            .map(|_| ())
+    };
+    {
+        let (target, tx) = (target.clone(), tx.clone());
+        spawn("events", Box::new(move || event_stream(&target, &tx)))?;
+    }
+    {
+        let (target, tx) = (target.clone(), tx.clone());
+        spawn(
+            "fetch",
+            Box::new(move || fetch_worker(&target, &jobs_rx, &tx)),
+        )?;
+    }
+    let mut terminal = setup_terminal()?;
+    {
+        let tx = tx.clone();
+        if let Err(e) = spawn("input", Box::new(move || read_input(&tx))) {
+            restore_terminal();
+            return Err(e.into());
+        }
+    }
+    drop(tx);
+    let out = event_loop(&mut terminal, &rx, &jobs_tx, color);
+    restore_terminal();
+    out
+}
+
+/// Raw mode, alternate screen, bracketed paste; a panic hook that undoes them first.
+fn setup_terminal() -> std::io::Result<DefaultTerminal> {
+    // try_init installs a hook restoring raw mode and the main screen; ours runs before it.
+    let terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            restore_terminal();
+            return Err(e);
+        }
+    };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(stdout(), DisableBracketedPaste, crossterm::cursor::Show);
+        previous(info);
+    }));
+    if let Err(e) = execute!(stdout(), EnableBracketedPaste) {
+        restore_terminal();
+        return Err(e);
+    }
+    Ok(terminal)
+}
+
+fn restore_terminal() {
+    let _ = execute!(stdout(), DisableBracketedPaste, crossterm::cursor::Show);
+    ratatui::restore();
+}
+
+fn read_input(tx: &Sender<Msg>) {
+    loop {
+        let msg = match crossterm::event::read() {
+            Ok(ev) => Msg::Term(ev),
+            Err(e) => {
+                let _ = tx.send(Msg::TermError(e));
+                return;
+            }
+        };
+        if tx.send(msg).is_err() {
+            return;
+        }
+    }
+}
+
+fn wall_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn mono_ms(start: Instant, at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(start).as_millis()).unwrap_or(u64::MAX)
+}
+
+/// At most one refresh in flight and one queued.
+#[derive(Default)]
+struct Refreshes {
+    in_flight: bool,
+    wanted: bool,
+    last_sent: Option<Instant>,
+}
+
+impl Refreshes {
+    fn request(&mut self, jobs: &Sender<Job>) {
+        if self.in_flight {
+            self.wanted = true;
+        } else if jobs.send(Job::Refresh).is_ok() {
+            self.in_flight = true;
+            self.last_sent = Some(Instant::now());
+        }
+    }
+
+    fn finished(&mut self, jobs: &Sender<Job>) {
+        self.in_flight = false;
+        if std::mem::take(&mut self.wanted) {
+            self.request(jobs);
+        }
+    }
+}
+
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    rx: &Receiver<Msg>,
+    jobs: &Sender<Job>,
+    color: bool,
+) -> Result<(), TuiError> {
+    let start = Instant::now();
+    let mut app = App::new(color);
+    let mut refreshes = Refreshes::default();
+    let mut next_tick = start + Duration::from_secs(1);
+    let size = terminal.size()?;
+    app.set_size(size.width, size.height);
+    loop {
+        app.set_clock(mono_ms(start, Instant::now()), wall_ms());
+        terminal.draw(|f| view::draw(f, &app))?;
+
+        let timeout = next_tick.saturating_duration_since(Instant::now());
+        let first = match rx.recv_timeout(timeout) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        let now = Instant::now();
+        if now >= next_tick {
+            // Whole seconds since start, so countdowns tick together.
+            let secs = now.saturating_duration_since(start).as_secs() + 1;
+            next_tick = start + Duration::from_secs(secs);
+            let stale = refreshes
+                .last_sent
+                .is_none_or(|t| now.saturating_duration_since(t) >= PERIODIC_REFRESH);
+            if stale && app.conn == state::Conn::Live {
+                refreshes.request(jobs);
+            }
+        }
+        let mut effects = Vec::new();
+        let more = std::iter::from_fn(|| rx.try_recv().ok());
+        for msg in first.into_iter().chain(more).take(BATCH) {
+            app.set_clock(mono_ms(start, Instant::now()), wall_ms());
+            match msg {
+                Msg::Term(Event::Key(k)) => effects.extend(app.on_key(k)),
+                Msg::Term(Event::Paste(s)) => app.on_paste(&s),
+                Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
+                Msg::Term(_) => {}
+                Msg::TermError(e) => return Err(e.into()),
+                Msg::Connected => effects.extend(app.on_connected()),
+                Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
+                Msg::Event => effects.push(Effect::Refresh),
+                Msg::Snapshot(r) => {
+                    refreshes.finished(jobs);
+                    match r {
+                        Ok((snap, at)) => effects.extend(app.on_snapshot(snap, mono_ms(start, at))),
+                        Err(e) => app.on_fetch_error(&e),
+                    }
+                }
+                Msg::CallDone(purpose, r) => effects.extend(app.on_call_result(purpose, r)),
+            }
+        }
+        for fx in effects {
+            match fx {
+                Effect::Quit => return Ok(()),
+                Effect::Refresh => refreshes.request(jobs),
+                Effect::Call(c) => {
+                    if jobs.send(Job::Call(c)).is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Follows the board's event stream forever, reconnecting with backoff. Returns when the UI
+/// loop is gone.
+fn event_stream(target: &Target, tx: &Sender<Msg>) {
+    let mut after: Option<i64> = None;
+    let mut failures: u32 = 0;
+    loop {
+        let outcome = (|| -> BoardResult<bool> {
+            let mut c = operator(Client::connect(target, false)?);
+            let last = c.call("log", json!({ "limit": 1 }))?;
+            let last_id = last["events"][0]["id"].as_i64().unwrap_or(0);
+            // A board with a fresh log (ids restarted) must not be followed from an old id.
+            let from = after.filter(|a| *a <= last_id).unwrap_or(last_id);
+            after = Some(from);
+            failures = 0;
+            if tx.send(Msg::Connected).is_err() {
+                return Ok(false);
+            }
+            let mut open = true;
+            c.follow(Some(from), |ev| {
+                if let Some(id) = ev.get("id").and_then(Value::as_i64) {
+                    after = Some(id);
+                }
+                open = tx.send(Msg::Event).is_ok();
+                open
+            })?;
+            Ok(open)
+        })();
+        let error = match outcome {
+            Ok(false) => return,
+            Ok(true) => "the board closed the event stream".to_string(),
+            Err(e) => e.message,
+        };
+        failures = failures.saturating_add(1);
+        if tx
+            .send(Msg::Disconnected {
+                attempt: failures,
+                error,
+            })
+            .is_err()
+        {
+            return;
+        }
+        let backoff = Duration::from_millis(100) * 2u32.saturating_pow(failures.min(5) - 1);
+        std::thread::sleep(backoff.min(Duration::from_secs(2)));
+    }
+}
+
+/// Write methods: sent with an `op_id` so a retry is never applied twice.
+const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "release", "note"];
+
+static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn op_id() -> String {
+    format!(
+        "tui-{}-{}-{}",
+        std::process::id(),
+        wall_ms(),
+        OP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Answers jobs on one connection, reconnecting (without starting a board) when it broke.
+fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
+    let mut conn: Option<Client> = None;
+    while let Ok(job) = jobs.recv() {
+        let mut batch = vec![job];
+        batch.extend(std::iter::from_fn(|| jobs.try_recv().ok()));
+        let mut refresh = false;
+        for job in batch {
+            match job {
+                Job::Refresh => refresh = true,
+                Job::Call(call) => {
+                    let mut params = call.params.clone();
+                    if WRITES.contains(&call.method) {
+                        params["op_id"] = json!(op_id());
+                    }
+                    let r = with_conn(target, &mut conn, |c| c.call(call.method, params.clone()));
+                    if tx.send(Msg::CallDone(call.purpose, r)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        if refresh {
+            let r = with_conn(target, &mut conn, fetch_snapshot);
+            if tx.send(Msg::Snapshot(r)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs `f` on the kept connection; when that connection turns out broken, runs it once more
+/// on a new one.
+fn with_conn<T>(
+    target: &Target,
+    conn: &mut Option<Client>,
+    mut f: impl FnMut(&mut Client) -> BoardResult<T>,
+) -> BoardResult<T> {
+    let reused = conn.is_some();
+    for attempt in 0..2 {
+        let c = match conn {
+            Some(c) => c,
+            None => conn.insert(operator(Client::connect(target, false)?)),
+        };
+        match f(c) {
+            Err(e) if e.kind == ErrorKind::Unavailable => {
+                *conn = None;
+                if !reused || attempt == 1 {
+                    return Err(e);
+                }
+            }
+            other => return other,
+        }
+    }
+    Err(BoardError::unavailable("the board is not answering"))
+}
+
+fn fetch_snapshot(c: &mut Client) -> BoardResult<(Snapshot, Instant)> {
+    let status = c.call("status", json!({}))?;
+    let goal = c.call_raw("goal", json!({}))?;
+    let list = c.call_raw("list", json!({}))?;
+    let at = Instant::now();
+    let agents = c.call_raw("agents", json!({ "all": true }))?;
+    let log = c.call_raw("log", json!({ "limit": FEED_EVENTS }))?;
+    Ok((
+        Snapshot::from_results(&status, &goal, &list, &agents, &log)?,
+        at,
+    ))
+}
