@@ -83,6 +83,24 @@ fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
         .unwrap()
         .contains("board.toml"));
     assert!(b.serve_pid().is_some_and(running));
+    // The board read the broken file once, not over and over (its own reads of the file, and
+    // every client command's, are no edits).
+    let refusals = || {
+        std::fs::read_to_string(b.root.join(".board/board.log"))
+            .unwrap()
+            .matches("board.toml edit refused")
+            .count()
+    };
+    let mut observed = Vec::new();
+    for _ in 0..5 {
+        b.board(&["status"]); // a client reading board.toml
+        std::thread::sleep(Duration::from_millis(200));
+        observed.push(refusals());
+    }
+    assert!(
+        observed[0] <= 2 && observed.iter().all(|&n| n == observed[0]),
+        "the broken board.toml was re-read without an edit: refusals logged {observed:?}"
+    );
 
     // Agents already under the board keep working with the old values.
     let (_a3, c3) = claim_in_agent(&b, "during", 3);

@@ -66,6 +66,9 @@ fn board_for(death: Death) -> TestBoard {
     let mut b = TestBoard::init(&config_text(HARD_ONLY, extra));
     b.write_profile("sleeper", SLEEPER);
     b.serve();
+    if death == Death::KillPane {
+        b.tmux();
+    }
     b.add_tasks(1);
     b
 }
@@ -101,6 +104,10 @@ fn one_death(b: &mut TestBoard, ev: &mut Events, death: Death, i: usize) -> (Dur
     assert_eq!(s["claims"], serde_json::json!([1]), "{s}");
     let pid = s["pid"].as_i64().unwrap() as i32;
     let launcher = s["launcher_pid"].as_i64().unwrap() as i32;
+    if death != Death::ExitZero {
+        // The agent finished `board claim` (its answer printed) and now only sleeps.
+        wait_exec(pid, "sleep");
+    }
 
     // The exit case: the agent is blocked reading its FIFO before the clock starts.
     let mut writer = fifo
@@ -191,6 +198,7 @@ fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
     ));
     b.write_profile("sleeper", SLEEPER);
     b.serve();
+    b.tmux();
     b.add_tasks(4);
     let mut ev = b.events();
     let up = b.ok(&["up"]);
@@ -207,6 +215,9 @@ fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
         (agents.len() == 4).then_some(agents)
     })
     .expect("four agents in panes each hold a claim");
+    for a in &working {
+        wait_exec(a["pid"].as_i64().unwrap() as i32, "sleep");
+    }
     assert!(b.ready().is_empty());
     // The board relies on no tmux hook: closing panes is seen through their processes.
     let hooks = b.tmux().run(&["show-hooks", "-g"]);
@@ -305,4 +316,60 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         "when the helper was terminated the board already knew: {s}"
     );
     assert!(b.ready().contains(&1));
+}
+
+#[test]
+fn a_subscriber_sees_every_expel_when_eight_agents_die_at_once() {
+    let b = TestBoard::start(HARD_ONLY);
+    b.add_tasks(8);
+    let mut ev = b.events();
+    let agents: Vec<Agent> = (1..=8)
+        .map(|i| b.run_agent(&format!("d{i}"), "board claim >/dev/null && exec sleep 300"))
+        .collect();
+    for a in &agents {
+        let s = b.wait_working(&a.name);
+        wait_exec(s["pid"].as_i64().unwrap() as i32, "sleep");
+    }
+    let t0 = Instant::now();
+    // Each launcher leads its process group: this kills launcher and agent together.
+    drop(agents);
+    for i in 1..=8 {
+        let id = format!("d{i}");
+        let (t1, e) = ev
+            .wait(Duration::from_secs(5), is("expel", &id))
+            .unwrap_or_else(|| panic!("the subscriber never saw {id} expelled"));
+        assert!(t1 - t0 < LIMIT, "{id}: {:?}", t1 - t0);
+        assert!(
+            e["reason"] == "launcher (board run) exited" || e["reason"] == "killed by SIGKILL",
+            "{e}"
+        );
+    }
+    assert_eq!(b.ready().len(), 8);
+}
+
+#[test]
+fn a_launcher_hung_up_while_it_starts_reports_the_hangup() {
+    let b = TestBoard::start(HARD_ONLY);
+    let mut ev = b.events();
+    for i in 0..iterations(5) {
+        let name = format!("early{i}");
+        let mut a = b.run_agent(&name, "exec sleep 300");
+        // Hang up the moment the session exists: the launcher is still starting its agent.
+        ev.wait(Duration::from_secs(10), is("session_start", &name))
+            .expect("registered");
+        kill(Pid::from_raw(a.launcher_pid()), Signal::SIGHUP).unwrap();
+        let (_, e) = ev
+            .wait(Duration::from_secs(5), is("session_end", &name))
+            .expect("the session ended");
+        assert_eq!(e["reason"], "terminal closed (SIGHUP)", "{name}: {e}");
+        let status = a.child.wait().unwrap();
+        assert!(!status.success(), "{name}: the agent ended with the hangup");
+        let s = b.session(&name).unwrap();
+        if let Some(pid) = s["pid"].as_i64() {
+            assert!(
+                wait_until(Duration::from_secs(2), || !running(pid as i32)),
+                "{name}: the agent outlived its launcher"
+            );
+        }
+    }
 }

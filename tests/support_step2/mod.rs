@@ -391,6 +391,7 @@ impl TestBoard {
         let log = File::create(self.root.join(format!("serve-{}.out", self.serves))).unwrap();
         let child = self
             .cmd(&["serve"])
+            .env("BOARD_LOG", "info,board::daemon::watchers=debug")
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -520,12 +521,53 @@ impl TestBoard {
         p
     }
 
-    /// The private tmux server of this test (created on first use).
+    /// The private tmux server of this test, started on first use with a `keepalive` session so
+    /// it does not exit (and race the next `board up`) when `board down` ends the last board
+    /// session. Its environment puts the board binary on PATH for the panes.
     pub fn tmux(&mut self) -> &Tmux {
         require_tmux();
-        self.tmux.get_or_insert_with(|| Tmux {
-            tmpdir: self.dir.path().to_path_buf(),
-        })
+        if self.tmux.is_none() {
+            let t = Tmux {
+                tmpdir: self.dir.path().to_path_buf(),
+            };
+            let out = t
+                .cmd()
+                .env("PATH", Self::path_env())
+                .current_dir(&self.root)
+                .args(["new-session", "-d", "-s", "keepalive", "sleep 100000"])
+                .output()
+                .expect("run tmux");
+            assert!(out.status.success(), "tmux new-session: {out:?}");
+            self.tmux = Some(t);
+        }
+        self.tmux.as_ref().unwrap()
+    }
+
+    /// Prints what a failed test needs to see: the board's log and the agents' output.
+    fn dump(&self) {
+        let log = fs::read_to_string(self.root.join(".board/board.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(80).collect();
+        eprintln!("--- board.log (last {} lines) ---", tail.len());
+        for l in tail.iter().rev() {
+            eprintln!("{l}");
+        }
+        eprintln!("--- board serve output ---\n{}", self.serve_output());
+        if let Ok(dir) = fs::read_dir(&self.root) {
+            for e in dir.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "out")
+                    && !p.to_string_lossy().contains("serve-")
+                {
+                    let text = fs::read_to_string(&p).unwrap_or_default();
+                    eprintln!("--- {} ---\n{text}", p.display());
+                }
+            }
+        }
+        if let Some(t) = &self.tmux {
+            if let Ok(out) = t.cmd().args(["list-panes", "-a", "-F", "#{session_name}:#{window_name} #{pane_id} #{pane_pid} dead=#{pane_dead} #{pane_current_command}"]).output() {
+                eprintln!("--- tmux panes ---\n{}", String::from_utf8_lossy(&out.stdout));
+            }
+        }
     }
 }
 
@@ -557,6 +599,15 @@ pub fn running(pid: i32) -> bool {
     }
 }
 
+/// Waits (≤ 10 s) until process `pid` runs the program `comm` (e.g. an agent script reached
+/// its final `exec sleep`), so a test does not kill it half way through a board call.
+pub fn wait_exec(pid: i32, comm: &str) {
+    let ok = wait_until(Duration::from_secs(10), || {
+        fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm)
+    });
+    assert!(ok, "process {pid} never became {comm:?}");
+}
+
 /// The state letter of `pid` (`S`, `T`, `Z`, …).
 pub fn proc_state(pid: i32) -> Option<char> {
     let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -570,6 +621,9 @@ pub fn proc_state(pid: i32) -> Option<char> {
 
 impl Drop for TestBoard {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.dump();
+        }
         // Close panes while the board still answers, so their launchers report and exit.
         if let Some(t) = self.tmux.take() {
             drop(t);
