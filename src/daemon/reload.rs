@@ -31,6 +31,9 @@ pub async fn run(board: Arc<Board>) {
         tracing::warn!(error = %e, "cannot watch the project root; edits need a restart");
         return;
     }
+    // An edit made after the board read board.toml at start but before the watch began would
+    // otherwise wait for the next edit.
+    apply(&board);
     while let Some(ev) = rx.recv().await {
         if !changes_content(&ev.kind)
             || !ev
