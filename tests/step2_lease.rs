@@ -230,13 +230,23 @@ fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     let stopped = Instant::now();
     assert!(wait_until(Duration::from_secs(2), || proc_state(pid) == Some('T')));
-    // Let any sweep that started before the stop finish; from here on nothing may renew.
-    std::thread::sleep(Duration::from_millis(3 * SWEEP_MS as u64));
-    let t = b.task(1)["task"].clone();
-    let now = wall_ms();
-    let left = t["expires_in_ms"].as_i64().expect("claimed");
-    assert!(left > 0 && left <= 2000, "{t}");
-    let deadline = now + left;
+    // The expiry set by the last renewal: the deadline it implies (wall clock) stops moving once
+    // no sweep renews the stopped holder any more (a sweep may have started before the stop).
+    let reading = || {
+        let t = b.task(1)["task"].clone();
+        let left = t["expires_in_ms"].as_i64().expect("claimed");
+        assert!(left > 0 && left <= 2000, "{t}");
+        wall_ms() + left
+    };
+    let mut prev = reading();
+    let deadline = poll(Duration::from_secs(2), || {
+        std::thread::sleep(Duration::from_millis(2 * SWEEP_MS as u64));
+        let d = reading();
+        let stable = (d - prev).abs() <= 30;
+        prev = d;
+        stable.then_some(d)
+    })
+    .expect("the stopped holder's expiry kept moving");
 
     // Restart every 2 s, the first one inside the lease, alternating SIGTERM and SIGKILL, until
     // the lapse is in the log and one more restart has happened after it.
