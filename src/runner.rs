@@ -50,6 +50,11 @@ fn connect(target: &Target) -> BoardResult<Client> {
 async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i32> {
     let target = client::target()?;
     let mut c = connect(&target)?;
+    // Catch the signals from here on (the board is up), before there is a session or a child:
+    // one that arrives while we start (a pane closed at once) is then handled by `supervise`
+    // (reported, forwarded) instead of killing us with the agent orphaned and the wrong reason
+    // on record.
+    let signals = Signals::new();
     let reg = c.call("session.register", json!({ "name": name }))?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
@@ -109,7 +114,7 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
             let _ = c.call("session.exit", params);
         }
     };
-    let status = supervise(&mut child, pid, on_hangup).await;
+    let status = supervise(&mut child, pid, signals, on_hangup).await;
     let (code, sig) = (status.code(), status.signal());
     // Report first (the claims must be freed at once), then clean up.
     report_exit(&target, &agent, &token, code, sig);
@@ -117,19 +122,35 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     Ok(code.unwrap_or_else(|| 128 + sig.unwrap_or(0)))
 }
 
+/// SIGINT, SIGTERM and SIGHUP, caught from creation on (tokio keeps one that arrives before
+/// anyone waits for it).
+struct Signals(Option<(Sig, Sig, Sig)>);
+
+type Sig = tokio::signal::unix::Signal;
+
+impl Signals {
+    fn new() -> Self {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(a), Ok(b), Ok(c)) => Signals(Some((a, b, c))),
+            _ => Signals(None),
+        }
+    }
+}
+
 /// Waits for the child, forwarding SIGINT/SIGTERM/SIGHUP to it.
 async fn supervise(
     child: &mut tokio::process::Child,
     pid: i32,
+    signals: Signals,
     on_hangup: impl Fn(),
 ) -> std::process::ExitStatus {
-    let (mut int, mut term, mut hup) = match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) {
-        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
-        _ => {
+    let (mut int, mut term, mut hup) = match signals.0 {
+        Some(s) => s,
+        None => {
             return child
                 .wait()
                 .await

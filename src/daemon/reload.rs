@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::state::Board;
 use crate::config::Config;
@@ -30,11 +31,15 @@ pub async fn run(board: Arc<Board>) {
         tracing::warn!(error = %e, "cannot watch the project root; edits need a restart");
         return;
     }
+    // An edit made after the board read board.toml at start but before the watch began would
+    // otherwise wait for the next edit.
+    apply(&board);
     while let Some(ev) = rx.recv().await {
-        if !ev
-            .paths
-            .iter()
-            .any(|p| p.file_name() == cfg_path.file_name())
+        if !changes_content(&ev.kind)
+            || !ev
+                .paths
+                .iter()
+                .any(|p| p.file_name() == cfg_path.file_name())
         {
             continue;
         }
@@ -42,6 +47,17 @@ pub async fn run(board: Arc<Board>) {
         tokio::time::sleep(Duration::from_millis(50)).await;
         while rx.try_recv().is_ok() {}
         apply(&board);
+    }
+}
+
+/// Whether an event can mean new content. Opening or reading the file cannot, and must not
+/// count: `apply` itself opens it (and every client command reads it), so reacting to those
+/// would re-read the file forever.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
     }
 }
 

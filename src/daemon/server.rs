@@ -147,7 +147,8 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
 }
 
 /// Streams events: first those after `after` from the log, then live ones, until the client
-/// hangs up. A subscriber that falls too far behind gets an `invalid` error and is dropped.
+/// hangs up. Live events can arrive slightly out of id order (see below), never missing. A
+/// subscriber that falls too far behind gets an `invalid` error and is dropped.
 async fn subscribe(
     board: Arc<Board>,
     mut wr: tokio::net::unix::OwnedWriteHalf,
@@ -160,7 +161,11 @@ async fn subscribe(
         Some(a) => board.store().events(a, 100_000).unwrap_or_default(),
         None => Vec::new(),
     };
-    let mut last = backlog.last().map(|e| e.id).or(after).unwrap_or(0);
+    // Live events up to this id were already sent from the log. Only those are skipped: events
+    // are published after their transaction commits, by whichever thread made them, so two
+    // transitions committed at nearly the same time can arrive here out of id order, and
+    // skipping everything below the highest id seen would lose the later-published one.
+    let sent = backlog.last().map(|e| e.id).or(after).unwrap_or(0);
     let ack = serde_json::json!({ "subscribed": true });
     wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes())
         .await?;
@@ -171,8 +176,7 @@ async fn subscribe(
     loop {
         tokio::select! {
             ev = rx.recv() => match ev {
-                Ok(e) if e.id > last => {
-                    last = e.id;
+                Ok(e) if e.id > sent => {
                     wr.write_all(format!("{}\n", protocol::event_line(&e)).as_bytes()).await?;
                 }
                 Ok(_) => {}

@@ -62,7 +62,14 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
         if role == Role::Agent {
             match procfs::read_stat(pid).ok().and_then(|s| s.exit_code) {
                 // Still a zombie: its wait status tells how it died.
-                Some(status) => reason = decode_wait_status(status),
+                Some(status) => {
+                    reason = decode_wait_status(status);
+                    // A hangup comes from a closing pane or terminal, which sent it to the
+                    // launcher too: let the launcher's report say so ("pane closed (SIGHUP)").
+                    if status & 0x7f == nix::libc::SIGHUP {
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                    }
+                }
                 // Already reaped by the launcher, whose report carries the status: let it land.
                 None => wait_for_report(&board, &agent).await,
             }
