@@ -73,6 +73,15 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
     }
+    // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
+    // has already expelled its claims: ask the kernel to end the agent too.
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
     let mut child = match command.spawn() {
         Ok(ch) => ch,
         Err(e) => {

@@ -415,7 +415,7 @@ impl Store {
                 params![agent, now_wall()],
             )?;
             let mut st = tx.prepare(
-                "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
+                "UPDATE claims SET expires_ms = ?3
                  WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
                  RETURNING task_id, generation, expires_ms",
             )?;
@@ -718,6 +718,15 @@ impl Store {
             Ok(())
         })?;
         Ok(ev)
+    }
+
+    /// The earliest expiry (lease clock, ms) among live claims.
+    pub fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?)
     }
 
     /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).

@@ -220,6 +220,21 @@ pub enum Cmd {
     Doors(doors::DoorCmd),
 }
 
+impl Cli {
+    /// Whether this command is a one-shot printer that should simply end when its stdout closes
+    /// (the board process, launchers and interactive doors handle EPIPE themselves).
+    pub fn dies_on_closed_stdout(&self) -> bool {
+        !matches!(
+            self.command,
+            None | Some(Cmd::Serve)
+                | Some(Cmd::Run { .. })
+                | Some(Cmd::Tui)
+                | Some(Cmd::Up { .. })
+                | Some(Cmd::Demo { .. })
+        )
+    }
+}
+
 /// Runs the parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let json_out = cli.json;

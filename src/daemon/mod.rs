@@ -191,7 +191,11 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
         match reason {
             // The agent died while the board was down but its launcher lives: the launcher's
             // report (which may be what started this board) carries the exit status.
-            Some(r) if launcher_alive && row.boot_id == board.boot_id => {
+            Some(r)
+                if launcher_alive
+                    && row.boot_id == board.boot_id
+                    && !r.contains("another process") =>
+            {
                 let (board, id) = (Arc::clone(board), row.id.clone());
                 tokio::spawn(async move {
                     watchers::wait_for_report(&board, &id).await;

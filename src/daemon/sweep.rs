@@ -17,7 +17,7 @@ use crate::store::SessionRow;
 pub async fn run(board: Arc<Board>) {
     let mut last_renewed = BTreeSet::new();
     loop {
-        let every = Duration::from_millis(board.rules().sweep_ms.max(1) as u64);
+        let every = next_sweep_in(&board);
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = board.sweep_changed.notified() => continue,
@@ -27,6 +27,18 @@ pub async fn run(board: Arc<Board>) {
             Err(e) => tracing::error!(error = %e, "sweep failed"),
         }
     }
+}
+
+/// Time to the next sweep: the sweep interval, or sooner when a live claim expires before that,
+/// so a claim lapses at its expiry (not up to one interval late) and a claim granted under a
+/// shorter sweep interval than the one now in force is still looked at before it runs out.
+fn next_sweep_in(board: &Board) -> Duration {
+    let interval = board.rules().sweep_ms.max(1);
+    let until_expiry = match board.store().earliest_expiry() {
+        Ok(Some(e)) => (e - board.now_ms()).max(10),
+        _ => interval,
+    };
+    Duration::from_millis(interval.min(until_expiry) as u64)
 }
 
 fn state_of(l: Liveness) -> ProcessState {
