@@ -8,6 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -111,11 +112,24 @@ impl Client {
                         target.socket.display()
                     )));
                 };
-                start_board(paths)?;
+                let started = start_board(paths)?;
                 let deadline = Instant::now() + Duration::from_secs(5);
                 loop {
+                    // Read before connecting: a board that lost a start race to another one
+                    // exits only once that one answers, so a connect after its exit succeeds.
+                    let exited = started.try_recv().ok();
                     match UnixStream::connect(&target.socket) {
                         Ok(s) => return Client::from_stream(s),
+                        // The board it started gave up (an invalid board.toml, say): waiting
+                        // out the deadline would only stall the caller.
+                        Err(e) if exited.is_some() => {
+                            return Err(BoardError::unavailable(format!(
+                                "started a board but it exited ({}) without answering at {} ({e}); \
+                                 run `board serve` in the project to see why",
+                                exited.unwrap_or_default(),
+                                target.socket.display()
+                            )))
+                        }
                         Err(e) if Instant::now() > deadline => {
                             return Err(BoardError::unavailable(format!(
                                 "started a board but it did not answer at {} within 5 s ({e}); see {}",
@@ -240,8 +254,9 @@ pub fn check_protocol(hello: &Value) -> BoardResult<()> {
 }
 
 /// Starts `board serve` for `paths` in the background, detached from this terminal (own session,
-/// no stdio), so it outlives the command that started it.
-pub fn start_board(paths: &Paths) -> BoardResult<()> {
+/// no stdio), so it outlives the command that started it. The receiver gets its exit status
+/// (e.g. `exit status: 2`) if it ends.
+pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     let exe = std::env::current_exe()
         .map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
     let mut cmd = Command::new(exe);
@@ -264,8 +279,10 @@ pub fn start_board(paths: &Paths) -> BoardResult<()> {
         .spawn()
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
     // Reap it in the background so it never lingers as a zombie of a long-lived client.
+    let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = child.wait();
+        let status = child.wait().map(|s| s.to_string());
+        let _ = tx.send(status.unwrap_or_else(|e| e.to_string()));
     });
-    Ok(())
+    Ok(rx)
 }

@@ -138,3 +138,20 @@ fn status_says_when_board_toml_is_broken() {
     let s = socket_call(&b.socket, "status", serde_json::json!({})).unwrap();
     assert_eq!(s["lease"]["duration_ms"], 120_000);
 }
+
+#[test]
+fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
+    let b = TestBoard::init(&lease("120s"));
+    b.write_config("[lease\n");
+    // The client starts a board (autostart), which refuses the broken file and exits: the
+    // client says so instead of waiting out its 5 s connect deadline.
+    let started = std::time::Instant::now();
+    let (code, v) = b.json(&["ready"]);
+    let took = started.elapsed();
+    assert_eq!(code, 8, "{v}");
+    assert_eq!(v["data"]["kind"], "unavailable", "{v}");
+    assert!(
+        took < Duration::from_secs(4),
+        "the client waited {took:?} for a board that had already exited: {v}"
+    );
+}

@@ -68,8 +68,12 @@ fn read_only(db: &std::path::Path) -> Connection {
 
 #[test]
 fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
+    // The lease must outlast the board's downtime (the loops noticing the kill, two integrity
+    // checks, the restart): a claim whose stored expiry passes while the board is down lapses
+    // at the first sweep after the restart (design rule 8), and the checks below would then see
+    // lapses instead of held claims. 3 s was too short for a loaded 2-core machine.
     let mut b = TestBoard::init(&config_text(
-        "duration = \"3s\"\nsweep = \"100ms\"\nliveness = \"process\"",
+        "duration = \"15s\"\nsweep = \"100ms\"\nliveness = \"process\"",
         "",
     ));
     {
@@ -143,6 +147,8 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
 
     b.write_config(&good_config);
     b.serve();
+    let down = killed.elapsed();
+    println!("the board was down for {down:?}");
     assert_eq!(
         board::store::Store::open(&b.db)
             .unwrap()
@@ -194,7 +200,11 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
         }
         None => false,
     });
-    assert!(renewed, "the restarted board never renewed a living holder");
+    assert!(
+        renewed,
+        "the restarted board never renewed a living holder (down for {down:?}): {}",
+        b.task(1)
+    );
     let agents = b.ok(&["agents"]);
     let live: BTreeMap<String, serde_json::Value> = agents["agents"]
         .as_array()

@@ -59,7 +59,12 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
         let started = std::time::Instant::now();
         watch.exited().await;
         let mut reason = role.gone_reason().to_string();
-        if role == Role::Agent {
+        if role == Role::Agent && launcher_gone(&board, &agent) {
+            // The launcher died first (killed -9, say) and the kernel ended the agent with the
+            // launcher's death signal (PDEATHSIG): that is the launcher's exit, not the agent's
+            // own, whichever of the two watchers fires first.
+            reason = Role::Launcher.gone_reason().to_string();
+        } else if role == Role::Agent {
             match procfs::read_stat(pid).ok().and_then(|s| s.exit_code) {
                 // Still a zombie: its wait status tells how it died.
                 Some(status) => {
@@ -77,6 +82,22 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
         tracing::debug!(%agent, pid, ?role, after_ms = started.elapsed().as_millis() as u64, "watched process exited");
         expel_now(&board, &agent, &reason);
     });
+}
+
+/// Whether `agent`'s session has a launcher and it has exited. When the agent's watcher fires
+/// the launcher can only be gone already if it died before reaping the agent: a launcher that
+/// outlives its agent reports the exit (ending the session) before it exits.
+fn launcher_gone(board: &Board, agent: &str) -> bool {
+    let launcher = match board.store().session(agent) {
+        Ok(Some(row)) => row.launcher,
+        _ => None,
+    };
+    launcher.is_some_and(|(pid, start)| {
+        matches!(
+            procfs::liveness(pid, start),
+            procfs::Liveness::Gone | procfs::Liveness::Zombie
+        )
+    })
 }
 
 /// Waits until `agent`'s session has ended (its launcher reported the exit), while the launcher
