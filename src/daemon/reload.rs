@@ -67,7 +67,8 @@ pub fn apply(board: &Board) {
         Ok(new) => {
             let mut cur = board.config.write().unwrap_or_else(|p| p.into_inner());
             let changed = *cur != new;
-            let sweep_changed = cur.lease.sweep != new.lease.sweep;
+            // Any lease change can move the next sweep (a shorter lease must be looked at sooner).
+            let sweep_changed = cur.lease != new.lease;
             *cur = new;
             drop(cur);
             *board
