@@ -22,9 +22,12 @@ pub async fn run(board: Arc<Board>) {
             _ = tokio::time::sleep(every) => {}
             _ = board.sweep_changed.notified() => continue,
         }
-        match sweep_once(&board, &last_renewed) {
-            Ok(renewed) => last_renewed = renewed,
-            Err(e) => tracing::error!(error = %e, "sweep failed"),
+        // /proc scans and SQLite writes block: keep them off the reactor threads.
+        let (b, prev) = (Arc::clone(&board), last_renewed.clone());
+        match tokio::task::spawn_blocking(move || sweep_once(&b, &prev)).await {
+            Ok(Ok(renewed)) => last_renewed = renewed,
+            Ok(Err(e)) => tracing::error!(error = %e, "sweep failed"),
+            Err(e) => tracing::error!(error = %e, "sweep task failed"),
         }
     }
 }
