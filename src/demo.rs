@@ -57,6 +57,13 @@ pub fn run(dir: Option<PathBuf>, keep: bool) -> i32 {
             }
         },
     };
+    if dir.join("board.toml").exists() || dir.join(".board").exists() {
+        eprintln!(
+            "board demo: {} already has a board; the demo needs a new or empty directory (or no --dir)",
+            dir.display()
+        );
+        return crate::error::ErrorKind::Usage.exit_code();
+    }
     let keep_dir = keep.then(|| dir.clone());
     let mut demo = Demo {
         dir,

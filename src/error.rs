@@ -51,8 +51,9 @@ impl ErrorKind {
     /// The CLI exit code of this kind (design: "CLI exit codes").
     pub fn exit_code(self) -> i32 {
         match self {
-            ErrorKind::Internal | ErrorKind::Invalid => 1,
-            ErrorKind::Usage => 2,
+            ErrorKind::Internal => 1,
+            // Bad input is the caller's to fix, like a usage error.
+            ErrorKind::Usage | ErrorKind::Invalid => 2,
             ErrorKind::NoReadyTask => 3,
             ErrorKind::Conflict => 4,
             ErrorKind::Lapsed => 5,

@@ -3,7 +3,17 @@
 use clap::Parser;
 
 fn main() {
-    let cli = board::cli::Cli::parse();
+    let cli = match board::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // With --json, a command line that does not parse is still answered with one JSON
+        // document on stdout (help and version print as usual).
+        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
+            let err = board::error::BoardError::usage(e.to_string().trim().to_string());
+            println!("{}", err.to_json());
+            std::process::exit(board::error::ErrorKind::Usage.exit_code());
+        }
+        Err(e) => e.exit(),
+    };
     if cli.dies_on_closed_stdout() {
         // `board list | head -1`: end quietly like other Unix tools instead of panicking on EPIPE.
         let _ = unsafe {

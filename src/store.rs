@@ -380,7 +380,7 @@ impl Store {
                          SELECT t.id FROM tasks t
                          WHERE t.state = 'open' AND (?1 IS NULL OR t.id = ?1)
                            AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                                           WHERE d.task_id = t.id AND a.state <> 'done')
+                                           WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
                          ORDER BY t.priority DESC, t.id ASC LIMIT 1)
                        AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
                      RETURNING id, generation",
@@ -1289,7 +1289,7 @@ fn explain_claim_refusal(
             let waits: Vec<i64> = {
                 let mut st = tx.prepare(
                     "SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                     WHERE d.task_id = ?1 AND a.state <> 'done' ORDER BY d.after_id",
+                     WHERE d.task_id = ?1 AND a.state NOT IN ('done', 'cancelled') ORDER BY d.after_id",
                 )?;
                 let rows = st.query_map([id], |r| r.get(0))?;
                 rows.collect::<Result<_, _>>()?
@@ -1397,7 +1397,7 @@ fn task_views(c: &Connection, only: Option<i64>, now_ms: i64) -> BoardResult<Vec
     let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
     {
         let mut st = c.prepare(
-            "SELECT d.task_id, d.after_id, a.state = 'done' FROM task_deps d
+            "SELECT d.task_id, d.after_id, a.state IN ('done', 'cancelled') FROM task_deps d
              JOIN tasks a ON a.id = d.after_id WHERE ?1 IS NULL OR d.task_id = ?1
              ORDER BY d.task_id, d.after_id",
         )?;

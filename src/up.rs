@@ -13,8 +13,16 @@ use crate::config::{self, Config, Paths};
 use crate::error::{BoardError, BoardResult};
 use crate::profile::Profile;
 
-/// The tmux session name of a board: its name with characters tmux reserves replaced.
-pub fn session_name(cfg: &Config) -> String {
+/// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
+/// hash of its root, so two projects with the same name never share (or end) a session.
+pub fn session_name(cfg: &Config, root: &std::path::Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut h);
+    format!("{}-{:04x}", base_name(cfg), h.finish() & 0xffff)
+}
+
+fn base_name(cfg: &Config) -> String {
     let n: String = cfg
         .board
         .name
@@ -33,6 +41,9 @@ pub fn session_name(cfg: &Config) -> String {
         n
     }
 }
+
+/// Most agent panes `board up` opens (tmux needs room for each in one window).
+const MAX_PANES: u32 = 16;
 
 fn tmux(args: &[&str]) -> BoardResult<String> {
     let out = Command::new("tmux")
@@ -81,7 +92,7 @@ fn shell_quote(s: &str) -> String {
 /// `{"session": NAME, "panes": [{"agent_name", "profile", "pane", "pid"}]}`.
 pub fn up(attach: bool) -> BoardResult<Value> {
     let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
-    let name = session_name(&cfg);
+    let name = session_name(&cfg, &paths.root);
     // Make sure the board runs before any agent tries to register.
     let target = client::target()?;
     Client::connect(&target, true)?.call("hello", json!({}))?;
@@ -95,6 +106,19 @@ pub fn up(attach: bool) -> BoardResult<Value> {
             )));
         }
     } else {
+        // Check every profile first: a half-built session would block the next `up`.
+        let mut profiles = Vec::new();
+        for entry in &cfg.agents {
+            let profile = Profile::load(&paths.root, &entry.profile)
+                .map_err(|e| BoardError::usage(e.to_string()))?;
+            profiles.push((entry, profile));
+        }
+        let total: u32 = cfg.agents.iter().map(|a| a.count).sum();
+        if total > MAX_PANES {
+            return Err(BoardError::usage(format!(
+                "board.toml asks for {total} agent panes; `board up` opens at most {MAX_PANES}"
+            )));
+        }
         let root = paths.root.to_string_lossy().to_string();
         let tui = format!("{} tui", shell_quote(&exe));
         tmux(&[
@@ -112,20 +136,27 @@ pub fn up(attach: bool) -> BoardResult<Value> {
             "50",
             &tui,
         ])?;
-        let mut first = true;
-        for entry in &cfg.agents {
-            let profile = Profile::load(&paths.root, &entry.profile)
-                .map_err(|e| BoardError::usage(e.to_string()))?;
-            for _ in 0..entry.count {
-                let pane = start_pane(&name, &root, &exe, &entry.name, &profile, first)?;
-                first = false;
-                panes.push(json!({
-                    "agent_name": entry.name, "profile": entry.profile, "pane": pane.0, "pid": pane.1
-                }));
+        let started = (|| -> BoardResult<()> {
+            let mut first = true;
+            for (entry, profile) in &profiles {
+                for _ in 0..entry.count {
+                    let pane = start_pane(&name, &root, &exe, &entry.name, profile, first)?;
+                    first = false;
+                    panes.push(json!({
+                        "agent_name": entry.name, "profile": entry.profile, "pane": pane.0, "pid": pane.1
+                    }));
+                }
             }
-        }
-        if !first {
-            tmux(&["select-layout", "-t", &format!("={name}:agents"), "tiled"])?;
+            if !first {
+                tmux(&["select-layout", "-t", &format!("={name}:agents"), "tiled"])?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = started {
+            // Leave nothing half-built behind; agents already started are expelled as their
+            // panes close.
+            let _ = tmux(&["kill-session", "-t", &format!("={name}")]);
+            return Err(e);
         }
         save_panes(&paths, &name, &panes);
     }
@@ -214,7 +245,7 @@ fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
 /// the claims of its agent.
 pub fn down() -> BoardResult<Value> {
     let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
-    let name = session_name(&cfg);
+    let name = session_name(&cfg, &paths.root);
     if !has_session(&name) {
         return Ok(json!({ "session": name, "was_up": false }));
     }

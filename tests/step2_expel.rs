@@ -224,7 +224,8 @@ fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
     assert!(!hooks.contains("board"), "unexpected tmux hooks: {hooks}");
 
     let t0 = Instant::now();
-    b.tmux().run(&["kill-window", "-t", "=step2:agents"]);
+    let window = format!("={}:agents", up["session"].as_str().unwrap());
+    b.tmux().run(&["kill-window", "-t", &window]);
     for a in &working {
         let id = a["id"].as_str().unwrap();
         let (t1, e) = ev

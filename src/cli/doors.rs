@@ -39,10 +39,10 @@ const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
 ok
 .TP
 \fB1\fR
-internal error, or invalid input
+internal error
 .TP
 \fB2\fR
-usage
+usage, or invalid input
 .TP
 \fB3\fR
 no ready task

@@ -455,8 +455,19 @@ fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, Strin
             Err(e) if e.kind == ErrorKind::NoReadyTask => {
                 let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
                 let blocked = e.data.contains_key("blocked_by");
-                if (remaining == 0 && !blocked) || Instant::now() + delay > deadline {
+                if remaining == 0 && !blocked {
                     return Err(e);
+                }
+                if Instant::now() + delay > deadline {
+                    return Err(BoardError::new(
+                        ErrorKind::NoReadyTask,
+                        format!(
+                            "gave up waiting after {}: still no ready task ({remaining} unfinished)",
+                            humantime::format_duration(timeout)
+                        ),
+                    )
+                    .with("remaining", remaining)
+                    .with("timed_out", true));
                 }
             }
             Err(e) if e.kind == ErrorKind::Conflict && task.is_some() => {
@@ -476,17 +487,33 @@ fn follow_log(json_out: bool, limit: i64) -> i32 {
         let target = client::target()?;
         let mut c = Client::connect(&target, true)?;
         let v = c.call("log", json!({ "limit": limit }))?;
-        let events = v["events"].as_array().cloned().unwrap_or_default();
-        let mut last = None;
-        for e in &events {
+        let mut last = 0;
+        for e in v["events"].as_array().into_iter().flatten() {
             print_event(json_out, e);
-            last = e["id"].as_i64();
+            last = e["id"].as_i64().unwrap_or(last);
         }
-        let c = Client::connect(&target, true)?;
-        c.follow(last.or(Some(0)), |e| {
-            print_event(json_out, e);
-            true
-        })
+        loop {
+            let c = Client::connect(&target, true)?;
+            c.follow(Some(last), |e| {
+                print_event(json_out, e);
+                last = last.max(e["id"].as_i64().unwrap_or(last));
+                true
+            })?;
+            // The board went away (stopped or crashed): wait for it to come back, as the TUI
+            // does, but do not start one: a deliberate `board stop` must stay stopped.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if Client::connect(&target, false).is_ok() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(BoardError::unavailable(
+                        "the board went away and did not come back within 10 s",
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
     };
     match run() {
         Ok(()) => 0,

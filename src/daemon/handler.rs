@@ -191,6 +191,16 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
                     ))
                 }
             };
+            if let Some(bad) = states
+                .iter()
+                .flatten()
+                .find(|s| !["open", "claimed", "done", "cancelled"].contains(&s.as_str()))
+            {
+                let shown: String = bad.chars().take(32).collect();
+                return Err(BoardError::usage(format!(
+                    "unknown state {shown:?}: use open, claimed, done or cancelled"
+                )));
+            }
             Ok(json!({ "tasks": board.store().list_tasks(states.as_deref(), now)? }))
         }
         "ready" => Ok(json!({ "tasks": board.store().ready_tasks(now)? })),
