@@ -90,6 +90,11 @@ fn lenient_config(file: &std::path::Path) -> config::Config {
     cfg
 }
 
+/// The board went away between a request and its answer: the request may have been applied.
+const ANSWER_LOST: &str =
+    "the board closed the connection before answering: the request may or may \
+not have been applied (check with `board show`/`board list`, or retry with the same op_id)";
+
 /// A connection to the board.
 pub struct Client {
     writer: UnixStream,
@@ -172,9 +177,9 @@ impl Client {
         let n = self
             .reader
             .read_line(&mut line)
-            .map_err(|e| BoardError::unavailable(format!("reading from the board: {e}")))?;
+            .map_err(|e| BoardError::unavailable(format!("{ANSWER_LOST} ({e})")))?;
         if n == 0 {
-            return Err(BoardError::unavailable("the board closed the connection"));
+            return Err(BoardError::unavailable(ANSWER_LOST));
         }
         let v: Value = serde_json::from_str(&line).map_err(|e| {
             BoardError::internal(format!("the board sent a line that is not JSON: {e}"))
