@@ -65,10 +65,14 @@ pub fn run(dir: Option<PathBuf>, keep: bool) -> i32 {
         return crate::error::ErrorKind::Usage.exit_code();
     }
     let keep_dir = keep.then(|| dir.clone());
+    let started: Started = Arc::new(Mutex::new(Vec::new()));
+    let remove_on_interrupt = (_tmp.is_some() && !keep).then(|| dir.clone());
+    clean_up_on_interrupt(Arc::clone(&started), remove_on_interrupt);
     let mut demo = Demo {
         dir,
         board: None,
         start: Instant::now(),
+        started,
     };
     let code = match demo.run() {
         Ok(true) => 0,
@@ -86,10 +90,66 @@ pub fn run(dir: Option<PathBuf>, keep: bool) -> i32 {
     code
 }
 
+/// Set when the demo was interrupted: the summary is not printed, the clean-up thread exits.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Pids the demo started (launchers first, then the board), for clean-up on SIGINT/SIGTERM.
+type Started = Arc<Mutex<Vec<u32>>>;
+
 struct Demo {
     dir: PathBuf,
     board: Option<(Child, Target)>,
     start: Instant,
+    started: Started,
+}
+
+/// On SIGINT or SIGTERM: end the agents (their launchers report and clean up), then the board,
+/// remove the temporary directory, and exit 130 / 143. Without this, a stopped demo would leave
+/// a board process and agents running.
+fn clean_up_on_interrupt(started: Started, remove: Option<PathBuf>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => return,
+    };
+    let (Ok(mut int), Ok(mut term)) = rt.block_on(async {
+        (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        )
+    }) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        let code = rt.block_on(async {
+            tokio::select! {
+                _ = int.recv() => 130,
+                _ = term.recv() => 143,
+            }
+        });
+        INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+        let term = |pid: u32| {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        };
+        let mut pids = started.lock().map(|p| p.clone()).unwrap_or_default();
+        // The board (last) must outlive the launchers, which report their agents' exits to it.
+        let board = pids.pop();
+        pids.into_iter().for_each(term);
+        std::thread::sleep(Duration::from_millis(300));
+        board.into_iter().for_each(term);
+        std::thread::sleep(Duration::from_millis(100));
+        if let Some(dir) = remove {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        eprintln!("board demo: interrupted; agents and board stopped");
+        std::process::exit(code);
+    });
 }
 
 impl Demo {
@@ -115,7 +175,11 @@ impl Demo {
         self.follow(&target, Arc::clone(&timeline), titles.clone());
         let mut agents = Vec::new();
         for i in 1..=AGENTS {
-            agents.push(self.spawn_agent(&exe, i)?);
+            let agent = self.spawn_agent(&exe, i)?;
+            if let Ok(mut p) = self.started.lock() {
+                p.insert(0, agent.id());
+            }
+            agents.push(agent);
         }
         let deadline = Instant::now() + Duration::from_secs(120);
         for (i, mut a) in agents.into_iter().enumerate() {
@@ -131,6 +195,10 @@ impl Demo {
                     Err(_) => break,
                 }
             }
+        }
+        while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            // The clean-up thread ends the process; a summary of a cut-off run would mislead.
+            std::thread::sleep(Duration::from_millis(100));
         }
         self.summary(&target, &titles)
     }
@@ -151,6 +219,9 @@ impl Demo {
             socket: paths.socket.clone(),
             paths: None,
         };
+        if let Ok(mut p) = self.started.lock() {
+            p.push(child.id());
+        }
         self.board = Some((child, target.clone()));
         let deadline = Instant::now() + Duration::from_secs(10);
         while Client::connect(&target, false).is_err() {
