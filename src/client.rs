@@ -258,6 +258,14 @@ pub fn check_protocol(hello: &Value) -> BoardResult<()> {
     Ok(())
 }
 
+/// Removes the board identity variables from a child's environment, so a board or agent started
+/// from inside an agent session does not inherit that session.
+pub fn without_identity(cmd: &mut Command) -> &mut Command {
+    cmd.env_remove("BOARD_SOCKET")
+        .env_remove("BOARD_AGENT")
+        .env_remove("BOARD_TOKEN")
+}
+
 /// Starts `board serve` for `paths` in the background, detached from this terminal (own session,
 /// no stdio), so it outlives the command that started it. The receiver gets its exit status
 /// (e.g. `exit status: 2`) if it ends.
@@ -265,11 +273,7 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     let exe = std::env::current_exe()
         .map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
     let mut cmd = Command::new(exe);
-    cmd.arg("serve")
-        .current_dir(&paths.root)
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
+    without_identity(cmd.arg("serve").current_dir(&paths.root))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -204,17 +204,13 @@ impl Demo {
     }
 
     fn start_board(&mut self, exe: &Path, paths: &Paths) -> BoardResult<Target> {
-        let child = Command::new(exe)
-            .arg("serve")
-            .current_dir(&self.dir)
-            .env_remove("BOARD_SOCKET")
-            .env_remove("BOARD_AGENT")
-            .env_remove("BOARD_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+        let child =
+            crate::client::without_identity(Command::new(exe).arg("serve").current_dir(&self.dir))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
         let target = Target {
             socket: paths.socket.clone(),
             paths: None,
@@ -289,17 +285,15 @@ impl Demo {
             std::env::var("PATH").unwrap_or_default()
         );
         let crash = if i == CRASHER { CRASH_ON_TASK } else { 0 };
-        Command::new(exe)
-            .args(["run", "--name", &format!("agent-{i}"), "--"])
+        let mut cmd = Command::new(exe);
+        cmd.args(["run", "--name", &format!("agent-{i}"), "--"])
             .arg(exe)
             .arg("demo-agent")
             .current_dir(&self.dir)
             .env("PATH", path)
             .env("BOARD_BIN", exe)
-            .env("DEMO_CRASH_ON", crash.to_string())
-            .env_remove("BOARD_SOCKET")
-            .env_remove("BOARD_AGENT")
-            .env_remove("BOARD_TOKEN")
+            .env("DEMO_CRASH_ON", crash.to_string());
+        crate::client::without_identity(&mut cmd)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
