@@ -1,29 +1,24 @@
 //! `board`: a local teamwork board for terminal coding agents.
 //!
-//! Layout: [`protocol`] is the wire format, [`store`] holds every SQL statement, [`lease`] the
-//! lease rules as pure functions over a clock, [`daemon`] the board process and its tasks (socket
-//! server, sweep, process watchers, event broadcast, config reload), [`client`] and [`cli`] the
-//! thin client commands, [`runner`] the `board run` launcher, [`procfs`]/[`pidfd`] what the board
-//! reads of processes, [`sanitize`] what makes agent text inert on a terminal, and [`tui`] the
-//! live board in a terminal pane.
+//! Layout, by the processes of DESIGN.md:
+//! - [`proto`] — the wire format (JSON-RPC 2.0 lines), error kinds, the client connection, and
+//!   what makes agent text inert on a terminal.
+//! - [`store`] — every SQL statement; each state change is one conditional statement in one
+//!   transaction.
+//! - [`daemon`] — `board serve`: socket server, request handling, the lease rules as pure
+//!   functions over a clock, sweep, process watchers, event broadcast, config reload.
+//! - [`os`] — what the board reads of processes (`/proc`, pidfd).
+//! - [`agent_tools`] — how agents reach the board besides the CLI: `board json`, `board mcp`,
+//!   agent profiles, `board init` extras (instructions, MCP entries, git hooks).
+//! - [`cli`] — the client commands, `board run` (the launcher), `board up` (tmux), `board demo`.
+//! - [`tui`] — `board tui`: state → view, rendering free of I/O.
+//! - [`config`] — `board.toml`.
 
-pub mod agents_init;
+pub mod agent_tools;
 pub mod cli;
-pub mod client;
 pub mod config;
 pub mod daemon;
-pub mod demo;
-pub mod error;
-pub mod hooks;
-pub mod lease;
-pub mod mcp;
-pub mod pidfd;
-pub mod procfs;
-pub mod profile;
-pub mod protocol;
-pub mod runner;
-pub mod sanitize;
-pub mod stdio_json;
+pub mod os;
+pub mod proto;
 pub mod store;
 pub mod tui;
-pub mod up;

@@ -8,9 +8,9 @@ fn main() {
         // With --json, a command line that does not parse is still answered with one JSON
         // document on stdout (help and version print as usual).
         Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
-            let err = board::error::BoardError::usage(e.to_string().trim().to_string());
+            let err = board::proto::error::BoardError::usage(e.to_string().trim().to_string());
             println!("{}", err.to_json());
-            std::process::exit(board::error::ErrorKind::Usage.exit_code());
+            std::process::exit(board::proto::error::ErrorKind::Usage.exit_code());
         }
         Err(e) => e.exit(),
     };

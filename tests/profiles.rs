@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use board::profile::{Profile, ProfileError};
+use board::agent_tools::profile::{Profile, ProfileError};
 
 /// The first word of each shipped profile's command.
 const EXPECTED: &[(&str, &str)] = &[
@@ -42,7 +42,7 @@ fn every_profile_on_disk_loads_and_names_its_program() {
             assert!(file.ends_with(".md"), "{name}: instructions_file {file}");
         }
         // The built-in copy (used outside this repository) is the same profile.
-        let builtin = board::profile::BUILTIN
+        let builtin = board::agent_tools::profile::BUILTIN
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(n, text)| Profile::parse(n, text).unwrap());

@@ -1,6 +1,6 @@
 //! The agent tooling commands' glue: `board completions`, `board man`, and the `--agents`,
 //! `--mcp` and `--git-hooks` parts of `board init`. (`board json` lives in
-//! [`crate::stdio_json`], `board mcp` in [`crate::mcp`], the hooks in [`crate::hooks`].)
+//! [`crate::agent_tools::json`], `board mcp` in [`crate::agent_tools::mcp`], the hooks in [`crate::agent_tools::hooks`].)
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,8 +9,8 @@ use clap::{Args, CommandFactory, Subcommand};
 use serde_json::{json, Value};
 
 use super::Cli;
-use crate::agents_init::{self, Action};
-use crate::error::{BoardError, BoardResult};
+use crate::agent_tools::init::{self, Action};
+use crate::proto::error::{BoardError, BoardResult};
 
 /// `board completions SHELL`: prints the completion script; returns the exit code.
 pub fn completions(shell: clap_complete::Shell) -> i32 {
@@ -133,12 +133,12 @@ pub enum DoorCmd {
 /// Runs one of the agent tooling commands; returns the exit code.
 pub fn run(cmd: DoorCmd) -> i32 {
     match cmd {
-        DoorCmd::Json { schema: true } => crate::stdio_json::print_schema(),
-        DoorCmd::Json { schema: false } => crate::stdio_json::run(),
-        DoorCmd::Mcp => crate::mcp::run(),
+        DoorCmd::Json { schema: true } => crate::agent_tools::json::print_schema(),
+        DoorCmd::Json { schema: false } => crate::agent_tools::json::run(),
+        DoorCmd::Mcp => crate::agent_tools::mcp::run(),
         DoorCmd::Completions { shell } => completions(shell),
         DoorCmd::Man => man(),
-        DoorCmd::Hook { name, args } => crate::hooks::run(&name, &args),
+        DoorCmd::Hook { name, args } => crate::agent_tools::hooks::run(&name, &args),
     }
 }
 
@@ -173,20 +173,20 @@ pub fn init_extras(
         .as_str()
         .map(PathBuf::from)
         .ok_or_else(|| BoardError::internal("init did not report its root"))?;
-    let usage_or_internal = |e: agents_init::AgentsInitError| match e {
-        agents_init::AgentsInitError::Io { .. } => BoardError::internal(e.to_string()),
+    let usage_or_internal = |e: init::AgentsInitError| match e {
+        init::AgentsInitError::Io { .. } => BoardError::internal(e.to_string()),
         _ => BoardError::usage(e.to_string()),
     };
     if extras.agents {
-        let written = agents_init::write_instructions(&root, crate::profile::INSTRUCTIONS)
+        let written = init::write_instructions(&root, crate::agent_tools::profile::INSTRUCTIONS)
             .map_err(usage_or_internal)?;
         for (path, a) in &written {
             human.push_str(&format!(
                 "\n{} {} (board instructions between {} and {})",
                 a.as_str(),
                 path.display(),
-                agents_init::BEGIN,
-                agents_init::END
+                init::BEGIN,
+                init::END
             ));
         }
         v["agents"] = written
@@ -196,7 +196,7 @@ pub fn init_extras(
             .into();
     }
     if extras.mcp {
-        let (path, a) = agents_init::write_mcp(&root).map_err(usage_or_internal)?;
+        let (path, a) = init::write_mcp(&root).map_err(usage_or_internal)?;
         human.push_str(&format!(
             "\n{} {} (MCP server `board mcp`)",
             a.as_str(),
@@ -208,10 +208,9 @@ pub fn init_extras(
         let exe = std::env::current_exe()
             .and_then(|p| p.canonicalize())
             .map_err(|e| BoardError::internal(format!("cannot find the board binary: {e}")))?;
-        let report = crate::hooks::install(&root, &exe).map_err(|e| match e {
-            crate::hooks::HooksError::Io { .. } | crate::hooks::HooksError::Git(_) => {
-                BoardError::internal(e.to_string())
-            }
+        let report = crate::agent_tools::hooks::install(&root, &exe).map_err(|e| match e {
+            crate::agent_tools::hooks::HooksError::Io { .. }
+            | crate::agent_tools::hooks::HooksError::Git(_) => BoardError::internal(e.to_string()),
             _ => BoardError::usage(e.to_string()),
         })?;
         for h in &report.hooks {

@@ -5,6 +5,10 @@
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
 //! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
 
+pub mod demo;
+pub mod run;
+pub mod up;
+
 pub mod doors;
 pub mod print;
 
@@ -14,8 +18,8 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand};
 use serde_json::{json, Value};
 
-use crate::client::{self, Client};
-use crate::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 
 /// board: one shared goal and backlog for several terminal coding agents, with claims that are
 /// leases (they end when the agent dies, pauses too long, or its pane closes).
@@ -244,8 +248,8 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::runner::run(&name, pane.as_deref(), &cmd),
-        Cmd::Demo { dir, keep } => return crate::demo::run(dir, keep),
+        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
             limit,
@@ -256,8 +260,8 @@ pub fn run(cli: Cli) -> i32 {
             timeout,
         } => claim_wait(task, timeout),
         Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
-        Cmd::DemoAgent => return crate::up::demo_agent(),
-        Cmd::Up { attach } => crate::up::up(attach).map(|v| {
+        Cmd::DemoAgent => return crate::cli::up::demo_agent(),
+        Cmd::Up { attach } => crate::cli::up::up(attach).map(|v| {
             let h = format!(
                 "tmux session {} is up with {} agent pane(s); `board up --attach` to see it",
                 v["session"].as_str().unwrap_or(""),
@@ -265,7 +269,7 @@ pub fn run(cli: Cli) -> i32 {
             );
             (v, h)
         }),
-        Cmd::Down => crate::up::down().map(|v| {
+        Cmd::Down => crate::cli::up::down().map(|v| {
             let h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
@@ -306,7 +310,7 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
-        eprintln!("board: {}", crate::sanitize::inert(&e.message));
+        eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()
 }

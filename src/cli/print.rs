@@ -1,9 +1,9 @@
 //! Human-readable output of client commands. Agent text is untrusted: everything printed here
-//! goes through [`crate::sanitize`], so escape sequences show as text instead of acting.
+//! goes through [`crate::proto::sanitize`], so escape sequences show as text instead of acting.
 
 use serde_json::Value;
 
-use crate::sanitize::one_line;
+use crate::proto::sanitize::one_line;
 
 fn s(v: &Value) -> String {
     match v {

@@ -2,7 +2,7 @@
 
 use tokio::sync::broadcast;
 
-use crate::protocol::EventView;
+use crate::proto::EventView;
 
 /// How many events a slow subscriber may fall behind before it is told it lagged.
 const CAPACITY: usize = 4096;

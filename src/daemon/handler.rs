@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::state::Board;
-use crate::error::{BoardError, BoardResult, ErrorKind};
-use crate::protocol::{Params, Request, PROTOCOL_VERSION};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::{Params, Request, PROTOCOL_VERSION};
 use crate::store::OPERATOR;
 
 /// Who sent a request, from the socket's peer credentials (SO_PEERCRED).
@@ -384,7 +384,7 @@ fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
         if let Some(pid) = peer.pid {
             let in_tree = |root: Option<(i32, u64)>, exclude_root: bool| {
                 root.is_some_and(|(r, _)| {
-                    (!exclude_root || pid != r) && crate::procfs::is_descendant(pid, r)
+                    (!exclude_root || pid != r) && crate::os::procfs::is_descendant(pid, r)
                 })
             };
             if !in_tree(row.agent, false) && !in_tree(row.launcher, true) {
@@ -409,7 +409,7 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
         "session.register" => {
             let name = p.str("name")?;
             let token = new_token();
-            let start = crate::procfs::start_time(launcher_pid).ok();
+            let start = crate::os::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
             let (id, ev) = board.store().register_session(
                 name,
@@ -441,16 +441,16 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
                 let signal = p.opt_i64("signal")?.map(|s| s as i32);
                 let reason = match p.opt_str("reason")? {
                     Some(r) => r.to_string(),
-                    None => crate::lease::exit_reason(code, signal),
+                    None => crate::daemon::lease::exit_reason(code, signal),
                 };
                 let ended = board.expel(agent, &reason)?;
                 return Ok(json!({ "ended": ended, "reason": reason }));
             }
             let pid = p.i64("pid")? as i32;
-            let start = crate::procfs::start_time(pid)
+            let start = crate::os::procfs::start_time(pid)
                 .map_err(|e| BoardError::not_found(format!("agent process {pid}: {e}")))?;
             let pane = match (p.opt_str("pane")?, p.opt_i64("pane_pid")?) {
-                (Some(id), Some(pp)) => crate::procfs::start_time(pp as i32)
+                (Some(id), Some(pp)) => crate::os::procfs::start_time(pp as i32)
                     .ok()
                     .map(|s| (id, pp as i32, s)),
                 _ => None,

@@ -1,6 +1,8 @@
 //! The board process (`board serve`): owns the store, the lease clock, the sweep and the process
 //! watchers, and listens on the Unix socket. Each task lives in its own module.
 
+pub mod lease;
+
 pub mod events;
 pub mod handler;
 pub mod reload;
@@ -18,8 +20,8 @@ use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::config::{Config, Paths};
-use crate::lease::{BootClock, Clock};
-use crate::procfs::{self, Liveness};
+use crate::daemon::lease::{BootClock, Clock};
+use crate::os::procfs::{self, Liveness};
 use crate::store::Store;
 use state::Board;
 
@@ -108,7 +110,7 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
 async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     let store = Store::open(&paths.db)?;
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
-    let pidfd = crate::pidfd::supported();
+    let pidfd = crate::os::pidfd::supported();
     let clock: Arc<dyn Clock> = Arc::new(BootClock);
     let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
     if !pidfd {

@@ -8,8 +8,8 @@ use tokio::net::{UnixListener, UnixStream};
 
 use super::handler::{handle, Peer};
 use super::state::Board;
-use crate::error::BoardError;
-use crate::protocol::{self, error_line, event_line, parse_request, result_line, Params, MAX_LINE};
+use crate::proto::error::BoardError;
+use crate::proto::{self, error_line, event_line, parse_request, result_line, Params, MAX_LINE};
 
 /// One line read from a client, bounded by [`MAX_LINE`].
 #[derive(Debug, PartialEq, Eq)]
@@ -177,7 +177,7 @@ async fn subscribe(
         tokio::select! {
             ev = rx.recv() => match ev {
                 Ok(e) if e.id > sent => {
-                    wr.write_all(format!("{}\n", protocol::event_line(&e)).as_bytes()).await?;
+                    wr.write_all(format!("{}\n", proto::event_line(&e)).as_bytes()).await?;
                 }
                 Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {

@@ -9,8 +9,8 @@ use tokio::sync::Notify;
 
 use super::events::EventBus;
 use crate::config::{Config, Paths};
-use crate::error::{BoardError, BoardResult};
-use crate::lease::{Clock, LeaseRules};
+use crate::daemon::lease::{Clock, LeaseRules};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
 
 /// What the board remembers between sweeps about one live agent session (not stored: after a
@@ -197,7 +197,7 @@ impl Board {
     }
 
     /// Publishes events produced outside a request (sweep, watchers).
-    pub fn publish(&self, events: Vec<crate::protocol::EventView>) {
+    pub fn publish(&self, events: Vec<crate::proto::EventView>) {
         self.events.publish(events);
     }
 

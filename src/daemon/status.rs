@@ -26,7 +26,7 @@ pub fn status(board: &Board) -> Value {
         "name": cfg.board.name,
         "pid": std::process::id(),
         "version": env!("CARGO_PKG_VERSION"),
-        "protocol": crate::protocol::PROTOCOL_VERSION,
+        "protocol": crate::proto::PROTOCOL_VERSION,
         "started_at": board.started_at,
         "uptime_s": board.started.elapsed().as_secs(),
         "root": board.paths.root,

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::state::Board;
-use crate::error::BoardResult;
-use crate::lease::{Observation, ProcessState, Verdict};
-use crate::procfs::{self, Liveness};
+use crate::daemon::lease::{Observation, ProcessState, Verdict};
+use crate::os::procfs::{self, Liveness};
+use crate::proto::error::BoardResult;
 use crate::store::SessionRow;
 
 /// Runs the sweep until the board stops. The interval is re-read after each sweep, so a

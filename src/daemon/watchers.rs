@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::state::Board;
-use crate::lease::exit_reason;
-use crate::pidfd::{self, WatchError};
-use crate::procfs;
+use crate::daemon::lease::exit_reason;
+use crate::os::pidfd::{self, WatchError};
+use crate::os::procfs;
 
 /// Which process of a session a watcher follows; names the expulsion reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Fixed boards for the TUI's snapshot tests and render benchmark: realistic data with fixed
 //! timestamps and a fixed clock, so every frame drawn from them is reproducible.
 
-use crate::protocol::{EventView, GoalView, SessionView, TaskView};
+use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
 use super::state::{App, Snapshot};
 

@@ -32,9 +32,9 @@ use crossterm::execute;
 use ratatui::DefaultTerminal;
 use serde_json::{json, Value};
 
-use crate::client::{self, Client, Target};
-use crate::error::{BoardError, BoardResult, ErrorKind};
-use crate::sanitize::inert;
+use crate::proto::client::{self, Client, Target};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::sanitize::inert;
 use state::{App, Call, Effect, Purpose, Snapshot};
 
 /// How often the snapshot is re-fetched without any event (agents' own requests renew leases

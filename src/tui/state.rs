@@ -5,16 +5,16 @@
 //! carries out the [`Effect`]s the update functions return. That keeps every screen reproducible
 //! from fixed data, which the snapshot tests and the render benchmark rely on.
 //!
-//! Text written by agents is untrusted. It is made inert ([`crate::sanitize::one_line`]) when a
+//! Text written by agents is untrusted. It is made inert ([`crate::proto::sanitize::one_line`]) when a
 //! snapshot is taken in, so the view only ever sees text without control characters.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde_json::{json, Value};
 use unicode_width::UnicodeWidthChar;
 
-use crate::error::BoardError;
-use crate::protocol::{EventView, GoalView, NoteView, SessionView, TaskView};
-use crate::sanitize::{one_line, truncate_width};
+use crate::proto::error::BoardError;
+use crate::proto::sanitize::{one_line, truncate_width};
+use crate::proto::{EventView, GoalView, NoteView, SessionView, TaskView};
 
 /// Longest text kept for display in one line, in columns (no terminal is wider).
 const LINE_COLS: usize = 1000;

@@ -17,7 +17,7 @@ use super::state::{
     AgentItem, App, Conn, Detail, EventItem, Focus, Form, FormKind, Group, Mode, Row, TaskItem,
 };
 use crate::cli::print::countdown;
-use crate::sanitize::{inert, one_line, truncate_width};
+use crate::proto::sanitize::{inert, one_line, truncate_width};
 
 /// Widths from which the agents and the feed sit to the right of the backlog.
 pub const WIDE: u16 = 120;

@@ -16,9 +16,9 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::client::{self, Client, Target};
-use crate::error::{BoardError, BoardResult};
-use crate::procfs;
+use crate::os::procfs;
+use crate::proto::client::{self, Client, Target};
+use crate::proto::error::{BoardError, BoardResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
 pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
@@ -35,7 +35,7 @@ pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
     match rt.block_on(launch(name, pane, cmd)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("board run: {}", crate::sanitize::inert(&e.message));
+            eprintln!("board run: {}", crate::proto::sanitize::inert(&e.message));
             e.kind.exit_code()
         }
     }

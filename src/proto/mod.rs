@@ -2,14 +2,18 @@
 //!
 //! The same framing is used on the board's Unix socket and by `board json` on stdin/stdout.
 //! Requests look like `{"jsonrpc":"2.0","id":7,"method":"claim","params":{"task":12}}`; the
-//! answer carries the same `id` and either `result` or `error` (see [`crate::error::BoardError`]).
+//! answer carries the same `id` and either `result` or `error` (see [`crate::proto::error::BoardError`]).
 //! A connection that sent `subscribe` then receives notifications
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
+
+pub mod client;
+pub mod error;
+pub mod sanitize;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::error::{BoardError, BoardResult};
+use crate::proto::error::{BoardError, BoardResult};
 
 /// Version of this protocol; `hello` reports it and clients refuse a board of another version.
 pub const PROTOCOL_VERSION: u32 = 1;

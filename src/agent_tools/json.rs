@@ -16,9 +16,9 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::{json, Value};
 
-use crate::client::{self, Client};
-use crate::error::{BoardError, BoardResult, ErrorKind};
-use crate::protocol::{error_line, parse_request, result_line, MAX_LINE};
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::{error_line, parse_request, result_line, MAX_LINE};
 
 /// The JSON Schema (draft 2020-12) of the wire protocol: every method's params and result, the
 /// error object, responses and event notifications. Printed by `board json --schema`.
@@ -27,7 +27,7 @@ use crate::protocol::{error_line, parse_request, result_line, MAX_LINE};
 /// the three), `$defs.params.<method>`, `$defs.results.<method>`, `$defs.error`, the views
 /// (`task`, `session`, `event`, `note`, `goal`) and `$defs.cli.<command>` for the `--json` output
 /// of commands that are not one request (`init`, `up`, `down`).
-pub const SCHEMA: &str = include_str!("schema.json");
+pub const SCHEMA: &str = include_str!("../proto/schema.json");
 
 /// Errors that end `board json` (input is never one of them: bad lines are answered).
 #[derive(Debug, thiserror::Error)]
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn the_schema_is_json_and_names_every_method() {
         let v: Value = serde_json::from_str(SCHEMA).unwrap();
-        for m in crate::protocol::METHODS {
+        for m in crate::proto::METHODS {
             assert!(v["$defs"]["params"].get(*m).is_some(), "params of {m}");
             assert!(v["$defs"]["results"].get(*m).is_some(), "result of {m}");
         }

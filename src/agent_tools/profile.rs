@@ -12,16 +12,16 @@ use serde::Deserialize;
 
 /// Profiles shipped with board, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("claude", include_str!("../agents/claude.toml")),
-    ("codex", include_str!("../agents/codex.toml")),
-    ("gemini", include_str!("../agents/gemini.toml")),
-    ("aider", include_str!("../agents/aider.toml")),
-    ("shell", include_str!("../agents/shell.toml")),
-    ("demo", include_str!("../agents/demo.toml")),
+    ("claude", include_str!("../../agents/claude.toml")),
+    ("codex", include_str!("../../agents/codex.toml")),
+    ("gemini", include_str!("../../agents/gemini.toml")),
+    ("aider", include_str!("../../agents/aider.toml")),
+    ("shell", include_str!("../../agents/shell.toml")),
+    ("demo", include_str!("../../agents/demo.toml")),
 ];
 
 /// The agent protocol text given to agents (`agents/INSTRUCTIONS.md`).
-pub const INSTRUCTIONS: &str = include_str!("../agents/INSTRUCTIONS.md");
+pub const INSTRUCTIONS: &str = include_str!("../../agents/INSTRUCTIONS.md");
 
 /// Errors loading a profile.
 #[derive(Debug, thiserror::Error)]

@@ -20,9 +20,9 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::agents_init::Action;
-use crate::client::{self, Client};
-use crate::error::BoardError;
+use crate::agent_tools::init::Action;
+use crate::proto::client::{self, Client};
+use crate::proto::error::BoardError;
 
 /// The hooks board installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
@@ -236,10 +236,10 @@ fn check() -> Result<Value, BoardError> {
 
 fn refuse(e: &BoardError) -> i32 {
     let agent = std::env::var("BOARD_AGENT").unwrap_or_default();
-    eprintln!("board: {}", crate::sanitize::inert(&e.message));
+    eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     eprintln!(
         "board: commit refused: agent session {} holds no live claim ({}).",
-        crate::sanitize::inert(&agent),
+        crate::proto::sanitize::inert(&agent),
         e.kind.as_str()
     );
     eprintln!(

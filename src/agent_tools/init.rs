@@ -1,6 +1,6 @@
 //! `board init --agents` and `board init --mcp`: tell the project's agents about the board.
 //!
-//! `--agents` writes the board protocol ([`crate::profile::INSTRUCTIONS`]) into `AGENTS.md` and
+//! `--agents` writes the board protocol ([`crate::agent_tools::profile::INSTRUCTIONS`]) into `AGENTS.md` and
 //! `CLAUDE.md` between [`BEGIN`] and [`END`] marker lines. Only the text between the markers is
 //! ever replaced; a file without markers gets the block appended; running it again changes
 //! nothing. `--mcp` adds the `board` server to `.mcp.json`, keeping every other server and key.

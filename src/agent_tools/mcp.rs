@@ -19,8 +19,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::error::BoardError;
-use crate::stdio_json::Link;
+use crate::agent_tools::json::Link;
+use crate::proto::error::BoardError;
 
 /// Errors that end `board mcp`.
 #[derive(Debug, thiserror::Error)]
@@ -224,7 +224,7 @@ impl ServerHandler for BoardTools {
             .with_server_info(Implementation::new("board", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!(
                 "{MCP_PREAMBLE}\n\n{}",
-                crate::profile::INSTRUCTIONS
+                crate::agent_tools::profile::INSTRUCTIONS
             ))
     }
 }

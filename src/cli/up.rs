@@ -8,10 +8,10 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::client::{self, Client};
+use crate::agent_tools::profile::Profile;
 use crate::config::{self, Config, Paths};
-use crate::error::{BoardError, BoardResult};
-use crate::profile::Profile;
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardError, BoardResult};
 
 /// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
 /// hash of its root, so two projects with the same name never share (or end) a session.
@@ -261,7 +261,7 @@ pub fn demo_agent() -> i32 {
         .unwrap_or_else(|_| "board".into());
     let err = Command::new("bash")
         .arg("-c")
-        .arg(crate::demo::AGENT_SCRIPT)
+        .arg(crate::cli::demo::AGENT_SCRIPT)
         .arg("board-demo-agent")
         .env("BOARD_BIN", &exe)
         .exec();

@@ -14,7 +14,7 @@ use rustix::process::{pidfd_open, Pid, PidfdFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-use crate::procfs;
+use crate::os::procfs;
 
 /// Error opening a [`ProcessWatch`].
 #[derive(Debug, thiserror::Error)]

@@ -12,14 +12,14 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::client::{Client, Target};
 use crate::config::{Config, Paths};
-use crate::error::{BoardError, BoardResult};
-use crate::sanitize::one_line;
+use crate::proto::client::{Client, Target};
+use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::sanitize::one_line;
 
-const BACKLOG: &str = include_str!("../agents/demo/backlog.toml");
+const BACKLOG: &str = include_str!("../../agents/demo/backlog.toml");
 /// The scripted demo agent (agents/demo/agent.sh).
-pub const AGENT_SCRIPT: &str = include_str!("../agents/demo/agent.sh");
+pub const AGENT_SCRIPT: &str = include_str!("../../agents/demo/agent.sh");
 const AGENTS: usize = 3;
 /// The agent (1-based) that crashes, and in which of its tasks.
 const CRASHER: usize = 2;
@@ -62,7 +62,7 @@ pub fn run(dir: Option<PathBuf>, keep: bool) -> i32 {
             "board demo: {} already has a board; the demo needs a new or empty directory (or no --dir)",
             dir.display()
         );
-        return crate::error::ErrorKind::Usage.exit_code();
+        return crate::proto::error::ErrorKind::Usage.exit_code();
     }
     let keep_dir = keep.then(|| dir.clone());
     let started: Started = Arc::new(Mutex::new(Vec::new()));
@@ -204,13 +204,14 @@ impl Demo {
     }
 
     fn start_board(&mut self, exe: &Path, paths: &Paths) -> BoardResult<Target> {
-        let child =
-            crate::client::without_identity(Command::new(exe).arg("serve").current_dir(&self.dir))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+        let child = crate::proto::client::without_identity(
+            Command::new(exe).arg("serve").current_dir(&self.dir),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
         let target = Target {
             socket: paths.socket.clone(),
             paths: None,
@@ -293,7 +294,7 @@ impl Demo {
             .env("PATH", path)
             .env("BOARD_BIN", exe)
             .env("DEMO_CRASH_ON", crash.to_string());
-        crate::client::without_identity(&mut cmd)
+        crate::proto::client::without_identity(&mut cmd)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

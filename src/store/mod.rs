@@ -13,8 +13,8 @@ use std::time::SystemTime;
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
-use crate::error::{BoardError, BoardResult, ErrorKind};
-use crate::protocol::{EventView, GoalView, NoteView, SessionView, TaskView};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::{EventView, GoalView, NoteView, SessionView, TaskView};
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -25,7 +25,7 @@ pub const MAX_TITLE: usize = 16 * 1024;
 pub const MAX_TEXT: usize = 512 * 1024;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("../migrations/0001_init.sql"))])
+    Migrations::new(vec![M::up(include_str!("../../migrations/0001_init.sql"))])
 }
 
 /// RFC 3339 UTC wall-clock time with milliseconds, for people.

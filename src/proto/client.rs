@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{self, Paths};
-use crate::error::{BoardError, BoardResult};
-use crate::protocol::{Request, PROTOCOL_VERSION};
+use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::{Request, PROTOCOL_VERSION};
 
 /// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
 pub fn env_identity() -> Option<(String, String)> {

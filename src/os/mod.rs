@@ -1,0 +1,4 @@
+//! What the board reads of processes: `/proc` (state, start time, ancestry, CPU time) and pidfd.
+
+pub mod pidfd;
+pub mod procfs;
