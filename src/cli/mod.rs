@@ -146,6 +146,9 @@ pub enum Cmd {
         task: i64,
         /// The note.
         text: String,
+        /// As holder: require this claim generation.
+        #[arg(long)]
+        generation: Option<i64>,
     },
     /// Renew this agent's claims now.
     Renew,
@@ -387,7 +390,14 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             "release",
             json!({ "task": task, "note": note, "force": force, "generation": generation }),
         ),
-        Cmd::Note { task, text } => ("note", json!({ "task": task, "text": text })),
+        Cmd::Note {
+            task,
+            text,
+            generation,
+        } => (
+            "note",
+            json!({ "task": task, "text": text, "generation": generation }),
+        ),
         Cmd::Renew => ("renew", json!({})),
         Cmd::Check { task, generation } => {
             ("check", json!({ "task": task, "generation": generation }))

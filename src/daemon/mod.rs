@@ -4,7 +4,7 @@
 pub mod lease;
 
 pub mod events;
-pub mod handler;
+pub mod handlers;
 pub mod reload;
 pub mod server;
 pub mod state;

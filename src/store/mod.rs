@@ -7,10 +7,12 @@
 //! an event in the same transaction (design rule 9); the caller broadcasts the returned
 //! [`EventView`]s after commit.
 
+mod op_results;
+
 use std::path::Path;
 use std::time::SystemTime;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
@@ -82,6 +84,9 @@ pub type Events = Vec<EventView>;
 /// The board's SQLite database.
 pub struct Store {
     conn: Connection,
+    /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
+    /// step then runs in a savepoint inside it instead of a transaction of its own.
+    in_op: bool,
 }
 
 impl Store {
@@ -98,14 +103,17 @@ impl Store {
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        Ok(Store { conn })
+        Ok(Store { conn, in_op: false })
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
     fn tx<T>(
         &mut self,
-        f: impl FnOnce(&Transaction, &mut Events) -> BoardResult<T>,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
+        if self.in_op {
+            return self.op_step(f);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -159,38 +167,6 @@ impl Store {
             Ok(())
         })?;
         Ok(ev)
-    }
-
-    // ----- op ids -----------------------------------------------------------------------------
-
-    /// The stored answer of an earlier request with this `op_id` from `identity`.
-    pub fn op_result(&self, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT response FROM op_results WHERE identity = ?1 AND op_id = ?2",
-                params![identity, op_id],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    /// Remembers the answer to a request with an `op_id` (first answer wins).
-    pub fn save_op_result(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        response: &str,
-    ) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "INSERT OR IGNORE INTO op_results (identity, op_id, response, at)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![identity, op_id, response, now_wall()],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
     }
 
     // ----- goal -------------------------------------------------------------------------------
@@ -564,13 +540,17 @@ impl Store {
                             "UPDATE claims SET ended_at = ?2, end_kind = 'release',
                                     end_reason = 'force-released by operator'
                              WHERE task_id = ?1 AND ended_at IS NULL
+                               AND (?3 IS NULL OR generation = ?3)
                              RETURNING generation, session_id",
-                            params![task, now_wall()],
+                            params![task, now_wall(), generation],
                             |r| Ok((r.get(0)?, r.get(1)?)),
                         )
                         .optional()?;
                     match ended {
                         Some(x) => x,
+                        None if generation.is_some() => {
+                            return Err(explain_stale_force(tx, task, generation)?);
+                        }
                         None => {
                             let state = task_state(tx, task)?;
                             return Err(BoardError::new(
@@ -599,13 +579,14 @@ impl Store {
         })
     }
 
-    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`); from an
-    /// operator it is accepted on any task.
+    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`, and with
+    /// `generation` it must equal the live claim's); from an operator it is accepted on any task.
     pub fn note(
         &mut self,
         agent: Option<&str>,
         task: i64,
         text: &str,
+        generation: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(NoteView, Events)> {
         check_text("note", text, MAX_TEXT, false)?;
@@ -616,15 +597,15 @@ impl Store {
                         .query_row(
                             "UPDATE claims SET expires_ms = expires_ms
                              WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                               AND expires_ms > ?3
+                               AND expires_ms > ?3 AND (?4 IS NULL OR generation = ?4)
                              RETURNING generation",
-                            params![task, a, now_ms],
+                            params![task, a, now_ms, generation],
                             |r| r.get(0),
                         )
                         .optional()?;
                     match gen {
                         Some(g) => (a.to_string(), Some(g)),
-                        None => return Err(explain_write_refusal(tx, a, task, None)?),
+                        None => return Err(explain_write_refusal(tx, a, task, generation)?),
                     }
                 }
                 None => {
@@ -1027,7 +1008,7 @@ fn event_row(r: &rusqlite::Row) -> rusqlite::Result<EventView> {
 
 /// Appends one event in `tx` and queues it for broadcast.
 fn emit(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     kind: &str,
     task: Option<i64>,
@@ -1129,7 +1110,7 @@ fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
     .optional()?)
 }
 
-fn set_deps(tx: &Transaction, id: i64, after: &[i64]) -> BoardResult<()> {
+fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<()> {
     for &a in after {
         if a == id {
             return Err(BoardError::invalid(format!(
@@ -1158,7 +1139,7 @@ fn set_deps(tx: &Transaction, id: i64, after: &[i64]) -> BoardResult<()> {
 }
 
 fn insert_note(
-    tx: &Transaction,
+    tx: &Connection,
     task: i64,
     author: &str,
     generation: Option<i64>,
@@ -1174,7 +1155,7 @@ fn insert_note(
 /// The fenced step of every holder write: ends the caller's own live, unexpired claim on `task`
 /// (at `generation` when given) in one conditional UPDATE. None when no such claim exists.
 fn end_own_claim(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: i64,
     generation: Option<i64>,
@@ -1195,7 +1176,7 @@ fn end_own_claim(
 }
 
 fn end_live_claims_of_task(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     task: i64,
     kind: &str,
@@ -1223,7 +1204,7 @@ fn end_live_claims_of_task(
     Ok(())
 }
 
-fn reopen(tx: &Transaction, task: i64) -> BoardResult<()> {
+fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
     tx.execute(
         "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
         params![task, now_wall()],
@@ -1233,7 +1214,7 @@ fn reopen(tx: &Transaction, task: i64) -> BoardResult<()> {
 
 /// Why a claim was not granted, as the error the loser sees.
 fn explain_claim_refusal(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: Option<i64>,
 ) -> BoardResult<BoardError> {
@@ -1315,7 +1296,7 @@ fn explain_claim_refusal(
 /// Why a holder write (`done`, `release`, `note`, `check`, `renew`) by `agent` on `task` was
 /// refused: says when and why the caller's claim ended and who holds the task now.
 fn explain_write_refusal(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: i64,
     generation: Option<i64>,
@@ -1389,6 +1370,38 @@ fn explain_write_refusal(
         err = err.with("holder", h).with("generation", g);
     }
     Ok(err)
+}
+
+/// Why an operator's `release --force --generation N` ended nothing: N is not the generation of
+/// the task's live claim (or the task has none). Kind `lapsed`, with the current holder and
+/// generation when a claim is live.
+fn explain_stale_force(
+    tx: &Connection,
+    task: i64,
+    generation: Option<i64>,
+) -> BoardResult<BoardError> {
+    let state = task_state(tx, task)?;
+    let live: Option<(String, i64)> = tx
+        .query_row(
+            "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
+            [task],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let given = generation.map(|g| g.to_string()).unwrap_or_default();
+    let err = match live {
+        Some((h, g)) => BoardError::new(
+            ErrorKind::Lapsed,
+            format!("generation {given} is stale: task {task} is held by {h} at generation {g}"),
+        )
+        .with("holder", h)
+        .with("generation", g),
+        None => BoardError::new(
+            ErrorKind::Lapsed,
+            format!("generation {given} is stale: task {task} is {state}, not claimed"),
+        ),
+    };
+    Ok(err.with("task", task).with("state", state))
 }
 
 /// Task views for one id or all tasks, with dependencies and live claims joined in.
