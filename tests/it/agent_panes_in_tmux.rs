@@ -4,12 +4,10 @@
 //!
 //! Real tmux (a private server per test), real `board run` launchers, real `sh` agents.
 
-mod support_step2;
-
 use std::time::Duration;
 
+use crate::supervision::*;
 use serde_json::Value;
-use support_step2::*;
 
 const LEASE: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
 
@@ -118,17 +116,15 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     assert!(held, "the pane did not show the agent's end:\n{last}");
     assert!(last.contains("cannot log in: no credentials"), "{last}");
     assert!(last.contains("Enter starts it again"), "{last}");
-    let state = b.tmux().run(&[
-        "display-message",
-        "-p",
-        "-t",
-        &bad_pane,
-        "#{@board_state}",
-    ]);
+    let state = b
+        .tmux()
+        .run(&["display-message", "-p", "-t", &bad_pane, "#{@board_state}"]);
     assert_eq!(state, "ended");
     // The agents window keeps both panes.
     let window = format!("={session}:agents");
-    let panes = b.tmux().run(&["list-panes", "-t", &window, "-F", "#{pane_id}"]);
+    let panes = b
+        .tmux()
+        .run(&["list-panes", "-t", &window, "-F", "#{pane_id}"]);
     assert_eq!(panes.lines().count(), 2, "{panes}");
     let good_session = b.session("good").expect("good registered");
     assert!(good_session["ended_at"].is_null(), "{good_session}");
@@ -160,5 +156,8 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
         .lines()
         .find(|l| l.starts_with("bad-2 "))
         .unwrap_or_else(|| panic!("{human}"));
-    assert!(line.contains("as bad") && line.contains("restarted once"), "{line}");
+    assert!(
+        line.contains("as bad") && line.contains("restarted once"),
+        "{line}"
+    );
 }
