@@ -898,6 +898,19 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
+    /// the `pids` (live and ended ones: the caller compares process start times to tell a
+    /// session's process from a later one that reuses its pid).
+    pub fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>> {
+        let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
+        let mut st = self.conn.prepare_cached(&format!(
+            "{SESSION_ROW} WHERE boot_id = ?1 AND (pid IN (SELECT value FROM json_each(?2)) \
+             OR launcher_pid IN (SELECT value FROM json_each(?2)))"
+        ))?;
+        let rows = st.query_map(rusqlite::params![boot_id, list], session_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
     /// liveness knowledge via `state_of`.
     pub fn sessions(
