@@ -16,6 +16,7 @@ mod done_fencing;
 mod expel_on_exit;
 mod expel_on_hard_signals;
 mod identity;
+mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;

@@ -4,13 +4,11 @@
 //! refused (exit 7); an identity without a token inside a tree is that tree's agent or refused,
 //! never the operator.
 
-mod common;
-
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::mpsc::{self, Receiver};
 
-use common::{sh_quote, Agent, TestBoard, STEP};
+use crate::common::{self, sh_quote, Agent, TestBoard, STEP};
 use serde_json::{json, Value};
 
 /// A command line that runs `board ARGS` with only HOME and PATH in its environment.
