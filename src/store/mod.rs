@@ -19,6 +19,9 @@ use crate::proto::{EventView, GoalView, NoteView, SessionView, TaskView};
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
 
+/// What `list --state` accepts: the stored states and the two readiness views of `open`.
+pub const LIST_STATES: &[&str] = &["open", "ready", "blocked", "claimed", "done", "cancelled"];
+
 /// Longest accepted title, in bytes.
 pub const MAX_TITLE: usize = 16 * 1024;
 /// Longest accepted body or note, in bytes.
@@ -307,12 +310,22 @@ impl Store {
         })
     }
 
-    /// All tasks, optionally only those in `states`, ordered by id.
+    /// All tasks, optionally only those in `states`, ordered by id. Besides the stored states
+    /// (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing to wait for) and
+    /// `blocked` (open, waiting for an unfinished dependency) select by readiness.
     pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
         let all = task_views(&self.conn, None, now_ms)?;
+        let wanted = |t: &TaskView, s: &str| match s {
+            "ready" => t.ready,
+            "blocked" => t.state == "open" && !t.ready,
+            other => t.state == other,
+        };
         Ok(match states {
             None => all,
-            Some(s) => all.into_iter().filter(|t| s.contains(&t.state)).collect(),
+            Some(s) => all
+                .into_iter()
+                .filter(|t| s.iter().any(|x| wanted(t, x)))
+                .collect(),
         })
     }
 
@@ -363,8 +376,9 @@ impl Store {
     /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
     /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
     /// incremented in the same transaction. Errors: `not_found`, `conflict` (held: `data.holder`,
-    /// `data.generation`; or done/cancelled), `no_ready_task` (`data.remaining` = unfinished
-    /// tasks), `lapsed` if the session has ended.
+    /// `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks; for a named
+    /// task: `data.blocked_by` when it waits, `data.state` when it is done or cancelled),
+    /// `lapsed` if the session has ended.
     pub fn claim(
         &mut self,
         agent: &str,
@@ -889,6 +903,15 @@ impl Store {
             .flatten())
     }
 
+    /// How many sessions have ended (for the `board agents --all` hint).
+    pub fn ended_session_count(&self) -> BoardResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Rows of all live sessions.
     pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(
@@ -1306,9 +1329,32 @@ fn explain_claim_refusal(
             .with("blocked_by", waits)
             .with("task", id)
         }
-        other => BoardError::new(ErrorKind::Conflict, format!("task {id} is {other}"))
-            .with("state", other.to_string())
-            .with("task", id),
+        // A finished task is not held by anyone: answering `conflict` (exit 4, "another agent
+        // holds it") would send the caller looking for a holder. It is simply not claimable.
+        "done" => {
+            let (by, at): (Option<String>, Option<String>) = tx.query_row(
+                "SELECT done_by, done_at FROM tasks WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let who = match (&by, &at) {
+                (Some(b), Some(a)) => format!(" (finished by {b} at {a})"),
+                _ => String::new(),
+            };
+            BoardError::new(
+                ErrorKind::NoReadyTask,
+                format!("task {id} is already done{who}: there is nothing to claim"),
+            )
+            .with("state", "done")
+            .with("task", id)
+            .with("done_by", by)
+        }
+        other => BoardError::new(
+            ErrorKind::NoReadyTask,
+            format!("task {id} is {other}: there is nothing to claim"),
+        )
+        .with("state", other.to_string())
+        .with("task", id),
     })
 }
 
