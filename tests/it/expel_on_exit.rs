@@ -1,12 +1,10 @@
-//! Acceptance 3: when the agent under `board run` exits (status 3), its claims are expelled at
+//! When the agent under `board run` exits (status 3), its claims are expelled at
 //! once: the task is ready again within 500 ms of the exit, and the expel event says
 //! `exited (status 3)`.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{poll_until, ready_ids, TestBoard};
+use crate::common::{poll_until, ready_ids, TestBoard};
 use serde_json::json;
 
 #[test]

@@ -1,4 +1,4 @@
-//! Shared helpers for the Step 2 acceptance tests (supervision that never strands a task).
+//! Shared helpers for the supervision tests (supervision that never strands a task).
 //!
 //! Every test starts the real `board` binary in its own temporary project: `board init`, a
 //! `board.toml` with short leases, and `board serve` as a child of the test. Agents run under
@@ -279,7 +279,7 @@ pub struct TestBoard {
 /// `board.toml` with a name and the given `[lease]` body, plus `extra` sections.
 pub fn config_text(lease: &str, extra: &str) -> String {
     format!(
-        "[board]\nname = \"step2\"\ndata_dir = \".board\"\n\n[lease]\n{lease}\n\n[identity]\ncheck_process_tree = true\n\n{extra}\n"
+        "[board]\nname = \"supervision\"\ndata_dir = \".board\"\n\n[lease]\n{lease}\n\n[identity]\ncheck_process_tree = true\n\n{extra}\n"
     )
 }
 

@@ -1,12 +1,10 @@
-//! Step 2 acceptance: `board.toml` edits apply while the board runs; a broken edit is reported and
+//! `board.toml` edits apply while the board runs; a broken edit is reported and
 //! changes nothing.
-
-mod support_step2;
 
 use std::time::Duration;
 
+use crate::supervision::*;
 use serde_json::Value;
-use support_step2::*;
 
 fn lease(duration: &str) -> String {
     config_text(

@@ -2,9 +2,7 @@
 //! --state` speaks of ready and blocked, claiming a finished task says so, `board run claude`
 //! without `--` shows the working line, `board agents` points at `--all`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn ids(v: &Value) -> Vec<i64> {

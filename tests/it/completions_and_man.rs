@@ -1,11 +1,9 @@
 //! `board completions SHELL` and `board man` print what shells and `man` read.
 
-mod doors_common;
-
 use std::process::Command;
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = Command::new(doors_common::bin())
+    let out = Command::new(crate::project::bin())
         .args(args)
         .output()
         .unwrap();
@@ -21,7 +19,7 @@ fn completions_cover_the_commands_for_each_shell() {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
-    let out = Command::new(doors_common::bin())
+    let out = Command::new(crate::project::bin())
         .args(["completions", "tcsh"])
         .output()
         .unwrap();

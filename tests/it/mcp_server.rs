@@ -1,15 +1,13 @@
-//! `board mcp` spoken to by hand, as an MCP client would (acceptance 2): initialize,
+//! `board mcp` spoken to by hand, as an MCP client would: initialize,
 //! notifications/initialized, tools/list, tools/call — under `board run`, so the tools act with
 //! the agent identity of the environment.
-
-mod doors_common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use doors_common::{check, Project};
+use crate::project::{check, Project};
 use serde_json::{json, Value};
 
 struct McpClient {
@@ -54,7 +52,7 @@ impl McpClient {
 }
 
 fn start(p: &Project, name: &str) -> McpClient {
-    let mut cmd = p.cmd(doors_common::bin());
+    let mut cmd = p.cmd(crate::project::bin());
     cmd.args(["run", "--name", name, "--", "board", "mcp"]);
     spawn(cmd)
 }
@@ -225,7 +223,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
 
     // Closing stdin ends the server; `board run` exits with its status.
     drop(c.stdin.take());
-    let status = doors_common::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
     assert!(status.success(), "{status:?}");
     let (agents, _) = p.json(&["agents"]);
     assert!(
@@ -241,7 +239,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
 #[test]
 fn without_an_agent_identity_claims_are_tool_errors() {
     let p = Project::new();
-    let mut cmd = p.cmd(doors_common::bin());
+    let mut cmd = p.cmd(crate::project::bin());
     cmd.arg("mcp");
     let mut c = spawn(cmd);
     c.request(
@@ -255,6 +253,6 @@ fn without_an_agent_identity_claims_are_tool_errors() {
     let text = r["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("unauthorized (-32006): "), "{text}");
     drop(c.stdin.take());
-    let status = doors_common::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
     assert!(status.success());
 }

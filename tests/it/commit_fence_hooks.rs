@@ -1,13 +1,11 @@
-//! The fence where the work lands (acceptance 5): in a real git repository, an agent whose claim
+//! The fence where the work lands: in a real git repository, an agent whose claim
 //! lapsed cannot commit, the holder's commit carries `Board-Task` / `Board-Generation` trailers,
 //! and a human's commit is untouched (and the repository's own hook still runs).
-
-mod doors_common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use doors_common::{check_cli, wait_for, Project};
+use crate::project::{check_cli, wait_for, Project};
 use serde_json::Value;
 
 fn git(p: &Project, args: &[&str]) -> String {
@@ -79,7 +77,7 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
     );
     let ours = std::fs::read_to_string(hooks.join("pre-commit")).unwrap();
     assert!(ours.contains(
-        doors_common::bin()
+        crate::project::bin()
             .canonicalize()
             .unwrap()
             .to_str()
@@ -134,7 +132,7 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let mut lapsing = p
-        .cmd(doors_common::bin())
+        .cmd(crate::project::bin())
         .args(["run", "--name", "lapsing", "--", "sh", "-c"])
         .arg(agent_script(
             "board claim 2 --json > claim2.txt\n\

@@ -1,15 +1,13 @@
-//! Acceptance 1: sixteen agents race `board claim T` for the same task, twenty times over.
+//! Sixteen agents race `board claim T` for the same task, twenty times over.
 //! Exactly one wins each race (exit 0); the fifteen others get a conflict (exit 4) that names the
 //! winner; the event log holds one grant per task.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use common::{exit_code, poll_until, wait_child, TestBoard, STEP};
+use crate::common::{exit_code, poll_until, wait_child, TestBoard, STEP};
 
 const AGENTS: usize = 16;
 const TASKS: usize = 20;

@@ -1,15 +1,13 @@
-//! Step 2 acceptance: leases and fencing with living-but-silent holders — SIGSTOP, no CPU, waiting
+//! Leases and fencing with living-but-silent holders — SIGSTOP, no CPU, waiting
 //! for a human, and restarts of the board — on 1–2 s leases and 100 ms sweeps.
-
-mod support_step2;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::supervision::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
-use support_step2::*;
 
 const SWEEP_MS: i64 = 100;
 

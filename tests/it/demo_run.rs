@@ -1,12 +1,10 @@
-//! Acceptance 8: `board demo` exits 0, and its summary reports every task done exactly once and
+//! `board demo` exits 0, and its summary reports every task done exactly once and
 //! one expulsion. The board's own log, read back afterwards, agrees with the summary.
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{run_board_within, TestBoard};
+use crate::common::{run_board_within, TestBoard};
 
 #[test]
 fn the_demo_finishes_every_task_once_with_one_expulsion() {

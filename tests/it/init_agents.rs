@@ -1,9 +1,7 @@
-//! `board init --agents` and `--mcp` (acceptance 4): one instruction block however often it
+//! `board init --agents` and `--mcp`: one instruction block however often it
 //! runs, the user's text around it untouched, other MCP servers kept.
 
-mod doors_common;
-
-use doors_common::{check_cli, Project};
+use crate::project::{check_cli, Project};
 use serde_json::{json, Value};
 
 const BEGIN: &str = "<!-- board:begin -->";

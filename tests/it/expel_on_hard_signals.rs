@@ -1,4 +1,4 @@
-//! Step 2 acceptance: hard signals expel at once (design rule 4), and `board run` cleans up
+//! Hard signals expel at once (design rule 4), and `board run` cleans up
 //! helpers after reporting the exit (rule 13).
 //!
 //! These boards use a long lease and a long sweep (30 s / 10 s, `process` liveness) on purpose:
@@ -6,18 +6,16 @@
 //! comes from a hard signal (the launcher's exit report, a pidfd watcher, the pane's SIGHUP), and
 //! its reason says which.
 //!
-//! `BOARD_MEASURE=1 cargo test --test step2_expel -- --nocapture` runs 20 deaths of each kind
+//! `BOARD_MEASURE=1 cargo test --test it expel_on_hard_signals -- --nocapture` runs 20 deaths of each kind
 //! and prints median/min/max.
-
-mod support_step2;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use crate::supervision::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
-use support_step2::*;
 
 const HARD_ONLY: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
 

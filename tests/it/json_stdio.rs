@@ -1,9 +1,7 @@
-//! `board json` under a thousand mixed lines (acceptance 1), and the printed schema against
-//! every request and response of the run (acceptance 3).
+//! `board json` under a thousand mixed lines, and the printed schema against
+//! every request and response of the run.
 
-mod doors_common;
-
-use doors_common::{check, matches, Project};
+use crate::project::{check, matches, Project};
 use serde_json::{json, Value};
 
 /// What a line must get back.
@@ -271,7 +269,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
     let mut agent = None;
     for (i, (c, a)) in cases.iter().zip(&answers).enumerate() {
         let line = i as u64 + 1;
-        // Acceptance 3: every response matches the printed schema …
+        // Every response matches the printed schema …
         check("response", a);
         if let Some(valid) = c.request {
             let sent: Value = serde_json::from_slice(&c.bytes).unwrap();
@@ -347,7 +345,7 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     ]
     .join("\n");
     let out = p
-        .cmd(doors_common::bin())
+        .cmd(crate::project::bin())
         .arg("json")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

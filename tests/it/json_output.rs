@@ -1,16 +1,14 @@
-//! `--json` prints exactly one JSON document on stdout (acceptance 6): every client command, as
+//! `--json` prints exactly one JSON document on stdout: every client command, as
 //! an operator and as an agent, with stdout a pipe and a terminal (`script`), with `PAGER` set,
 //! and with warnings forced (trace logging, an invalid edit of board.toml). Every document also
-//! matches the printed schema (acceptance 3): the method's result on exit 0, else the error
+//! matches the printed schema: the method's result on exit 0, else the error
 //! object with the exit code of its kind.
-
-mod doors_common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
 
-use doors_common::{check_cli, one_document, Project};
+use crate::project::{check_cli, one_document, Project};
 
 /// (method for the schema, command line without `--json`).
 const OPERATOR: &[(&str, &str)] = &[
@@ -136,7 +134,7 @@ fn run_all(p: &Project, warnings: bool) -> usize {
     env(&mut op);
     assert!(op.stderr(Stdio::null()).status().unwrap().success());
 
-    let mut agent = p.cmd(doors_common::bin());
+    let mut agent = p.cmd(crate::project::bin());
     agent.args(["run", "--name", "json-out", "--", "sh", "agent.sh"]);
     env(&mut agent);
     assert!(agent.stderr(Stdio::null()).status().unwrap().success());

@@ -1,5 +1,5 @@
 //! Every agent profile shipped in `agents/` loads from disk through `Profile::load` (unknown keys
-//! are errors) and starts the program it is meant to (acceptance 7).
+//! are errors) and starts the program it is meant to.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Shared helpers for the acceptance tests: a real board in a temporary directory, agent
+//! Shared helpers for the board tests: a real board in a temporary directory, agent
 //! sessions under `board run` that the test drives line by line, raw socket access, and polling
 //! with deadlines (never fixed sleeps).
 //!

@@ -1,11 +1,9 @@
-//! Acceptance 5: restarting the board (`board stop`, then any command) keeps tasks, notes,
+//! Restarting the board (`board stop`, then any command) keeps tasks, notes,
 //! generations and the event log. At start it expels the claims of sessions whose processes are
 //! gone (here: an agent killed, with its launcher, while the board was stopped) and keeps those
 //! of living sessions.
 
-mod common;
-
-use common::{frozen, TestBoard};
+use crate::common::{frozen, TestBoard};
 use serde_json::{json, Value};
 
 #[test]

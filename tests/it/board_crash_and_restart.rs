@@ -1,16 +1,14 @@
-//! Step 2 acceptance: the board process dies or restarts under load, and what it finds at start.
+//! The board process dies or restarts under load, and what it finds at start.
 //! Claims, generations and sessions are durable; an acknowledged write is never lost; a session
 //! is recognised by pid *and* start time.
-
-mod support_step2;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::supervision::*;
 use nix::sys::signal::Signal;
 use rusqlite::{params, Connection, OpenFlags};
 use serde_json::json;
-use support_step2::*;
 
 const AGENTS: usize = 8;
 const TASKS: usize = 2000;

@@ -1,12 +1,10 @@
-//! Acceptance 2: with a 1 s lease and a 100 ms sweep, an agent that stays silent past its lease
+//! With a 1 s lease and a 100 ms sweep, an agent that stays silent past its lease
 //! loses its claim. Its late `board done` exits 5 and changes nothing; another agent can then
 //! claim the task, at the next generation.
 
-mod common;
-
 use std::time::{Duration, SystemTime};
 
-use common::{poll_until, TestBoard};
+use crate::common::{poll_until, TestBoard};
 use serde_json::Value;
 
 #[test]

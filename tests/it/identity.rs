@@ -1,11 +1,9 @@
-//! Acceptance 6: two `board run --name claude` sessions at once get distinct ids (`claude`,
+//! Two `board run --name claude` sessions at once get distinct ids (`claude`,
 //! `claude-2`), and one cannot write to the other's claim, not even by setting `BOARD_AGENT` to
 //! the other's id (wrong token → exit 7) or by copying its token too (not in its process tree →
 //! exit 7).
 
-mod common;
-
-use common::{frozen, TestBoard};
+use crate::common::{frozen, TestBoard};
 
 #[test]
 fn two_sessions_with_one_name_get_distinct_ids_and_cannot_write_each_others_claims() {
