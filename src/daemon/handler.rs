@@ -147,11 +147,12 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             if let Some(bad) = states
                 .iter()
                 .flatten()
-                .find(|s| !["open", "claimed", "done", "cancelled"].contains(&s.as_str()))
+                .find(|s| !crate::store::LIST_STATES.contains(&s.as_str()))
             {
                 let shown: String = bad.chars().take(32).collect();
                 return Err(BoardError::usage(format!(
-                    "unknown state {shown:?}: use open, claimed, done or cancelled"
+                    "unknown state {shown:?}: use {}",
+                    crate::store::LIST_STATES.join(", ")
                 )));
             }
             Ok(json!({ "tasks": board.store().list_tasks(states.as_deref(), now)? }))
@@ -261,7 +262,8 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             let sessions = board
                 .store()
                 .sessions(all, &|row| super::sweep::describe(&b, row))?;
-            Ok(json!({ "agents": sessions }))
+            let ended = board.store().ended_session_count()?;
+            Ok(json!({ "agents": sessions, "ended": ended }))
         }
         "log" => {
             let limit = p.opt_i64("limit")?.unwrap_or(200).clamp(1, 100_000);

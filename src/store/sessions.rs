@@ -159,6 +159,15 @@ impl Store {
             .flatten())
     }
 
+    /// How many sessions have ended (for the `board agents --all` hint).
+    pub fn ended_session_count(&self) -> BoardResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Rows of all live sessions.
     pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(

@@ -15,6 +15,7 @@ mod demo_run;
 mod done_fencing;
 mod expel_on_exit;
 mod expel_on_hard_signals;
+mod friendly_edges;
 mod identity;
 mod identity_by_ancestry;
 mod init_agents;
