@@ -10,6 +10,7 @@ pub mod run;
 pub mod up;
 
 pub mod doors;
+pub mod hints;
 pub mod print;
 
 use std::path::PathBuf;
@@ -93,7 +94,7 @@ pub enum Cmd {
     },
     /// List tasks.
     List {
-        /// Only tasks in this state (open, claimed, done, cancelled).
+        /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
         state: Vec<String>,
     },
@@ -468,7 +469,9 @@ fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, Strin
             Err(e) if e.kind == ErrorKind::NoReadyTask => {
                 let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
                 let blocked = e.data.contains_key("blocked_by");
-                if remaining == 0 && !blocked {
+                // A done or cancelled task never becomes ready again.
+                let finished = e.data.contains_key("state");
+                if finished || (remaining == 0 && !blocked) {
                     return Err(e);
                 }
                 if Instant::now() + delay > deadline {

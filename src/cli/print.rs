@@ -167,7 +167,8 @@ pub fn human(method: &str, v: &Value) -> String {
         "agents" => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
-                return "no agent sessions".into();
+                return crate::cli::hints::agents_all(v)
+                    .unwrap_or_else(|| "no agent sessions".into());
             }
             list.iter()
                 .map(|a| {

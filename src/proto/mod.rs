@@ -7,6 +7,7 @@
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
 
 pub mod client;
+pub mod config_notice;
 pub mod error;
 pub mod sanitize;
 
@@ -312,7 +313,9 @@ pub struct EventView {
     /// RFC 3339 UTC.
     pub at: String,
     /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
-    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `board_start`.
+    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `board_start`,
+    /// `config` (board.toml refused or fixed), `message` (`send`), `warn` (a claim is about to
+    /// lapse).
     pub kind: String,
     /// Task concerned, if any.
     pub task: Option<i64>,

@@ -15,8 +15,9 @@ impl Store {
     /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
     /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
     /// incremented in the same transaction. Errors: `not_found`, `conflict` (held: `data.holder`,
-    /// `data.generation`; or done/cancelled), `no_ready_task` (`data.remaining` = unfinished
-    /// tasks), `lapsed` if the session has ended.
+    /// `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks; for a named
+    /// task: `data.blocked_by` when it waits, `data.state` when it is done or cancelled),
+    /// `lapsed` if the session has ended.
     pub fn claim(
         &mut self,
         agent: &str,

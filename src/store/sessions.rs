@@ -162,12 +162,34 @@ impl Store {
             .flatten())
     }
 
+    /// How many sessions have ended (for the `board agents --all` hint).
+    pub fn ended_session_count(&self) -> BoardResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Rows of all live sessions.
     pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(
             "{SESSION_ROW} WHERE ended_at IS NULL ORDER BY started_at"
         ))?;
         let rows = st.query_map([], session_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
+    /// the `pids` (live and ended ones: the caller compares process start times to tell a
+    /// session's process from a later one that reuses its pid).
+    pub fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>> {
+        let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
+        let mut st = self.conn.prepare_cached(&format!(
+            "{SESSION_ROW} WHERE boot_id = ?1 AND (pid IN (SELECT value FROM json_each(?2)) \
+             OR launcher_pid IN (SELECT value FROM json_each(?2)))"
+        ))?;
+        let rows = st.query_map(params![boot_id, list], session_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
