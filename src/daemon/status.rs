@@ -1,7 +1,7 @@
 //! `board status`: what the board process is and how it is configured right now.
 
 use super::state::Board;
-use crate::proto::results::{LeaseSettings, StatusResult};
+use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};
 
 /// The status document: pid, uptime (s), paths, lease settings in force (ms), config error,
 /// pidfd support, and counts of sessions and tasks.
@@ -19,6 +19,17 @@ pub fn status(board: &Board) -> StatusResult {
         .clone();
     let store = board.store();
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
+    // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
+    let agents: Vec<StatusAgent> = store
+        .sessions(false, &|_| String::new())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| StatusAgent {
+            id: s.id,
+            name: s.name,
+            branch: s.branch,
+        })
+        .collect();
     let unfinished = store.unfinished_count().unwrap_or(0);
     let goal = store.goal().ok().flatten();
     let liveness = serde_json::to_value(rules.liveness)
@@ -45,6 +56,7 @@ pub fn status(board: &Board) -> StatusResult {
         config_error,
         pidfd: board.pidfd,
         live_sessions: sessions as u64,
+        agents,
         unfinished_tasks: unfinished,
         goal,
     }

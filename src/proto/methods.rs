@@ -292,12 +292,16 @@ pub type CancelParams = TaskParams;
 /// `show` parameters.
 pub type ShowParams = TaskParams;
 
-/// A task state, as `list` filters by it.
+/// A task state, as `list` filters by it: the stored states and two views of `open`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     /// Not claimed, not finished.
     Open,
+    /// Open with nothing to wait for.
+    Ready,
+    /// Open, waiting for an unfinished dependency.
+    Blocked,
     /// Held by a live claim.
     Claimed,
     /// Finished.
@@ -311,6 +315,8 @@ impl TaskState {
     pub fn as_str(self) -> &'static str {
         match self {
             TaskState::Open => "open",
+            TaskState::Ready => "ready",
+            TaskState::Blocked => "blocked",
             TaskState::Claimed => "claimed",
             TaskState::Done => "done",
             TaskState::Cancelled => "cancelled",
@@ -318,14 +324,65 @@ impl TaskState {
     }
 }
 
+impl TaskState {
+    /// Every state `list` filters by.
+    pub const ALL: &'static [TaskState] = &[
+        TaskState::Open,
+        TaskState::Ready,
+        TaskState::Blocked,
+        TaskState::Claimed,
+        TaskState::Done,
+        TaskState::Cancelled,
+    ];
+}
+
 /// One state or several.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StateFilter {
     /// Only this state.
     One(TaskState),
     /// Any of these states.
     Many(Vec<TaskState>),
+}
+
+impl<'de> Deserialize<'de> for StateFilter {
+    /// A state name or a list of them; an unknown name is refused with the list of known ones.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let known = || {
+            TaskState::ALL
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let one = |v: &Value| -> Result<TaskState, D::Error> {
+            let name = v
+                .as_str()
+                .ok_or_else(|| D::Error::custom(format!("a state is a string ({})", known())))?;
+            TaskState::ALL
+                .iter()
+                .copied()
+                .find(|s| s.as_str() == name)
+                .ok_or_else(|| {
+                    let shown: String = name.chars().take(32).collect();
+                    D::Error::custom(format!("unknown state {shown:?}: use {}", known()))
+                })
+        };
+        match Value::deserialize(d)? {
+            v @ Value::String(_) => one(&v).map(StateFilter::One),
+            Value::Array(items) => items
+                .iter()
+                .map(one)
+                .collect::<Result<_, _>>()
+                .map(StateFilter::Many),
+            _ => Err(D::Error::custom(format!(
+                "must be a state or a list of states ({})",
+                known()
+            ))),
+        }
+    }
 }
 
 /// `list` parameters.
@@ -446,6 +503,9 @@ pub struct SubscribeParams {
 pub struct SessionRegisterParams {
     /// Requested session name (ids become NAME, NAME-2, …).
     pub name: String,
+    /// The git branch the agent starts on, when it starts in a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 /// `session.attach` parameters.

@@ -10,6 +10,7 @@
 //! printed by `board json --schema` is generated from those types ([`schema`]).
 
 pub mod client;
+pub mod config_notice;
 pub mod error;
 pub mod methods;
 pub mod results;

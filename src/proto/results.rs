@@ -35,6 +35,18 @@ pub struct LeaseSettings {
     pub liveness: String,
 }
 
+/// A live agent session in `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusAgent {
+    /// Session id.
+    pub id: String,
+    /// Requested name.
+    pub name: String,
+    /// The git branch the agent started on (its worktree's, with `worktree = true`).
+    pub branch: Option<String>,
+}
+
 /// `status`: what the board process is and how it is configured right now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +81,8 @@ pub struct StatusResult {
     pub pidfd: bool,
     /// Live agent sessions.
     pub live_sessions: u64,
+    /// Live agent sessions and the git branch each started on.
+    pub agents: Vec<StatusAgent>,
     /// Open and claimed tasks.
     pub unfinished_tasks: i64,
     /// The current goal.
@@ -193,6 +207,8 @@ pub struct WaitResult {
 pub struct AgentsResult {
     /// The sessions.
     pub agents: Vec<SessionView>,
+    /// How many sessions have ended (listed only with `all`).
+    pub ended: i64,
 }
 
 /// `log`.

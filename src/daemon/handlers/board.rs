@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Cx;
+use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{AgentsParams, LogParams, WaitParams};
 use crate::proto::results::{
@@ -46,10 +46,12 @@ pub fn resume(cx: &Cx) -> BoardResult<WaitResult> {
 /// `agents`: live sessions, and ended ones with `all`.
 pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
     let b = Arc::clone(cx.board);
-    let agents = cx.board.store().sessions(p.all.unwrap_or(false), &|row| {
+    let store = cx.board.store();
+    let agents = store.sessions(p.all.unwrap_or(false), &|row| {
         crate::daemon::sweep::describe(&b, row)
     })?;
-    Ok(AgentsResult { agents })
+    let ended = store.ended_session_count()?;
+    Ok(AgentsResult { agents, ended })
 }
 
 /// `log`: the last `limit` events (default 200), or those after `after`.

@@ -1,7 +1,7 @@
 //! Claims and the writes they fence: `claim`, `done`, `release`, `note` (writes), `renew`,
 //! `check` (reads).
 
-use super::{Caller, Cx};
+use super::{Caller, Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{CheckParams, ClaimParams, DoneParams, NoteParams, ReleaseParams};
 use crate::proto::results::{

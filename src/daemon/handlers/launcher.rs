@@ -39,10 +39,13 @@ pub fn register(
     let token = new_token();
     let start = crate::os::procfs::start_time(launcher_pid).ok();
     let launcher = start.map(|s| (launcher_pid, s));
-    let (id, ev) =
-        board
-            .store()
-            .register_session(&p.name, &hash_token(&token), &board.boot_id, launcher)?;
+    let (id, ev) = board.store().register_session(
+        &p.name,
+        &hash_token(&token),
+        &board.boot_id,
+        launcher,
+        p.branch.as_deref(),
+    )?;
     board.publish(ev);
     if let Some((pid, start)) = launcher {
         watch(board, &id, pid, start, Role::Launcher);
