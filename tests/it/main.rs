@@ -27,6 +27,7 @@ mod mcp_server;
 mod profiles;
 mod project;
 mod restart;
+mod sandboxed_socket;
 mod supervision;
 mod tui_in_tmux;
 mod wire_malformed;
