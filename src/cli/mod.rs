@@ -7,6 +7,7 @@
 
 pub mod demo;
 pub mod run;
+pub mod supervise;
 pub mod up;
 
 pub mod doors;
@@ -196,6 +197,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// After a hangup (pane closed), how long the agent may take to exit before its process
+        /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        hangup_grace: Option<std::time::Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -249,7 +254,12 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Run {
+            name,
+            pane,
+            hangup_grace,
+            cmd,
+        } => return crate::cli::run::run(&name, pane.as_deref(), hangup_grace, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

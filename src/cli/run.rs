@@ -1,27 +1,25 @@
 //! `board run [--name N] -- CMD…`: the launcher that starts an agent under the board.
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
-//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, forwards
-//! SIGINT/SIGTERM/SIGHUP, and when the child exits (SIGCHLD) reports the exit to the board at once
-//! so its claims are expelled, then terminates leftover descendants (TERM, then KILL) and exits
-//! with the child's status. It never renews claims: its own liveness proves nothing about the
+//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, supervises
+//! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
+//! reports the exit to the board at once so its claims are expelled, then terminates leftover
+//! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
 //! agent (design rule 2).
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde_json::{json, Value};
-use tokio::signal::unix::{signal, SignalKind};
 
-use crate::os::procfs;
+use super::supervise::{supervise, terminate_leftovers, Signals};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
-pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
+/// `hangup_grace` overrides `[run] hangup_grace` of board.toml.
+pub fn run(name: &str, pane: Option<&str>, hangup_grace: Option<Duration>, cmd: &[String]) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -32,7 +30,7 @@ pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
             return 1;
         }
     };
-    match rt.block_on(launch(name, pane, cmd)) {
+    match rt.block_on(launch(name, pane, hangup_grace, cmd)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("board run: {}", crate::proto::sanitize::inert(&e.message));
@@ -47,8 +45,14 @@ fn connect(target: &Target) -> BoardResult<Client> {
     Ok(c)
 }
 
-async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i32> {
+async fn launch(
+    name: &str,
+    pane: Option<&str>,
+    hangup_grace: Option<Duration>,
+    cmd: &[String],
+) -> BoardResult<i32> {
     let target = client::target()?;
+    let hangup_grace = hangup_grace.unwrap_or_else(|| configured_grace(&target));
     let mut c = connect(&target)?;
     // Catch the signals from here on (the board is up), before there is a session or a child:
     // one that arrives while we start (a pane closed at once) is then handled by `supervise`
@@ -123,75 +127,12 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
             let _ = c.call("session.exit", params);
         }
     };
-    let status = supervise(&mut child, pid, signals, on_hangup).await;
+    let (status, kill_at) = supervise(&mut child, pid, signals, hangup_grace, on_hangup).await;
     let (code, sig) = (status.code(), status.signal());
     // Report first (the claims must be freed at once), then clean up.
     report_exit(&target, &agent, &token, code, sig);
-    terminate_leftovers();
+    terminate_leftovers(kill_at);
     Ok(code.unwrap_or_else(|| 128 + sig.unwrap_or(0)))
-}
-
-/// SIGINT, SIGTERM and SIGHUP, caught from creation on (tokio keeps one that arrives before
-/// anyone waits for it).
-struct Signals(Option<(Sig, Sig, Sig)>);
-
-type Sig = tokio::signal::unix::Signal;
-
-impl Signals {
-    fn new() -> Self {
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(a), Ok(b), Ok(c)) => Signals(Some((a, b, c))),
-            _ => Signals(None),
-        }
-    }
-}
-
-/// Waits for the child, forwarding SIGINT/SIGTERM/SIGHUP to it.
-async fn supervise(
-    child: &mut tokio::process::Child,
-    pid: i32,
-    signals: Signals,
-    on_hangup: impl Fn(),
-) -> std::process::ExitStatus {
-    let (mut int, mut term, mut hup) = match signals.0 {
-        Some(s) => s,
-        None => {
-            return child
-                .wait()
-                .await
-                .unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8))
-        }
-    };
-    loop {
-        let sig = tokio::select! {
-            st = child.wait() => return st.unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8)),
-            _ = int.recv() => Signal::SIGINT,
-            _ = term.recv() => Signal::SIGTERM,
-            _ = hup.recv() => Signal::SIGHUP,
-        };
-        // A Ctrl-C typed in our terminal already reached the child (same foreground process
-        // group): forwarding it again would make the agent see two.
-        if sig == Signal::SIGINT && terminal_delivers_to_child() {
-            continue;
-        }
-        if sig == Signal::SIGHUP {
-            on_hangup();
-        }
-        let _ = kill(Pid::from_raw(pid), sig);
-    }
-}
-
-fn terminal_delivers_to_child() -> bool {
-    use std::os::fd::AsFd;
-    let stdin = std::io::stdin();
-    match nix::unistd::tcgetpgrp(stdin.as_fd()) {
-        Ok(fg) => fg == nix::unistd::getpgrp(),
-        Err(_) => false,
-    }
 }
 
 fn report_exit(target: &Target, agent: &str, token: &str, code: Option<i32>, sig: Option<i32>) {
@@ -215,38 +156,14 @@ fn report_exit(target: &Target, agent: &str, token: &str, code: Option<i32>, sig
     }
 }
 
-/// TERM every remaining descendant, wait up to 1 s, then KILL; reap them all.
-fn terminate_leftovers() {
-    let me = std::process::id() as i32;
-    let left = procfs::descendants(me);
-    if left.is_empty() {
-        reap();
-        return;
-    }
-    for p in &left {
-        let _ = kill(Pid::from_raw(*p), Signal::SIGTERM);
-    }
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while Instant::now() < deadline {
-        reap();
-        if procfs::descendants(me).is_empty() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    for p in procfs::descendants(me) {
-        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    reap();
-}
-
-fn reap() {
-    while let Ok(st) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-        if st == nix::sys::wait::WaitStatus::StillAlive {
-            break;
-        }
-    }
+/// `[run] hangup_grace` of the board's board.toml (the default when it cannot be read).
+fn configured_grace(target: &Target) -> Duration {
+    let cfg = target
+        .paths
+        .as_ref()
+        .and_then(|p| crate::config::Config::load(&p.root.join(crate::config::CONFIG_FILE)).ok())
+        .unwrap_or_default();
+    cfg.run.hangup_grace.0
 }
 
 fn tmux_pane_pid(pane: &str) -> Option<i64> {

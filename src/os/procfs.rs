@@ -297,6 +297,16 @@ pub fn descendants(root: i32) -> Vec<i32> {
     descendants_in(&all_stats(), root)
 }
 
+/// The pids of the children of `parent` that have exited and wait to be reaped (state `Z`).
+/// Scans `/proc` once.
+pub fn zombie_children(parent: i32) -> Vec<i32> {
+    all_stats()
+        .into_iter()
+        .filter(|stat| stat.ppid == parent && stat.state == 'Z')
+        .map(|stat| stat.pid)
+        .collect()
+}
+
 /// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`.
 fn descendants_in(stats: &[ProcStat], root: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();

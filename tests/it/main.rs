@@ -21,6 +21,7 @@ mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
