@@ -162,6 +162,10 @@ pub struct AgentEntry {
     /// How many panes of this agent (default 1).
     #[serde(default = "one")]
     pub count: u32,
+    /// Give each of this entry's agents its own git worktree on its own branch (`board/NAME`),
+    /// created by `board up` and removed by `board down` (default false).
+    #[serde(default)]
+    pub worktree: bool,
 }
 
 fn one() -> u32 {
@@ -256,6 +260,7 @@ hangup_grace = "3s"    # after a pane closes: time to exit before TERM, then KIL
 # name = "claude"
 # profile = "claude"   # agents/claude.toml
 # count = 2
+# worktree = true      # each agent in its own git worktree, on branch board/<name>
 "#
         )
     }

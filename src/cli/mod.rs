@@ -197,6 +197,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// When the agent ends, keep the terminal: show its exit status and the board's reason,
+        /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
+        #[arg(long)]
+        hold: bool,
         /// After a hangup (pane closed), how long the agent may take to exit before its process
         /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
         #[arg(long, value_parser = crate::config::parse_duration)]
@@ -257,9 +261,10 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Run {
             name,
             pane,
+            hold,
             hangup_grace,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), hangup_grace, &cmd),
+        } => return crate::cli::run::run(&name, pane.as_deref(), hold, hangup_grace, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
@@ -281,11 +286,25 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Down => crate::cli::up::down().map(|v| {
-            let h = if v["was_up"] == json!(true) {
+            let mut h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
                 "no tmux session was up".to_string()
             };
+            for w in v["worktrees"].as_array().into_iter().flatten() {
+                let (agent, branch) = (print::s(&w["agent"]), print::s(&w["branch"]));
+                if w["removed"] == json!(true) {
+                    h.push_str(&format!(
+                        "\nremoved the worktree of {agent} (branch {branch} stays)"
+                    ));
+                } else {
+                    h.push_str(&format!(
+                        "\nkept the worktree of {agent} at {}: {}",
+                        print::s(&w["path"]),
+                        print::s(&w["kept_because"])
+                    ));
+                }
+            }
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),

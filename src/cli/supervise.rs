@@ -48,7 +48,7 @@ const TERM_TO_KILL: Duration = Duration::from_secs(1);
 /// The forwarded signals plus SIGCHLD, caught from creation on (tokio keeps one that arrives
 /// before anyone waits for it), delivered in arrival order.
 pub struct Signals {
-    rx: Option<mpsc::UnboundedReceiver<Signal>>,
+    rx: mpsc::UnboundedReceiver<Signal>,
     child: Option<tokio::signal::unix::Signal>,
 }
 
@@ -85,9 +85,14 @@ impl Signals {
             }
         }
         Signals {
-            rx: Some(rx),
+            rx,
             child: signal(SignalKind::child()).ok(),
         }
+    }
+
+    /// The next forwarded signal that arrived (None when no handler could be installed).
+    pub async fn next(&mut self) -> Option<Signal> {
+        self.rx.recv().await
     }
 }
 
@@ -105,14 +110,12 @@ impl Default for Signals {
 pub async fn supervise(
     child: &mut tokio::process::Child,
     pid: i32,
-    mut signals: Signals,
+    signals: &mut Signals,
     hangup_grace: Duration,
     on_hangup: impl Fn(),
 ) -> (std::process::ExitStatus, Option<Instant>) {
     let failed = || std::process::ExitStatus::from_raw(1 << 8);
-    let Some(mut rx) = signals.rx.take() else {
-        return (child.wait().await.unwrap_or_else(|_| failed()), None);
-    };
+    let Signals { rx, child: sigchld } = signals;
     // Escalation after a hangup: when to TERM the tree, then when to KILL it.
     let mut term_at: Option<Instant> = None;
     let mut kill_at: Option<Instant> = None;
@@ -125,7 +128,7 @@ pub async fn supervise(
             }
         };
         let reap_tick = async {
-            match signals.child.as_mut() {
+            match sigchld.as_mut() {
                 Some(s) => s.recv().await,
                 None => std::future::pending().await,
             }

@@ -307,6 +307,7 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
     match req.method.as_str() {
         "session.register" => {
             let name = p.str("name")?;
+            let branch = p.opt_str("branch")?;
             let token = new_token();
             let start = crate::os::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
@@ -315,6 +316,7 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
                 &hash_token(&token),
                 &board.boot_id,
                 launcher,
+                branch,
             )?;
             board.publish(ev);
             if let Some((pid, start)) = launcher {
