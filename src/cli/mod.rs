@@ -310,6 +310,10 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
+        let data = Value::Object(e.data.clone());
+        if let Some(lost) = print::lost_lines(&data) {
+            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
+        }
         eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()

@@ -14,12 +14,10 @@ use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
-/// hash of its root, so two projects with the same name never share (or end) a session.
+/// hash of its root (the first 4 hex digits of SHA-256, [`config::path_hash`]), so two projects
+/// with the same name never share (or end) a session, whatever toolchain built the binary.
 pub fn session_name(cfg: &Config, root: &std::path::Path) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut h);
-    format!("{}-{:04x}", base_name(cfg), h.finish() & 0xffff)
+    format!("{}-{}", base_name(cfg), config::path_hash(root, 4))
 }
 
 fn base_name(cfg: &Config) -> String {

@@ -6,6 +6,7 @@
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
 mod board_crash_and_restart;
+mod board_outlives_agent;
 mod claim_race;
 mod commit_fence_hooks;
 mod common;
@@ -13,8 +14,10 @@ mod completions_and_man;
 mod config_reload;
 mod demo_run;
 mod done_fencing;
+mod event_stream_order;
 mod expel_on_exit;
 mod expel_on_hard_signals;
+mod honest_refusals;
 mod identity;
 mod init_agents;
 mod json_output;
