@@ -202,7 +202,8 @@ fn human_result(method: &str, v: &Value) -> String {
         "agents" => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
-                return "no agent sessions".into();
+                return crate::cli::hints::agents_all(v)
+                    .unwrap_or_else(|| "no agent sessions".into());
             }
             list.iter()
                 .map(|a| {
@@ -223,6 +224,17 @@ fn human_result(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
+                    if a["name"] != a["id"] {
+                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    }
+                    match a["restarts"].as_i64() {
+                        Some(1) => line.push_str("  restarted once"),
+                        Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
+                        _ => {}
+                    }
+                    if a["branch"].is_string() {
+                        line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
                     }

@@ -18,8 +18,9 @@ impl Store {
     /// `store::identity`). Claiming a task the caller already holds (live) answers
     /// `already: true` with the same generation; a named task whose live claim has expired is
     /// lapsed first, in the same transaction. Errors: `not_found`, `conflict` (held:
-    /// `data.holder`, `data.generation`; or done/cancelled), `no_ready_task` (`data.remaining` =
-    /// unfinished tasks), `lapsed` if the session has ended.
+    /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
+    /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
+    /// cancelled), `lapsed` if the session has ended.
     pub fn claim(
         &mut self,
         agent: &str,

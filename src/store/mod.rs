@@ -27,6 +27,9 @@ use crate::proto::{EventView, TaskView};
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
 
+/// What `list --state` accepts: the stored states and the two readiness views of `open`.
+pub const LIST_STATES: &[&str] = &["open", "ready", "blocked", "claimed", "done", "cancelled"];
+
 /// Longest accepted title, in bytes.
 pub const MAX_TITLE: usize = 16 * 1024;
 /// Longest accepted body or note, in bytes.
@@ -35,7 +38,8 @@ pub const MAX_TEXT: usize = 512 * 1024;
 fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../../migrations/0001_init.sql")),
-        M::up(include_str!("../../migrations/0002_lost_claims.sql")),
+        M::up(include_str!("../../migrations/0002_session_branch.sql")),
+        M::up(include_str!("../../migrations/0003_lost_claims.sql")),
     ])
 }
 

@@ -80,9 +80,32 @@ pub(super) fn explain_claim_refusal(
             .with("blocked_by", waits)
             .with("task", id)
         }
-        other => BoardError::new(ErrorKind::Conflict, format!("task {id} is {other}"))
-            .with("state", other.to_string())
-            .with("task", id),
+        // A finished task is not held by anyone: answering `conflict` (exit 4, "another agent
+        // holds it") would send the caller looking for a holder. It is simply not claimable.
+        "done" => {
+            let (by, at): (Option<String>, Option<String>) = tx.query_row(
+                "SELECT done_by, done_at FROM tasks WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let who = match (&by, &at) {
+                (Some(b), Some(a)) => format!(" (finished by {b} at {a})"),
+                _ => String::new(),
+            };
+            BoardError::new(
+                ErrorKind::NoReadyTask,
+                format!("task {id} is already done{who}: there is nothing to claim"),
+            )
+            .with("state", "done")
+            .with("task", id)
+            .with("done_by", by)
+        }
+        other => BoardError::new(
+            ErrorKind::NoReadyTask,
+            format!("task {id} is {other}: there is nothing to claim"),
+        )
+        .with("state", other.to_string())
+        .with("task", id),
     })
 }
 

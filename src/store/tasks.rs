@@ -124,11 +124,23 @@ impl Store {
     }
 
     /// All tasks, optionally only those in `states`, ordered by id.
+    ///
+    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
+    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
+    /// readiness; see [`super::LIST_STATES`].
     pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
         let all = task_views(&self.conn, None, now_ms)?;
+        let wanted = |t: &TaskView, s: &str| match s {
+            "ready" => t.ready,
+            "blocked" => t.state == "open" && !t.ready,
+            other => t.state == other,
+        };
         Ok(match states {
             None => all,
-            Some(s) => all.into_iter().filter(|t| s.contains(&t.state)).collect(),
+            Some(s) => all
+                .into_iter()
+                .filter(|t| s.iter().any(|x| wanted(t, x)))
+                .collect(),
         })
     }
 

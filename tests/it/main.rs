@@ -5,6 +5,7 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+mod agent_panes_in_tmux;
 mod board_crash_and_restart;
 mod board_outlives_agent;
 mod claim_race;
@@ -17,8 +18,10 @@ mod done_fencing;
 mod event_stream_order;
 mod expel_on_exit;
 mod expel_on_hard_signals;
+mod friendly_edges;
 mod honest_refusals;
 mod identity;
+mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;

@@ -1,4 +1,4 @@
--- board schema, version 2: an agent is told every claim it lost.
+-- board schema, version 3: an agent is told every claim it lost.
 -- `told` is 0 while a claim that ended without its holder asking (lapse, expel, force-release,
 -- cancel, new epoch) has not been reported to that holder yet; the holder's own `done` and
 -- `release`, and a refusal that names the claim, set it to 1. Claims that ended before this
