@@ -13,8 +13,10 @@
 //! - [`cli`] — the client commands, `board run` (the launcher), `board up` (tmux), `board demo`.
 //! - [`tui`] — `board tui`: state → view, rendering free of I/O.
 //! - [`config`] — `board.toml`.
+//! - [`backlog`] — a backlog as a file (Markdown checklist, TOML, JSON) for import and export.
 
 pub mod agent_tools;
+pub mod backlog;
 pub mod cli;
 pub mod config;
 pub mod daemon;

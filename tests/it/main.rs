@@ -5,6 +5,7 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+mod backlog_import_export;
 mod board_crash_and_restart;
 mod claim_race;
 mod commit_fence_hooks;
