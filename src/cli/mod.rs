@@ -213,6 +213,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// When the agent ends, keep the terminal: show its exit status and the board's reason,
+        /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
+        #[arg(long)]
+        hold: bool,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -266,7 +270,12 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Run {
+            name,
+            pane,
+            hold,
+            cmd,
+        } => return crate::cli::run::run(&name, pane.as_deref(), hold, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

@@ -189,6 +189,17 @@ pub fn human(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
+                    if a["name"] != a["id"] {
+                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    }
+                    match a["restarts"].as_i64() {
+                        Some(1) => line.push_str("  restarted once"),
+                        Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
+                        _ => {}
+                    }
+                    if a["branch"].is_string() {
+                        line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
                     }

@@ -298,6 +298,13 @@ pub struct SessionView {
     pub ended_at: Option<String>,
     /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
     pub end_reason: Option<String>,
+    /// How many sessions of the same name started before this one (a `board up` pane that was
+    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
+    #[serde(default)]
+    pub restarts: i64,
+    /// The git branch the agent started on, when it started in a git work tree.
+    #[serde(default)]
+    pub branch: Option<String>,
 }
 
 /// One entry of the append-only event log.

@@ -39,7 +39,10 @@ pub const MAX_TITLE: usize = 16 * 1024;
 pub const MAX_TEXT: usize = 512 * 1024;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("../../migrations/0001_init.sql"))])
+    Migrations::new(vec![
+        M::up(include_str!("../../migrations/0001_init.sql")),
+        M::up(include_str!("../../migrations/0002_session_branch.sql")),
+    ])
 }
 
 /// RFC 3339 UTC wall-clock time with milliseconds, for people.

@@ -11,13 +11,15 @@ impl Store {
     // ----- sessions ---------------------------------------------------------------------------
 
     /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
-    /// an id once used is never reused). `launcher` is the `board run` process (pid, start).
+    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
+    /// `branch` the git branch the agent starts on.
     pub fn register_session(
         &mut self,
         name: &str,
         token_hash: &str,
         boot_id: &str,
         launcher: Option<(i32, u64)>,
+        branch: Option<&str>,
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         self.tx(|tx, ev| {
@@ -30,8 +32,8 @@ impl Store {
                 };
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at)
-                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+                                           launcher_start, started_at, branch)
+                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
                      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
                     params![
                         id,
@@ -40,7 +42,8 @@ impl Store {
                         boot_id,
                         launcher.map(|l| l.0),
                         launcher.map(|l| l.1 as i64),
-                        now
+                        now,
+                        branch
                     ],
                 )?;
                 if inserted == 1 {
@@ -177,6 +180,19 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
+    /// the `pids` (live and ended ones: the caller compares process start times to tell a
+    /// session's process from a later one that reuses its pid).
+    pub fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>> {
+        let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
+        let mut st = self.conn.prepare_cached(&format!(
+            "{SESSION_ROW} WHERE boot_id = ?1 AND (pid IN (SELECT value FROM json_each(?2)) \
+             OR launcher_pid IN (SELECT value FROM json_each(?2)))"
+        ))?;
+        let rows = st.query_map(params![boot_id, list], session_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
     /// liveness knowledge via `state_of`.
     pub fn sessions(
@@ -188,7 +204,9 @@ impl Store {
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
                     s.last_seen_at, s.ended_at, s.end_reason,
                     (SELECT group_concat(task_id) FROM claims c
-                      WHERE c.session_id = s.id AND c.ended_at IS NULL)
+                      WHERE c.session_id = s.id AND c.ended_at IS NULL),
+                    (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
+                    s.branch
              FROM sessions s WHERE ?1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
         )?;
         let rows = st.query_map([all], |r| {
@@ -207,6 +225,8 @@ impl Store {
                 claims: claims
                     .map(|c| c.split(',').filter_map(|x| x.parse().ok()).collect())
                     .unwrap_or_default(),
+                restarts: r.get(11)?,
+                branch: r.get(12)?,
                 state: String::new(),
             })
         })?;

@@ -5,6 +5,7 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+mod agent_panes_in_tmux;
 mod backlog_import_export;
 mod board_crash_and_restart;
 mod claim_race;
@@ -18,6 +19,7 @@ mod expel_on_exit;
 mod expel_on_hard_signals;
 mod friendly_edges;
 mod identity;
+mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
