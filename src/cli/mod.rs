@@ -297,11 +297,25 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Down => crate::cli::up::down().map(|v| {
-            let h = if v["was_up"] == json!(true) {
+            let mut h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
                 "no tmux session was up".to_string()
             };
+            for w in v["worktrees"].as_array().into_iter().flatten() {
+                let (agent, branch) = (print::s(&w["agent"]), print::s(&w["branch"]));
+                if w["removed"] == json!(true) {
+                    h.push_str(&format!(
+                        "\nremoved the worktree of {agent} (branch {branch} stays)"
+                    ));
+                } else {
+                    h.push_str(&format!(
+                        "\nkept the worktree of {agent} at {}: {}",
+                        print::s(&w["path"]),
+                        print::s(&w["kept_because"])
+                    ));
+                }
+            }
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),

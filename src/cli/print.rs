@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use crate::proto::sanitize::one_line;
 
-fn s(v: &Value) -> String {
+/// A JSON value as one inert line of text for people (strings without their quotes).
+pub fn s(v: &Value) -> String {
     match v {
         Value::String(x) => one_line(x),
         Value::Null => String::new(),
@@ -248,6 +249,15 @@ pub fn human(method: &str, v: &Value) -> String {
                     v["live_sessions"], v["unfinished_tasks"]
                 ),
             ];
+            for a in v["agents"].as_array().into_iter().flatten() {
+                if a["branch"].is_string() {
+                    out.push(format!(
+                        "agent    {} on branch {}",
+                        s(&a["id"]),
+                        s(&a["branch"])
+                    ));
+                }
+            }
             if let Some(e) = v["config_error"].as_str() {
                 out.push(format!(
                     "CONFIG ERROR (previous settings in force): {}",

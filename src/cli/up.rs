@@ -5,7 +5,9 @@
 //! process and closing a pane expels its claims.
 
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -26,8 +28,9 @@ pub fn up(attach: bool) -> BoardResult<Value> {
     let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
     let exe = exe.to_string_lossy().to_string();
     // Everything that can be checked is checked before the board or tmux is touched.
-    let slots = team::slots(&cfg, &paths)?;
+    let mut slots = team::slots(&cfg, &paths)?;
     team::check_commands(&slots, &exe)?;
+    team::prepare_worktrees(&mut slots, &paths.root)?;
     // Make sure the board runs before any agent tries to register.
     let target = client::target()?;
     Client::connect(&target, true)?.call("hello", json!({}))?;
@@ -55,17 +58,49 @@ fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
     let _ = std::fs::write(paths.data_dir.join("up.json"), format!("{doc:#}\n"));
 }
 
-/// `board down`: ends the tmux session; every launcher sees its pane close and the board expels
-/// the claims of its agent.
+/// `board down`: ends the tmux session (every launcher sees its pane close and the board expels
+/// the claims of its agent), then removes the agents' worktrees that hold no uncommitted work
+/// (their branches stay). Returns `{"session", "was_up", "worktrees": [{"agent", "path",
+/// "branch", "removed", "kept_because"}]}`.
 pub fn down() -> BoardResult<Value> {
     let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
     let name = team::session_name(&cfg, &paths.root);
-    if !team::tmux::has_session(&name) {
-        return Ok(json!({ "session": name, "was_up": false }));
+    let was_up = team::tmux::has_session(&name);
+    if was_up {
+        let pids: Vec<i64> = team::tmux::panes(&name)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| p.pid)
+            .collect();
+        team::tmux::run(&["kill-session", "-t", &format!("={name}")])?;
+        let _ = std::fs::remove_file(paths.data_dir.join("up.json"));
+        // The agents must be gone before their worktrees are: a launcher ends its agent's
+        // whole process tree (TERM, then KILL after 1 s) before it exits.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pids
+            .iter()
+            .any(|p| Path::new(&format!("/proc/{p}")).exists())
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
-    team::tmux::run(&["kill-session", "-t", &format!("={name}")])?;
-    let _ = std::fs::remove_file(paths.data_dir.join("up.json"));
-    Ok(json!({ "session": name, "was_up": true }))
+    let mut worktrees = Vec::new();
+    for entry in cfg.agents.iter().filter(|a| a.worktree) {
+        for slot in team::slot_names(entry) {
+            let wt = team::worktree::Worktree::of(&paths.data_dir, &slot);
+            let (removed, kept) = match team::worktree::remove(&paths.root, &wt)? {
+                team::worktree::Removed::Absent => continue,
+                team::worktree::Removed::Removed => (true, None),
+                team::worktree::Removed::Kept(why) => (false, Some(why)),
+            };
+            worktrees.push(json!({
+                "agent": slot, "path": wt.path, "branch": wt.branch, "removed": removed,
+                "kept_because": kept,
+            }));
+        }
+    }
+    Ok(json!({ "session": name, "was_up": was_up, "worktrees": worktrees }))
 }
 
 /// `board demo-agent`: runs the scripted demo agent (built in) in place of this process.

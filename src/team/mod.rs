@@ -13,6 +13,7 @@
 //! half built.
 
 pub mod tmux;
+pub mod worktree;
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -42,8 +43,37 @@ pub struct Slot {
     pub profile_name: String,
     /// The loaded profile.
     pub profile: Profile,
-    /// Directory the agent starts in: the project root.
+    /// Directory the agent starts in: the project root, or its place in the slot's worktree
+    /// once [`prepare_worktrees`] made it.
     pub workdir: PathBuf,
+    /// The slot's own git worktree and branch (`worktree = true`).
+    pub worktree: Option<worktree::Worktree>,
+}
+
+/// The slot names of one `[[agents]]` entry: `name`, then `name-2`, `name-3`, … for `count` > 1.
+pub fn slot_names(entry: &crate::config::AgentEntry) -> Vec<String> {
+    (1..=entry.count)
+        .map(|i| {
+            if i == 1 {
+                entry.name.clone()
+            } else {
+                format!("{}-{i}", entry.name)
+            }
+        })
+        .collect()
+}
+
+/// Creates (or keeps) the worktree of every slot that has one and moves the slot's working
+/// directory into it. `root` is the board's project root.
+///
+/// Errors (`usage`): no git repository or no commit at `root`, git refusing.
+pub fn prepare_worktrees(slots: &mut [Slot], root: &Path) -> BoardResult<()> {
+    for s in slots.iter_mut() {
+        if let Some(wt) = &s.worktree {
+            s.workdir = worktree::ensure(root, wt)?;
+        }
+    }
+    Ok(())
 }
 
 /// The slots of `cfg`, each profile loaded.
@@ -61,22 +91,21 @@ pub fn slots(cfg: &Config, paths: &Paths) -> BoardResult<Vec<Slot>> {
     for entry in &cfg.agents {
         let profile = Profile::load(&paths.root, &entry.profile)
             .map_err(|e| BoardError::usage(e.to_string()))?;
-        for i in 1..=entry.count {
-            let name = if i == 1 {
-                entry.name.clone()
-            } else {
-                format!("{}-{i}", entry.name)
-            };
+        for name in slot_names(entry) {
             if out.iter().any(|s| s.name == name) {
                 return Err(BoardError::usage(format!(
                     "board.toml names two agent panes {name:?}; give each [[agents]] entry its own name"
                 )));
             }
+            let worktree = entry
+                .worktree
+                .then(|| worktree::Worktree::of(&paths.data_dir, &name));
             out.push(Slot {
                 name,
                 profile_name: entry.profile.clone(),
                 profile: profile.clone(),
                 workdir: paths.root.clone(),
+                worktree,
             });
         }
     }
@@ -234,7 +263,7 @@ pub fn up(session: &str, slots: &[Slot], root: &Path, board_bin: &str) -> BoardR
             &tui,
         ])?;
     }
-    let res = complete(session, slots, &root_s, board_bin);
+    let res = complete(session, slots, root, board_bin);
     if res.is_err() && created {
         // Leave nothing half-built behind; agents already started are expelled as their panes
         // close.
@@ -243,8 +272,14 @@ pub fn up(session: &str, slots: &[Slot], root: &Path, board_bin: &str) -> BoardR
     res
 }
 
-fn complete(session: &str, slots: &[Slot], root: &str, board_bin: &str) -> BoardResult<Vec<Value>> {
+fn complete(
+    session: &str,
+    slots: &[Slot],
+    root: &Path,
+    board_bin: &str,
+) -> BoardResult<Vec<Value>> {
     let existing = tmux::panes(session)?;
+    let root_s = root.to_string_lossy().to_string();
     if !existing.iter().any(|p| p.window == BOARD_WINDOW) {
         let tui = format!("{} tui", tmux::shell_quote(board_bin));
         tmux::run(&[
@@ -256,7 +291,7 @@ fn complete(session: &str, slots: &[Slot], root: &str, board_bin: &str) -> Board
             "-n",
             BOARD_WINDOW,
             "-c",
-            root,
+            &root_s,
             &tui,
         ])?;
     }
@@ -267,19 +302,23 @@ fn complete(session: &str, slots: &[Slot], root: &str, board_bin: &str) -> Board
         let (outcome, id, pid) = match pane {
             Some(p) if !pane_ended(p) => (Outcome::Running, p.id.clone(), p.pid),
             Some(p) => {
-                let (id, pid) = respawn(&p.id, slot, board_bin)?;
+                let (id, pid) = respawn(&p.id, slot, root, board_bin)?;
                 (Outcome::Restarted, id, pid)
             }
             None => {
-                let (id, pid) = open_pane(session, slot, board_bin, !has_agents_window)?;
+                let (id, pid) = open_pane(session, slot, root, board_bin, !has_agents_window)?;
                 has_agents_window = true;
                 (Outcome::Started, id, pid)
             }
         };
-        out.push(json!({
+        let mut v = json!({
             "agent_name": slot.name, "profile": slot.profile_name, "pane": id, "pid": pid,
             "outcome": outcome.as_str(),
-        }));
+        });
+        if let Some(wt) = &slot.worktree {
+            v["branch"] = json!(wt.branch);
+        }
+        out.push(v);
     }
     if has_agents_window {
         tmux::run(&[
@@ -292,9 +331,10 @@ fn complete(session: &str, slots: &[Slot], root: &str, board_bin: &str) -> Board
     Ok(out)
 }
 
-fn env_args(slot: &Slot) -> Vec<String> {
-    // The pane runs with the PATH the command was checked against, not the tmux server's.
-    let mut args = Vec::new();
+fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
+    // The pane runs with the PATH the command was checked against, not the tmux server's; and
+    // finds its board by BOARD_ROOT, since a worktree may hold its own copy of board.toml.
+    let mut args = vec!["-e".into(), format!("BOARD_ROOT={}", root.display())];
     if let Ok(path) = std::env::var("PATH") {
         args.extend(["-e".into(), format!("PATH={path}")]);
     }
@@ -315,6 +355,7 @@ fn pane_of(out: &str) -> (String, i64) {
 pub fn open_pane(
     session: &str,
     slot: &Slot,
+    root: &Path,
     board_bin: &str,
     new_window: bool,
 ) -> BoardResult<(String, i64)> {
@@ -343,7 +384,7 @@ pub fn open_pane(
         "-F".into(),
         "#{pane_id} #{pane_pid}".into(),
     ]);
-    args.extend(env_args(slot));
+    args.extend(env_args(slot, root));
     args.push(pane_command(slot, board_bin));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let (pane, pid) = pane_of(&tmux::run(&refs)?);
@@ -357,7 +398,12 @@ pub fn open_pane(
 
 /// Starts `slot` again in pane `pane`, ending whatever runs there (its launcher sees the pane's
 /// SIGHUP, reports the agent's exit and ends it).
-pub fn respawn(pane: &str, slot: &Slot, board_bin: &str) -> BoardResult<(String, i64)> {
+pub fn respawn(
+    pane: &str,
+    slot: &Slot,
+    root: &Path,
+    board_bin: &str,
+) -> BoardResult<(String, i64)> {
     // The new launcher marks the pane `running` itself; until then it must not read as ended.
     tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
     let mut args: Vec<String> = vec![
@@ -368,7 +414,7 @@ pub fn respawn(pane: &str, slot: &Slot, board_bin: &str) -> BoardResult<(String,
         "-c".into(),
         slot.workdir.to_string_lossy().to_string(),
     ];
-    args.extend(env_args(slot));
+    args.extend(env_args(slot, root));
     args.push(pane_command(slot, board_bin));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     tmux::run(&refs)?;

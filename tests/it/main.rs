@@ -6,6 +6,7 @@
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
 mod agent_panes_in_tmux;
+mod agent_worktrees;
 mod backlog_import_export;
 mod board_crash_and_restart;
 mod claim_race;
