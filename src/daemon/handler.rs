@@ -12,7 +12,7 @@ use crate::proto::{Params, Request, PROTOCOL_VERSION};
 
 /// Methods that change a task and may carry an `op_id`.
 const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "claim", "done", "release", "note",
+    "add", "edit", "cancel", "goal", "claim", "done", "release", "note", "import",
 ];
 
 /// Answers one request (everything but `subscribe`, which the server streams).
@@ -317,6 +317,9 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             }
             board.shutdown.notify_one();
             Ok(json!({ "stopping": true, "pid": std::process::id() }))
+        }
+        other if super::team::METHODS.contains(&other) => {
+            super::team::dispatch(board, other, p, caller)
         }
         other => Err(
             BoardError::invalid(format!("method {other:?} cannot be called here"))

@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 mod claims;
 mod events;
+mod import;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -23,6 +24,8 @@ use rusqlite_migration::{Migrations, M};
 
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
+
+pub use import::Imported;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
