@@ -180,10 +180,17 @@ fn terminal_delivers_to_child() -> bool {
     }
 }
 
-/// Sends `sig` to every descendant of this launcher (the agent, its children, adopted orphans).
+/// Every descendant of this launcher (the agent, its children, adopted orphans) but a board
+/// process (`board serve`) that a command inside the agent autostarted and that we adopted as
+/// the subreaper when that command exited: it is not the agent's, and it and its subtree are
+/// left alone so the board outlives the agent session that started it.
+fn agent_tree() -> Vec<i32> {
+    procfs::descendants_pruned(std::process::id() as i32, procfs::is_board_daemon)
+}
+
+/// Sends `sig` to the agent's whole tree ([`agent_tree`]).
 fn signal_tree(sig: Signal) {
-    let me = std::process::id() as i32;
-    for p in procfs::descendants(me) {
+    for p in agent_tree() {
         let _ = kill(Pid::from_raw(p), sig);
     }
 }
@@ -199,11 +206,10 @@ fn reap_orphans(agent: i32) {
     }
 }
 
-/// After the agent exited: TERM every remaining descendant, wait up to 1 s (or until `kill_at`,
+/// After the agent exited: TERM every remaining process of its tree ([`agent_tree`]), wait up to 1 s (or until `kill_at`,
 /// when an escalation already sent them SIGTERM), then KILL; reap them all.
 pub fn terminate_leftovers(kill_at: Option<Instant>) {
-    let me = std::process::id() as i32;
-    let left = procfs::descendants(me);
+    let left = agent_tree();
     if left.is_empty() {
         reap();
         return;
@@ -214,12 +220,12 @@ pub fn terminate_leftovers(kill_at: Option<Instant>) {
     let deadline = kill_at.unwrap_or_else(|| Instant::now() + TERM_TO_KILL);
     while Instant::now() < deadline {
         reap();
-        if procfs::descendants(me).is_empty() {
+        if agent_tree().is_empty() {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    for p in procfs::descendants(me) {
+    for p in agent_tree() {
         let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
     }
     std::thread::sleep(Duration::from_millis(20));
