@@ -5,6 +5,7 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod backlog_import_export;
