@@ -143,6 +143,10 @@ methods! {
     SessionAttach = "session.attach", Launcher, SessionAttachParams => SessionAttachResult;
     /// Launcher only: the agent exited (or its pane closed); its claims are expelled.
     SessionExit = "session.exit", Launcher, SessionExitParams => SessionExitResult;
+    /// Add a whole backlog in one transaction (all of it or nothing); `after` names keys.
+    Import = "import", Write, ImportParams => ImportResult;
+    /// The backlog (goal and tasks, keys `tN`) as `import` takes it.
+    Export = "export", Read, ExportParams => ExportResult;
 }
 
 impl Method {
@@ -232,6 +236,10 @@ pub type RenewParams = NoParams;
 pub type ResumeParams = NoParams;
 /// `stop`: no parameters.
 pub type StopParams = NoParams;
+/// `export`: no parameters.
+pub type ExportParams = NoParams;
+/// `import`: a backlog document (`goal`, `tasks` with keys).
+pub type ImportParams = crate::backlog::Backlog;
 
 /// `goal` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

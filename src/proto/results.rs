@@ -276,3 +276,18 @@ pub struct SessionExitResult {
     /// The reason recorded.
     pub reason: String,
 }
+
+/// `import`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportResult {
+    /// The new tasks, in the request's order.
+    pub tasks: Vec<TaskView>,
+    /// Each key's new task id.
+    pub keys: std::collections::BTreeMap<String, i64>,
+    /// Whether the backlog's goal was set.
+    pub goal_set: bool,
+}
+
+/// `export`: the backlog as `import` takes it.
+pub type ExportResult = crate::backlog::Backlog;

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::proto::error::ErrorKind;
 use crate::proto::methods::{method_schemas, Access, Identity, Method};
+use crate::store::LostClaim;
 
 const CLI_FRAGMENT: &str = include_str!("schema_cli.json");
 
@@ -47,12 +48,18 @@ struct ErrorData {
     /// State of the task concerned.
     #[serde(default)]
     state: Option<String>,
-    /// Agent session holding the task now (conflict, lapsed).
+    /// Agent session holding the task now, null when none (conflict, lapsed).
     #[serde(default)]
     holder: Option<String>,
-    /// Current generation of the task's claim (conflict, lapsed).
+    /// The task's current generation (conflict, lapsed).
     #[serde(default)]
     generation: Option<i64>,
+    /// lapsed: the generation the refused call gave.
+    #[serde(default)]
+    given_generation: Option<i64>,
+    /// Claims the caller lost since its previous call (see `$defs/lost`).
+    #[serde(default)]
+    lost: Option<Vec<LostClaim>>,
     /// no_ready_task: unfinished tasks; 0 means the backlog is finished.
     #[serde(default)]
     remaining: Option<i64>,
@@ -96,7 +103,9 @@ pub fn schema() -> Value {
         }
         let name = method.name();
         params.insert(name.into(), p);
-        results.insert(name.into(), r.to_value());
+        let mut r = r.to_value();
+        add_lost(&mut r);
+        results.insert(name.into(), r);
         let mut then =
             json!({ "properties": { "params": { "$ref": format!("#/$defs/params/{name}") } } });
         if own_required {
@@ -108,6 +117,7 @@ pub fn schema() -> Value {
         }));
     }
 
+    let lost_item = LostClaim::json_schema(&mut pgen).to_value();
     let mut defs = pgen.take_definitions(true);
     defs.extend(rgen.take_definitions(true));
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
@@ -121,6 +131,11 @@ pub fn schema() -> Value {
             "type": ["number", "string", "null"]
         },
         "identity": identity,
+        "lost": {
+            "description": "Claims the calling agent lost since its previous call without asking (lapse, expel, force-release, cancel, new epoch), oldest first; each is reported once. Added to any answer of an agent's call (result or error data), only when not empty.",
+            "type": "array",
+            "items": lost_item
+        },
         "request": {
             "description": "One request line. `params` must be an object when present; members not listed for its method are refused (`invalid`, naming the member).",
             "type": "object",
@@ -216,6 +231,19 @@ fn add_identity(params: &mut Value, identity: &Value, access: Access) {
             continue;
         }
         target.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+}
+
+/// Allows the optional `lost` member (see `$defs/lost`) on a result object.
+fn add_lost(result: &mut Value) {
+    let variants = match result.get_mut("anyOf") {
+        Some(Value::Array(v)) => v.iter_mut().collect::<Vec<_>>(),
+        _ => vec![result],
+    };
+    for v in variants {
+        if let Some(Value::Object(props)) = v.get_mut("properties") {
+            props.insert("lost".into(), json!({ "$ref": "#/$defs/lost" }));
+        }
     }
 }
 

@@ -81,12 +81,30 @@ impl Store {
         &mut self,
         f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
+        self.op_step_refusable(|c, ev| f(c, ev).map(Ok))
+    }
+
+    /// [`Store::op_step`] for a step that may be refused after changing something that must
+    /// stand (see `tx_refusable`): `Ok(Err(refusal))` keeps the step's changes and hands its
+    /// events to the notify hook, as outside a scope.
+    pub(super) fn op_step_refusable<T>(
+        &mut self,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
         self.conn.execute_batch("SAVEPOINT op_step")?;
         let mut events = Vec::new();
         match f(&self.conn, &mut events) {
             Ok(out) => {
                 self.conn.execute_batch("RELEASE op_step")?;
-                Ok((out, events))
+                match out {
+                    Ok(v) => Ok((v, events)),
+                    Err(refusal) => {
+                        if let (Some(n), false) = (&self.notify, events.is_empty()) {
+                            n(events);
+                        }
+                        Err(refusal)
+                    }
+                }
             }
             Err(e) => {
                 let _ = self

@@ -181,17 +181,30 @@ pub(super) fn explain_write_refusal(
             format!("you hold no claim on task {task}; {now_held}"),
         ),
     };
-    err = err.with("task", task).with("state", state);
-    if let Some((h, g, _)) = live {
-        err = err.with("holder", h).with("generation", g);
+    // Every refusal says where the task stands now: its current generation (the fencing token
+    // a successor holds) and its live holder (null when none).
+    let current: i64 = tx.query_row("SELECT generation FROM tasks WHERE id = ?1", [task], |r| {
+        r.get(0)
+    })?;
+    err = err
+        .with("task", task)
+        .with("state", state)
+        .with("generation", current)
+        .with(
+            "holder",
+            live.map(|(h, _, _)| serde_json::Value::from(h))
+                .unwrap_or(serde_json::Value::Null),
+        );
+    if let Some(given) = generation {
+        err = err.with("given_generation", given);
     }
     Ok(err)
 }
 
-/// Why an operator's `release --force --generation N` ended nothing: N is not the generation of
-/// the task's live claim (or the task has none). Kind `lapsed`, with the current holder and
-/// generation when a claim is live.
-pub(super) fn explain_stale_force(
+/// Why an operator's `release --force [--generation N]` found nothing to end: the task is not
+/// claimed (`conflict`), or its live claim is at another generation than N (`lapsed`: the
+/// operator acted on a stale view; nothing changed).
+pub(super) fn explain_force_refusal(
     tx: &Connection,
     task: i64,
     generation: Option<i64>,
@@ -204,18 +217,27 @@ pub(super) fn explain_stale_force(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    let given = generation.map(|g| g.to_string()).unwrap_or_default();
-    let err = match live {
-        Some((h, g)) => BoardError::new(
+    let current: i64 = tx.query_row("SELECT generation FROM tasks WHERE id = ?1", [task], |r| {
+        r.get(0)
+    })?;
+    let err = match (live, generation) {
+        (Some((holder, g)), Some(given)) => BoardError::new(
             ErrorKind::Lapsed,
-            format!("generation {given} is stale: task {task} is held by {h} at generation {g}"),
+            format!(
+                "generation {given} is not current: task {task} is held by {holder} at \
+                 generation {g}; nothing was released"
+            ),
         )
-        .with("holder", h)
-        .with("generation", g),
-        None => BoardError::new(
-            ErrorKind::Lapsed,
-            format!("generation {given} is stale: task {task} is {state}, not claimed"),
-        ),
+        .with("holder", holder)
+        .with("given_generation", given),
+        _ => BoardError::new(
+            ErrorKind::Conflict,
+            format!("task {task} is {state}, not claimed: nothing to release"),
+        )
+        .with("holder", serde_json::Value::Null),
     };
-    Ok(err.with("task", task).with("state", state))
+    Ok(err
+        .with("task", task)
+        .with("state", state)
+        .with("generation", current))
 }

@@ -19,13 +19,13 @@ pub fn claim(
 ) -> BoardResult<ClaimResult> {
     let agent = cx.caller.require_agent(Method::Claim)?;
     let rules = cx.board.rules();
-    let ((task, c), e) = store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?;
+    let (out, e) = store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?;
     ev.extend(e);
     Ok(ClaimResult {
-        task,
-        generation: c.generation,
-        expires_in_ms: c.expires_ms - cx.now,
-        already: false,
+        task: out.task,
+        generation: out.claim.generation,
+        expires_in_ms: out.claim.expires_ms - cx.now,
+        already: out.already,
     })
 }
 

@@ -81,13 +81,20 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
         board.touch(a)?;
     }
+    // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
+    // once, on its next call, whatever that call is (`hello` is the handshake that clients
+    // send before every call and whose answer they do not show).
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != Method::Hello => board.store().take_lost(a)?,
+        _ => Vec::new(),
+    };
     let cx = Cx {
         board,
         caller: &caller,
         now: board.now_ms(),
     };
     if !req.method.is_write() {
-        return read(&cx, &req.call);
+        return with_lost(read(&cx, &req.call), &lost);
     }
     let mut events = Vec::new();
     let out = {
@@ -105,7 +112,33 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
     };
     board.publish(events);
-    out
+    with_lost(out, &lost)
+}
+
+/// Adds `lost` (every claim the caller lost since its previous call, see
+/// [`crate::store::LostClaim`]) to an answer's result object or error data. Outside the op
+/// scope on purpose: a replayed answer does not repeat losses already told.
+fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> BoardResult<Value> {
+    if lost.is_empty() {
+        return out;
+    }
+    let list = serde_json::to_value(lost).unwrap_or_default();
+    match out {
+        Ok(Value::Object(mut m)) => {
+            m.insert("lost".into(), list);
+            Ok(Value::Object(m))
+        }
+        Ok(v) => Ok(v),
+        Err(mut e) => {
+            // A refusal may name claims it lapsed itself (`renew`): earlier losses come first.
+            let mut all = list.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(own)) = e.data.get("lost") {
+                all.extend(own.iter().cloned());
+            }
+            e = e.with("lost", Value::Array(all));
+            Err(e)
+        }
+    }
 }
 
 /// The handler of each write method; `store` may be inside an op scope (one transaction).
@@ -119,6 +152,7 @@ fn write(cx: &Cx, store: &mut Store, ev: &mut Events, call: &Call) -> BoardResul
         Call::Done(p) => answer(claims::done(cx, store, ev, p)),
         Call::Release(p) => answer(claims::release(cx, store, ev, p)),
         Call::Note(p) => answer(claims::note(cx, store, ev, p)),
+        Call::Import(p) => answer(super::team::import(cx, store, ev, p)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a write",
             other.method()
@@ -141,6 +175,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
         Call::Agents(p) => answer(board::agents(cx, p)),
         Call::Log(p) => answer(board::log(cx, p)),
         Call::Stop(_) => answer(board::stop(cx)),
+        Call::Export(_) => answer(super::team::export(cx)),
         other => Err(BoardError::internal(format!(
             "`{}` is not answered here",
             other.method()
