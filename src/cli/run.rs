@@ -76,6 +76,10 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
     unsafe {
         command.pre_exec(|| {
             nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)?;

@@ -278,6 +278,10 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     // SAFETY: setsid is async-signal-safe; it only detaches the child from our session.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls setsid"
+    )]
     unsafe {
         cmd.pre_exec(|| {
             nix::unistd::setsid().map_err(std::io::Error::from)?;

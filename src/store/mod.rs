@@ -88,6 +88,10 @@ impl Store {
     /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
     /// then applies pending migrations in order, each in its own transaction.
     pub fn open(path: &Path) -> BoardResult<Store> {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the store is where the database is opened"
+        )]
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -492,7 +496,7 @@ impl Store {
         }
         self.tx(|tx, ev| {
             let ended = end_own_claim(tx, agent, task, generation, now_ms, "done", "done")?;
-            let Some(gen) = ended else {
+            let Some(generation) = ended else {
                 let already: Option<i64> = tx
                     .query_row(
                         "SELECT done_generation FROM tasks WHERE id = ?1 AND state = 'done'
@@ -515,10 +519,10 @@ impl Store {
                 "UPDATE tasks SET state = 'done', done_by = ?2, done_generation = ?3, done_at = ?4,
                         updated_at = ?4
                  WHERE id = ?1 AND state = 'claimed'",
-                params![task, agent, gen, now],
+                params![task, agent, generation, now],
             )?;
             if let Some(n) = note {
-                insert_note(tx, task, agent, Some(gen), n)?;
+                insert_note(tx, task, agent, Some(generation), n)?;
             }
             emit(
                 tx,
@@ -526,12 +530,12 @@ impl Store {
                 "done",
                 Some(task),
                 Some(agent),
-                Some(gen),
+                Some(generation),
                 note.unwrap_or("done"),
             )?;
             Ok(DoneOutcome {
                 task: task_view(tx, task, now_ms)?,
-                generation: gen,
+                generation,
                 already: false,
             })
         })
@@ -551,7 +555,7 @@ impl Store {
             check_text("note", n, MAX_TEXT, false)?;
         }
         self.tx(|tx, ev| {
-            let (gen, holder) = match agent {
+            let (generation, holder) = match agent {
                 Some(agent) => {
                     match end_own_claim(tx, agent, task, generation, now_ms, "release", "released")? {
                         Some(g) => (g, agent.to_string()),
@@ -588,13 +592,13 @@ impl Store {
             )?;
             let author = agent.unwrap_or(OPERATOR);
             if let Some(n) = note {
-                insert_note(tx, task, author, Some(gen), n)?;
+                insert_note(tx, task, author, Some(generation), n)?;
             }
             let reason = match agent {
                 Some(_) => "released by holder".to_string(),
                 None => format!("force-released by operator (held by {holder})"),
             };
-            emit(tx, ev, "release", Some(task), Some(&holder), Some(gen), &reason)?;
+            emit(tx, ev, "release", Some(task), Some(&holder), Some(generation), &reason)?;
             task_view(tx, task, now_ms)
         })
     }
@@ -610,9 +614,9 @@ impl Store {
     ) -> BoardResult<(NoteView, Events)> {
         check_text("note", text, MAX_TEXT, false)?;
         self.tx(|tx, ev| {
-            let (author, gen) = match agent {
+            let (author, generation) = match agent {
                 Some(a) => {
-                    let gen: Option<i64> = tx
+                    let generation: Option<i64> = tx
                         .query_row(
                             "UPDATE claims SET expires_ms = expires_ms
                              WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
@@ -622,7 +626,7 @@ impl Store {
                             |r| r.get(0),
                         )
                         .optional()?;
-                    match gen {
+                    match generation {
                         Some(g) => (a.to_string(), Some(g)),
                         None => return Err(explain_write_refusal(tx, a, task, None)?),
                     }
@@ -632,13 +636,13 @@ impl Store {
                     (OPERATOR.to_string(), None)
                 }
             };
-            let id = insert_note(tx, task, &author, gen, text)?;
-            emit(tx, ev, "note", Some(task), agent, gen, text)?;
+            let id = insert_note(tx, task, &author, generation, text)?;
+            emit(tx, ev, "note", Some(task), agent, generation, text)?;
             Ok(NoteView {
                 id,
                 task,
                 author,
-                generation: gen,
+                generation,
                 text: text.to_string(),
                 at: now_wall(),
             })
@@ -703,7 +707,7 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, agent, gen) in ended {
+            for (task, agent, generation) in ended {
                 reopen(tx, task)?;
                 emit(
                     tx,
@@ -711,7 +715,7 @@ impl Store {
                     "lapse",
                     Some(task),
                     Some(&agent),
-                    Some(gen),
+                    Some(generation),
                     &reason,
                 )?;
             }
@@ -840,9 +844,17 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, gen) in ended {
+            for (task, generation) in ended {
                 reopen(tx, task)?;
-                emit(tx, ev, "expel", Some(task), Some(id), Some(gen), reason)?;
+                emit(
+                    tx,
+                    ev,
+                    "expel",
+                    Some(task),
+                    Some(id),
+                    Some(generation),
+                    reason,
+                )?;
             }
             emit(tx, ev, "session_end", None, Some(id), None, reason)?;
             Ok(true)
@@ -1209,14 +1221,14 @@ fn end_live_claims_of_task(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    if let Some((agent, gen)) = ended {
+    if let Some((agent, generation)) = ended {
         emit(
             tx,
             ev,
             "release",
             Some(task),
             Some(&agent),
-            Some(gen),
+            Some(generation),
             reason,
         )?;
     }
@@ -1272,7 +1284,7 @@ fn explain_claim_refusal(
     let state = task_state(tx, id)?;
     Ok(match state.as_str() {
         "claimed" => {
-            let (holder, gen): (String, i64) = tx.query_row(
+            let (holder, generation): (String, i64) = tx.query_row(
                 "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -1282,7 +1294,7 @@ fn explain_claim_refusal(
                 format!("task {id} is held by {holder}"),
             )
             .with("holder", holder)
-            .with("generation", gen)
+            .with("generation", generation)
             .with("task", id)
         }
         "open" => {
