@@ -144,6 +144,10 @@ pub struct AgentEntry {
     /// How many panes of this agent (default 1).
     #[serde(default = "one")]
     pub count: u32,
+    /// Give each of this entry's agents its own git worktree on its own branch (`board/NAME`),
+    /// created by `board up` and removed by `board down` (default false).
+    #[serde(default)]
+    pub worktree: bool,
 }
 
 fn one() -> u32 {
@@ -233,6 +237,7 @@ check_process_tree = true
 # name = "claude"
 # profile = "claude"   # agents/claude.toml
 # count = 2
+# worktree = true      # each agent in its own git worktree, on branch board/<name>
 "#
         )
     }

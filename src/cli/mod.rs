@@ -10,6 +10,7 @@ pub mod run;
 pub mod up;
 
 pub mod doors;
+pub mod hints;
 pub mod print;
 
 use std::path::PathBuf;
@@ -93,7 +94,7 @@ pub enum Cmd {
     },
     /// List tasks.
     List {
-        /// Only tasks in this state (open, claimed, done, cancelled).
+        /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
         state: Vec<String>,
     },
@@ -195,6 +196,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// When the agent ends, keep the terminal: show its exit status and the board's reason,
+        /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
+        #[arg(long)]
+        hold: bool,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -248,7 +253,12 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Run {
+            name,
+            pane,
+            hold,
+            cmd,
+        } => return crate::cli::run::run(&name, pane.as_deref(), hold, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
@@ -270,11 +280,25 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Down => crate::cli::up::down().map(|v| {
-            let h = if v["was_up"] == json!(true) {
+            let mut h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
                 "no tmux session was up".to_string()
             };
+            for w in v["worktrees"].as_array().into_iter().flatten() {
+                let (agent, branch) = (print::s(&w["agent"]), print::s(&w["branch"]));
+                if w["removed"] == json!(true) {
+                    h.push_str(&format!(
+                        "\nremoved the worktree of {agent} (branch {branch} stays)"
+                    ));
+                } else {
+                    h.push_str(&format!(
+                        "\nkept the worktree of {agent} at {}: {}",
+                        print::s(&w["path"]),
+                        print::s(&w["kept_because"])
+                    ));
+                }
+            }
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
@@ -459,7 +483,9 @@ fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, Strin
             Err(e) if e.kind == ErrorKind::NoReadyTask => {
                 let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
                 let blocked = e.data.contains_key("blocked_by");
-                if remaining == 0 && !blocked {
+                // A done or cancelled task never becomes ready again.
+                let finished = e.data.contains_key("state");
+                if finished || (remaining == 0 && !blocked) {
                     return Err(e);
                 }
                 if Instant::now() + delay > deadline {

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use crate::proto::sanitize::one_line;
 
-fn s(v: &Value) -> String {
+/// A JSON value as one inert line of text for people (strings without their quotes).
+pub fn s(v: &Value) -> String {
     match v {
         Value::String(x) => one_line(x),
         Value::Null => String::new(),
@@ -167,7 +168,8 @@ pub fn human(method: &str, v: &Value) -> String {
         "agents" => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
-                return "no agent sessions".into();
+                return crate::cli::hints::agents_all(v)
+                    .unwrap_or_else(|| "no agent sessions".into());
             }
             list.iter()
                 .map(|a| {
@@ -188,6 +190,17 @@ pub fn human(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
+                    if a["name"] != a["id"] {
+                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    }
+                    match a["restarts"].as_i64() {
+                        Some(1) => line.push_str("  restarted once"),
+                        Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
+                        _ => {}
+                    }
+                    if a["branch"].is_string() {
+                        line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
                     }
@@ -236,6 +249,15 @@ pub fn human(method: &str, v: &Value) -> String {
                     v["live_sessions"], v["unfinished_tasks"]
                 ),
             ];
+            for a in v["agents"].as_array().into_iter().flatten() {
+                if a["branch"].is_string() {
+                    out.push(format!(
+                        "agent    {} on branch {}",
+                        s(&a["id"]),
+                        s(&a["branch"])
+                    ));
+                }
+            }
             if let Some(e) = v["config_error"].as_str() {
                 out.push(format!(
                     "CONFIG ERROR (previous settings in force): {}",

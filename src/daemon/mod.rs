@@ -5,6 +5,7 @@ pub mod lease;
 
 pub mod events;
 pub mod handler;
+pub mod identity;
 pub mod reload;
 pub mod server;
 pub mod state;

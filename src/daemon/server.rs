@@ -75,10 +75,9 @@ pub async fn serve(board: Arc<Board>, listener: UnixListener) {
             }
         };
         let peer = match stream.peer_cred() {
-            Ok(c) => Peer {
-                pid: c.pid(),
-                uid: c.uid(),
-            },
+            // The start time is read now, while the peer is surely alive: identity by process
+            // ancestry checks later that the pid still names this process.
+            Ok(c) => Peer::new(c.pid(), c.uid()),
             Err(e) => {
                 tracing::warn!(error = %e, "no peer credentials; dropping connection");
                 continue;

@@ -268,6 +268,28 @@ pub fn is_descendant(pid: i32, ancestor: i32) -> bool {
     false
 }
 
+/// The process `pid` and its ancestors, nearest first, each as (pid, start time in clock ticks
+/// since boot), following the parent chain in `/proc` up to (not including) pid 0, at most 1024
+/// steps. Stops early where a parent cannot be read (it exited meanwhile). Empty when `pid` itself
+/// cannot be read (not positive, or gone).
+pub fn ancestry(pid: i32) -> Vec<(i32, u64)> {
+    const MAX_DEPTH: usize = 1024;
+    let mut out = Vec::new();
+    let mut current = pid;
+    while current > 0 && out.len() < MAX_DEPTH {
+        let Ok(stat) = read_stat(current) else {
+            break;
+        };
+        out.push((current, stat.start_time_ticks));
+        // A pid reused during the walk could point back into the chain; stop rather than loop.
+        if out.iter().any(|&(p, _)| p == stat.ppid) {
+            break;
+        }
+        current = stat.ppid;
+    }
+    out
+}
+
 /// The pids of all live descendants of `root` (children, grandchildren, …), excluding `root`
 /// itself, parents before their children (breadth-first). Scans `/proc` once; empty when `root`
 /// has no children or does not exist.
@@ -477,6 +499,23 @@ mod tests {
         assert_eq!(results, (true, true, false, true, true));
         assert!(!is_descendant(pid, 0));
         assert!(!is_descendant(0, me));
+    }
+
+    #[test]
+    fn ancestry_lists_the_chain_nearest_first() {
+        let me = std::process::id() as i32;
+        let mut child = spawn_sleep();
+        let pid = pid_of(&child);
+        let chain = ancestry(pid);
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        let pids: Vec<i32> = chain.iter().map(|&(p, _)| p).collect();
+        assert_eq!(pids.first(), Some(&pid), "{pids:?}");
+        assert_eq!(pids.get(1), Some(&me), "{pids:?}");
+        assert_eq!(chain[1].1, start_time(me).expect("own start"));
+        assert!(!pids.contains(&0), "{pids:?}");
+        assert!(ancestry(0).is_empty());
+        assert!(ancestry(pid).is_empty(), "a reaped child has no chain");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{self, Paths};
+use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{Request, PROTOCOL_VERSION};
 
@@ -60,21 +61,29 @@ fn discover_paths() -> BoardResult<Paths> {
     };
     let root = config::find_root(&start).map_err(|e| BoardError::unavailable(e.to_string()))?;
     let file = root.join(config::CONFIG_FILE);
-    let cfg = match config::Config::load(&file) {
-        Ok(cfg) => cfg,
+    match config::Config::load(&file) {
+        Ok(cfg) => {
+            let paths = Paths::new(&root, &cfg);
+            config_notice::forget(&paths.data_dir);
+            Ok(paths)
+        }
         // A broken edit must not cut clients off the running board, which keeps its previous
         // configuration: find the socket through the data_dir as written (or the default).
-        Err(e @ config::ConfigError::Invalid { .. }) => {
-            eprintln!("board: warning: {e}");
-            eprintln!(
-                "board: warning: a running board keeps its previous configuration until {} is fixed",
-                config::CONFIG_FILE
-            );
-            lenient_config(&file)
+        Err(config::ConfigError::Invalid { message, .. }) => {
+            let paths = Paths::new(&root, &lenient_config(&file));
+            // Once per version of the file, not on every call of every agent.
+            if config_notice::first_to_see(&file, &paths.data_dir) {
+                eprintln!(
+                    "board: warning: {} is invalid ({}); the board keeps its previous settings \
+                     until it is fixed (`board status` shows the error)",
+                    file.display(),
+                    config_notice::one_line(&message)
+                );
+            }
+            Ok(paths)
         }
-        Err(e) => return Err(BoardError::unavailable(e.to_string())),
-    };
-    Ok(Paths::new(&root, &cfg))
+        Err(e) => Err(BoardError::unavailable(e.to_string())),
+    }
 }
 
 /// The defaults with only `board.data_dir` taken from `file`, when the file is invalid otherwise.
@@ -277,11 +286,11 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe; it only detaches the child from our session.
     #[allow(
         unsafe_code,
         reason = "pre_exec runs between fork and exec; the closure only calls setsid"
     )]
+    // SAFETY: setsid is async-signal-safe; it only detaches the child from our session.
     unsafe {
         cmd.pre_exec(|| {
             nix::unistd::setsid().map_err(std::io::Error::from)?;

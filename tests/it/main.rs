@@ -13,6 +13,8 @@
     clippy::disallowed_methods
 )]
 
+mod agent_panes_in_tmux;
+mod agent_worktrees;
 mod board_crash_and_restart;
 mod claim_race;
 mod commit_fence_hooks;
@@ -23,7 +25,9 @@ mod demo_run;
 mod done_fencing;
 mod expel_on_exit;
 mod expel_on_hard_signals;
+mod friendly_edges;
 mod identity;
+mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
