@@ -14,8 +14,10 @@
 //! - [`team`] — the team in tmux: slots from `[[agents]]`, their panes, start and restart.
 //! - [`tui`] — `board tui`: state → view, rendering free of I/O.
 //! - [`config`] — `board.toml`.
+//! - [`backlog`] — a backlog as a file (Markdown checklist, TOML, JSON) for import and export.
 
 pub mod agent_tools;
+pub mod backlog;
 pub mod cli;
 pub mod config;
 pub mod daemon;

@@ -5,6 +5,7 @@
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
 //! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
 
+pub mod backlog_cmd;
 pub mod demo;
 pub mod run;
 pub mod up;
@@ -180,6 +181,22 @@ pub enum Cmd {
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
+    /// Add the tasks of a backlog file: a Markdown checklist (a parent item waits for the items
+    /// nested under it), or TOML/JSON (`goal`, `[[tasks]]` with key, title, body, priority,
+    /// state, after). All of it in one transaction, or nothing.
+    Import {
+        /// The file (`-`: stdin).
+        file: PathBuf,
+        /// Its format (default: from the extension; Markdown otherwise).
+        #[arg(long, value_enum)]
+        format: Option<crate::backlog::Format>,
+    },
+    /// Print the backlog (goal and tasks) as a file `board import` reads back.
+    Export {
+        /// md (a checklist), toml or json.
+        #[arg(long, value_enum, default_value = "md")]
+        format: crate::backlog::Format,
+    },
     /// Show the board process and its settings.
     Status,
     /// Stop the board process.
@@ -302,6 +319,8 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
+        Cmd::Import { file, format } => backlog_cmd::import(&file, format),
+        Cmd::Export { format } => backlog_cmd::export(format),
         other => one_call(&other),
     };
     match out {
@@ -334,6 +353,10 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
+        let data = Value::Object(e.data.clone());
+        if let Some(lost) = print::lost_lines(&data) {
+            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
+        }
         eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()
@@ -429,6 +452,8 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Demo { .. }
         | Cmd::Up { .. }
         | Cmd::Down
+        | Cmd::Import { .. }
+        | Cmd::Export { .. }
         | Cmd::DemoAgent => ("hello", json!({})),
     }
 }

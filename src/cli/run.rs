@@ -359,10 +359,14 @@ fn stored_end_reason(target: &Target, agent: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// TERM every remaining descendant, wait up to 1 s, then KILL; reap them all.
+/// TERM every remaining descendant, wait up to 1 s, then KILL; reap them all. A board process
+/// (`board serve`) that a command inside the agent autostarted, and that we adopted as the
+/// subreaper when that command exited, is not the agent's leftover: it and its subtree are
+/// left alone, so the board outlives the agent session that started it.
 fn terminate_leftovers() {
     let me = std::process::id() as i32;
-    let left = procfs::descendants(me);
+    let leftovers = || procfs::descendants_pruned(me, procfs::is_board_daemon);
+    let left = leftovers();
     if left.is_empty() {
         reap();
         return;
@@ -373,12 +377,12 @@ fn terminate_leftovers() {
     let deadline = Instant::now() + Duration::from_secs(1);
     while Instant::now() < deadline {
         reap();
-        if procfs::descendants(me).is_empty() {
+        if leftovers().is_empty() {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    for p in procfs::descendants(me) {
+    for p in leftovers() {
         let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
     }
     std::thread::sleep(Duration::from_millis(20));

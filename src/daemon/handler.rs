@@ -12,7 +12,7 @@ use crate::proto::{Params, Request, PROTOCOL_VERSION};
 
 /// Methods that change a task and may carry an `op_id`.
 const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "claim", "done", "release", "note",
+    "add", "edit", "cancel", "goal", "claim", "done", "release", "note", "import",
 ];
 
 /// Answers one request (everything but `subscribe`, which the server streams).
@@ -30,6 +30,13 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
         board.touch(a)?;
     }
+    // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
+    // once, on its next call, whatever that call is (`hello` is the handshake that clients
+    // send before every call and whose answer they do not show).
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != "hello" => board.store().take_lost(a)?,
+        _ => Vec::new(),
+    };
     let op_id = p
         .opt_str("op_id")?
         .filter(|_| WRITES.contains(&req.method.as_str()));
@@ -56,7 +63,32 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     if let Err(e) = &out {
         record_rejection(board, &req.method, &p, &caller, e);
     }
-    out
+    with_lost(out, &lost)
+}
+
+/// Adds `lost` (every claim the caller lost since its previous call, see
+/// [`crate::store::LostClaim`]) to an answer's result object or error data.
+fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> BoardResult<Value> {
+    if lost.is_empty() {
+        return out;
+    }
+    let list = serde_json::to_value(lost).unwrap_or_default();
+    match out {
+        Ok(Value::Object(mut m)) => {
+            m.insert("lost".into(), list);
+            Ok(Value::Object(m))
+        }
+        Ok(v) => Ok(v),
+        Err(mut e) => {
+            // A refusal may name claims it lapsed itself (`renew`): earlier losses come first.
+            let mut all = list.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(own)) = e.data.get("lost") {
+                all.extend(own.iter().cloned());
+            }
+            e = e.with("lost", Value::Array(all));
+            Err(e)
+        }
+    }
 }
 
 fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e: &BoardError) {
@@ -170,14 +202,15 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         "claim" => {
             let agent = require_agent(caller, "claim")?;
             let rules = board.rules();
-            let ((task, c), ev) =
+            let (out, ev) =
                 board
                     .store()
                     .claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
             board.publish(ev);
-            Ok(
-                json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }),
-            )
+            Ok(json!({
+                "task": out.task, "generation": out.claim.generation,
+                "expires_in_ms": out.claim.expires_ms - now, "already": out.already
+            }))
         }
         "done" => {
             let agent = require_agent(caller, "done")?;
@@ -217,10 +250,13 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             Ok(json!({ "task": t }))
         }
         "note" => {
-            let (n, ev) =
-                board
-                    .store()
-                    .note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
+            let (n, ev) = board.store().note(
+                caller.agent(),
+                p.i64("task")?,
+                p.str("text")?,
+                p.opt_i64("generation")?,
+                now,
+            )?;
             board.publish(ev);
             Ok(json!({ "note": n }))
         }
@@ -281,6 +317,9 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             }
             board.shutdown.notify_one();
             Ok(json!({ "stopping": true, "pid": std::process::id() }))
+        }
+        other if super::team::METHODS.contains(&other) => {
+            super::team::dispatch(board, other, p, caller)
         }
         other => Err(
             BoardError::invalid(format!("method {other:?} cannot be called here"))

@@ -11,6 +11,7 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod sweep;
+pub mod team;
 pub mod watchers;
 
 use std::fs::{self, OpenOptions};

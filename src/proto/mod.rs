@@ -48,6 +48,8 @@ pub const METHODS: &[&str] = &[
     "session.register",
     "session.attach",
     "session.exit",
+    "import",
+    "export",
 ];
 
 /// A parsed request. `params` is always an object (missing params become `{}`).

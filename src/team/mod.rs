@@ -167,11 +167,9 @@ pub fn check_commands(slots: &[Slot], board_bin: &str) -> BoardResult<()> {
 }
 
 /// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
-/// hash of its root, so two projects with the same name never share (or end) a session.
+/// hash of its root (the first 4 hex digits of SHA-256, [`crate::config::path_hash`]), so two
+/// projects with the same name never share (or end) a session, whatever toolchain built it.
 pub fn session_name(cfg: &Config, root: &Path) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut h);
     let n: String = cfg
         .board
         .name
@@ -185,7 +183,7 @@ pub fn session_name(cfg: &Config, root: &Path) -> String {
         })
         .collect();
     let n = if n.is_empty() { "board".into() } else { n };
-    format!("{n}-{:04x}", h.finish() & 0xffff)
+    format!("{n}-{}", crate::config::path_hash(root, 4))
 }
 
 /// The `sh -c` line of a slot's pane: `board run --name SLOT --hold -- CMD…`.

@@ -46,7 +46,7 @@ while [ $i -le {COMMITS} ]; do
     echo "commit $i failed" >> "$out.fail"; exit 1; }}
   i=$((i+1))
 done
-git rev-parse --abbrev-ref HEAD > "$out.done"
+git rev-parse --abbrev-ref HEAD > "$out.branch" && mv "$out.branch" "$out.done"
 exec sleep 300
 "#
     )

@@ -15,7 +15,9 @@
 
 mod agent_panes_in_tmux;
 mod agent_worktrees;
+mod backlog_import_export;
 mod board_crash_and_restart;
+mod board_outlives_agent;
 mod claim_race;
 mod commit_fence_hooks;
 mod common;
@@ -23,9 +25,11 @@ mod completions_and_man;
 mod config_reload;
 mod demo_run;
 mod done_fencing;
+mod event_stream_order;
 mod expel_on_exit;
 mod expel_on_hard_signals;
 mod friendly_edges;
+mod honest_refusals;
 mod identity;
 mod identity_by_ancestry;
 mod init_agents;
