@@ -13,6 +13,7 @@
     clippy::disallowed_methods
 )]
 
+mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod backlog_import_export;
@@ -35,12 +36,14 @@ mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
 mod profiles;
 mod project;
 mod restart;
+mod sandboxed_socket;
 mod supervision;
 mod tui_in_tmux;
 mod wire_malformed;
