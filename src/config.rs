@@ -144,6 +144,10 @@ pub struct AgentEntry {
     /// How many panes of this agent (default 1).
     #[serde(default = "one")]
     pub count: u32,
+    /// Overrides the profile's `attention_after` (needs attention when no hook or board call
+    /// came this long after the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_after: Option<Dur>,
 }
 
 fn one() -> u32 {

@@ -195,6 +195,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// Show the session as "needs attention" when neither a board call nor a hook of the
+        /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -248,7 +252,12 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Run {
+            name,
+            pane,
+            attention_after,
+            cmd,
+        } => return crate::cli::run::run(&name, pane.as_deref(), attention_after, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

@@ -21,7 +21,15 @@ use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
-pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
+///
+/// `attention_after`: the session needs attention when neither a board call nor a hook of its
+/// agent came this long after its start (None: never).
+pub fn run(
+    name: &str,
+    pane: Option<&str>,
+    attention_after: Option<Duration>,
+    cmd: &[String],
+) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -32,7 +40,7 @@ pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
             return 1;
         }
     };
-    match rt.block_on(launch(name, pane, cmd)) {
+    match rt.block_on(launch(name, pane, attention_after, cmd)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("board run: {}", crate::proto::sanitize::inert(&e.message));
@@ -47,7 +55,12 @@ fn connect(target: &Target) -> BoardResult<Client> {
     Ok(c)
 }
 
-async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i32> {
+async fn launch(
+    name: &str,
+    pane: Option<&str>,
+    attention_after: Option<Duration>,
+    cmd: &[String],
+) -> BoardResult<i32> {
     let target = client::target()?;
     let mut c = connect(&target)?;
     // Catch the signals from here on (the board is up), before there is a session or a child:
@@ -55,7 +68,11 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     // (reported, forwarded) instead of killing us with the agent orphaned and the wrong reason
     // on record.
     let signals = Signals::new();
-    let reg = c.call("session.register", json!({ "name": name }))?;
+    let attention_ms = attention_after.map(|d| d.as_millis() as u64);
+    let reg = c.call(
+        "session.register",
+        json!({ "name": name, "attention_ms": attention_ms }),
+    )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
     // Helpers the agent double-forks are re-parented to us, not to init, so they stay in the
@@ -72,6 +89,11 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
         .env("BOARD_TOKEN", &token);
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
+    }
+    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
+    // missing: the instructions tell agents to fall back on this absolute path.
+    if let Ok(exe) = std::env::current_exe() {
+        command.env("BOARD_BIN", exe);
     }
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.

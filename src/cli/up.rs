@@ -119,6 +119,12 @@ pub fn up(attach: bool) -> BoardResult<Value> {
                 "board.toml asks for {total} agent panes; `board up` opens at most {MAX_PANES}"
             )));
         }
+        if profiles
+            .iter()
+            .any(|(_, p)| p.cli == Some(crate::agent_tools::profile::CliKind::Shell))
+        {
+            write_shell_rc(&paths, &exe)?;
+        }
         let root = paths.root.to_string_lossy().to_string();
         let tui = format!("{} tui", shell_quote(&exe));
         tmux(&[
@@ -140,7 +146,7 @@ pub fn up(attach: bool) -> BoardResult<Value> {
             let mut first = true;
             for (entry, profile) in &profiles {
                 for _ in 0..entry.count {
-                    let pane = start_pane(&name, &root, &exe, &entry.name, profile, first)?;
+                    let pane = start_pane(&name, &paths, &exe, entry, profile, first)?;
                     first = false;
                     panes.push(json!({
                         "agent_name": entry.name, "profile": entry.profile, "pane": pane.0, "pid": pane.1
@@ -177,22 +183,48 @@ pub fn up(attach: bool) -> BoardResult<Value> {
     Ok(json!({ "session": name, "panes": panes }))
 }
 
+/// Writes the bash rc file of the `shell` profile ([`crate::agent_tools::profile::SHELL_RC`]):
+/// it reads what an interactive bash reads (`--rcfile` replaces both), then shows the agent in
+/// the prompt, and at each prompt tells the board the shell is in use (in the background, so a
+/// stopped board never slows the prompt).
+fn write_shell_rc(paths: &Paths, exe: &str) -> BoardResult<()> {
+    let rc = format!(
+        "# Written by `board up` for the shell profile; rewritten at every `board up`.\n\
+         [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc\n\
+         [ -r \"$HOME/.bashrc\" ] && . \"$HOME/.bashrc\"\n\
+         PS1='[board:'\"${{BOARD_AGENT:-?}}\"'] \\w\\$ '\n\
+         __board_prompt() {{ ( {} hook shell prompt </dev/null >/dev/null 2>&1 & ) ; }}\n\
+         PROMPT_COMMAND=\"__board_prompt${{PROMPT_COMMAND:+; $PROMPT_COMMAND}}\"\n",
+        shell_quote(exe)
+    );
+    let path = paths.data_dir.join(crate::agent_tools::profile::SHELL_RC);
+    std::fs::write(&path, rc)
+        .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))
+}
+
 fn start_pane(
     session: &str,
-    root: &str,
+    paths: &Paths,
     exe: &str,
-    agent_name: &str,
+    entry: &crate::config::AgentEntry,
     profile: &Profile,
     first: bool,
 ) -> BoardResult<(String, i64)> {
-    let argv = profile.argv(exe);
+    let root = paths.root.to_string_lossy().to_string();
+    let root = root.as_str();
+    let argv = profile.argv(exe, &paths.root, &paths.data_dir);
     let mut cmd = vec![
         shell_quote(exe),
         "run".into(),
         "--name".into(),
-        shell_quote(agent_name),
-        "--".into(),
+        shell_quote(&entry.name),
     ];
+    let attention = entry.attention_after.or(profile.attention_after);
+    if let Some(d) = attention {
+        cmd.push("--attention-after".into());
+        cmd.push(format!("{}ms", d.0.as_millis()));
+    }
+    cmd.push("--".into());
     cmd.extend(argv.iter().map(|a| shell_quote(a)));
     let cmd = cmd.join(" ");
     let target = format!("={session}:agents");

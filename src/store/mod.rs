@@ -25,7 +25,10 @@ pub const MAX_TITLE: usize = 16 * 1024;
 pub const MAX_TEXT: usize = 512 * 1024;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("../../migrations/0001_init.sql"))])
+    Migrations::new(vec![
+        M::up(include_str!("../../migrations/0001_init.sql")),
+        M::up(include_str!("../../migrations/0002_agent_turns.sql")),
+    ])
 }
 
 /// RFC 3339 UTC wall-clock time with milliseconds, for people.
@@ -50,6 +53,8 @@ pub struct SessionRow {
     pub pane: Option<(String, i32, u64)>,
     /// Question when waiting for a human.
     pub waiting: Option<String>,
+    /// When its agent finished its turn (a hook said so), until its next call.
+    pub idle_since: Option<String>,
     /// None while the session is live.
     pub ended_at: Option<String>,
 }
@@ -748,6 +753,7 @@ impl Store {
         token_hash: &str,
         boot_id: &str,
         launcher: Option<(i32, u64)>,
+        attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         self.tx(|tx, ev| {
@@ -760,8 +766,8 @@ impl Store {
                 };
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at)
-                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+                                           launcher_start, started_at, attention_ms)
+                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
                      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
                     params![
                         id,
@@ -770,7 +776,8 @@ impl Store {
                         boot_id,
                         launcher.map(|l| l.0),
                         launcher.map(|l| l.1 as i64),
-                        now
+                        now,
+                        attention_ms
                     ],
                 )?;
                 if inserted == 1 {
@@ -870,6 +877,48 @@ impl Store {
         })
     }
 
+    /// Records the first call or hook with the session's identity (it reached its prompt).
+    /// Returns whether this call recorded it.
+    pub fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+        let (n, _) = self.tx(|tx, _| {
+            Ok(tx.execute(
+                "UPDATE sessions SET contacted_at = ?2
+                 WHERE id = ?1 AND ended_at IS NULL AND contacted_at IS NULL",
+                params![id, now_wall()],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
+    /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
+    /// an agent clears it, and the log would drown in them). Returns whether anything changed.
+    pub fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)> {
+        if let Some(r) = reason {
+            check_text("reason", r, MAX_TEXT, false)?;
+        }
+        self.tx(|tx, ev| {
+            let n = match reason {
+                Some(r) => {
+                    let n = tx.execute(
+                        "UPDATE sessions SET idle_since = ?2
+                         WHERE id = ?1 AND ended_at IS NULL AND idle_since IS NULL",
+                        params![id, now_wall()],
+                    )?;
+                    if n == 1 {
+                        emit(tx, ev, "idle", None, Some(id), None, r)?;
+                    }
+                    n
+                }
+                None => tx.execute(
+                    "UPDATE sessions SET idle_since = NULL WHERE id = ?1 AND idle_since IS NOT NULL",
+                    [id],
+                )?,
+            };
+            Ok(n == 1)
+        })
+    }
+
     /// The row of one session (live or ended).
     pub fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
         Ok(self
@@ -909,11 +958,20 @@ impl Store {
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
                     s.last_seen_at, s.ended_at, s.end_reason,
                     (SELECT group_concat(task_id) FROM claims c
-                      WHERE c.session_id = s.id AND c.ended_at IS NULL)
+                      WHERE c.session_id = s.id AND c.ended_at IS NULL),
+                    s.idle_since, s.contacted_at, s.attention_ms
              FROM sessions s WHERE ?1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
         )?;
+        let now = SystemTime::now();
         let rows = st.query_map([all], |r| {
             let claims: Option<String> = r.get(10)?;
+            let started_at: String = r.get(6)?;
+            let contacted: Option<String> = r.get(12)?;
+            let attention_ms: Option<i64> = r.get(13)?;
+            let attention = match (contacted, attention_ms) {
+                (None, Some(ms)) => needs_attention(&started_at, ms, now),
+                _ => None,
+            };
             Ok(SessionView {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -929,6 +987,8 @@ impl Store {
                     .map(|c| c.split(',').filter_map(|x| x.parse().ok()).collect())
                     .unwrap_or_default(),
                 state: String::new(),
+                idle_since: r.get(11)?,
+                attention,
             })
         })?;
         let mut out: Vec<SessionView> = rows.collect::<Result<_, _>>()?;
@@ -941,8 +1001,13 @@ impl Store {
                     None => "gone".into(),
                 },
             };
+            if s.state != "alive" {
+                s.attention = None;
+            }
             if s.state == "alive" {
-                s.state = if s.claims.is_empty() {
+                s.state = if s.attention.is_some() {
+                    "needs_attention".into()
+                } else if s.idle_since.is_some() || s.claims.is_empty() {
                     "idle".into()
                 } else {
                     "working".into()
@@ -986,7 +1051,7 @@ impl Store {
 }
 
 const SESSION_ROW: &str = "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
-    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at FROM sessions";
+    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
 
 fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
@@ -1010,6 +1075,21 @@ fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         pane,
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
+        idle_since: r.get(12)?,
+    })
+}
+
+/// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
+/// `now`, once `attention_ms` passed; None before that.
+fn needs_attention(started_at: &str, attention_ms: i64, now: SystemTime) -> Option<String> {
+    let started = humantime::parse_rfc3339(started_at).ok()?;
+    let age = now.duration_since(started).ok()?;
+    (age.as_millis() >= attention_ms as u128).then(|| {
+        format!(
+            "no hook and no board call {} after its start: its CLI is most likely showing a \
+             first-run dialog (trust, sign-in, approval); answer it in the agent's pane",
+            humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
+        )
     })
 }
 
@@ -1468,7 +1548,7 @@ mod tests {
     }
 
     fn agent(s: &mut Store, name: &str) -> String {
-        s.register_session(name, "h", "boot", None).unwrap().0
+        s.register_session(name, "h", "boot", None, None).unwrap().0
     }
 
     #[test]
