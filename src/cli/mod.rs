@@ -5,11 +5,13 @@
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
 //! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
 
+pub mod backlog_cmd;
 pub mod demo;
 pub mod run;
 pub mod up;
 
 pub mod doors;
+pub mod hints;
 pub mod print;
 
 use std::path::PathBuf;
@@ -93,7 +95,7 @@ pub enum Cmd {
     },
     /// List tasks.
     List {
-        /// Only tasks in this state (open, claimed, done, cancelled).
+        /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
         state: Vec<String>,
     },
@@ -179,6 +181,22 @@ pub enum Cmd {
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
+    /// Add the tasks of a backlog file: a Markdown checklist (a parent item waits for the items
+    /// nested under it), or TOML/JSON (`goal`, `[[tasks]]` with key, title, body, priority,
+    /// state, after). All of it in one transaction, or nothing.
+    Import {
+        /// The file (`-`: stdin).
+        file: PathBuf,
+        /// Its format (default: from the extension; Markdown otherwise).
+        #[arg(long, value_enum)]
+        format: Option<crate::backlog::Format>,
+    },
+    /// Print the backlog (goal and tasks) as a file `board import` reads back.
+    Export {
+        /// md (a checklist), toml or json.
+        #[arg(long, value_enum, default_value = "md")]
+        format: crate::backlog::Format,
+    },
     /// Show the board process and its settings.
     Status,
     /// Stop the board process.
@@ -195,6 +213,10 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// When the agent ends, keep the terminal: show its exit status and the board's reason,
+        /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
+        #[arg(long)]
+        hold: bool,
         /// Show the session as "needs attention" when neither a board call nor a hook of the
         /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
         #[arg(long, value_parser = crate::config::parse_duration)]
@@ -255,9 +277,10 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Run {
             name,
             pane,
+            hold,
             attention_after,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), attention_after, &cmd),
+        } => return crate::cli::run::run(&name, pane.as_deref(), hold, attention_after, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
@@ -279,14 +302,30 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Down => crate::cli::up::down().map(|v| {
-            let h = if v["was_up"] == json!(true) {
+            let mut h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
                 "no tmux session was up".to_string()
             };
+            for w in v["worktrees"].as_array().into_iter().flatten() {
+                let (agent, branch) = (print::s(&w["agent"]), print::s(&w["branch"]));
+                if w["removed"] == json!(true) {
+                    h.push_str(&format!(
+                        "\nremoved the worktree of {agent} (branch {branch} stays)"
+                    ));
+                } else {
+                    h.push_str(&format!(
+                        "\nkept the worktree of {agent} at {}: {}",
+                        print::s(&w["path"]),
+                        print::s(&w["kept_because"])
+                    ));
+                }
+            }
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
+        Cmd::Import { file, format } => backlog_cmd::import(&file, format),
+        Cmd::Export { format } => backlog_cmd::export(format),
         other => one_call(&other),
     };
     match out {
@@ -319,6 +358,10 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
+        let data = Value::Object(e.data.clone());
+        if let Some(lost) = print::lost_lines(&data) {
+            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
+        }
         eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()
@@ -414,6 +457,8 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Demo { .. }
         | Cmd::Up { .. }
         | Cmd::Down
+        | Cmd::Import { .. }
+        | Cmd::Export { .. }
         | Cmd::DemoAgent => ("hello", json!({})),
     }
 }
@@ -468,7 +513,9 @@ fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, Strin
             Err(e) if e.kind == ErrorKind::NoReadyTask => {
                 let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
                 let blocked = e.data.contains_key("blocked_by");
-                if remaining == 0 && !blocked {
+                // A done or cancelled task never becomes ready again.
+                let finished = e.data.contains_key("state");
+                if finished || (remaining == 0 && !blocked) {
                     return Err(e);
                 }
                 if Instant::now() + delay > deadline {

@@ -5,11 +5,13 @@ pub mod lease;
 
 pub mod events;
 pub mod handler;
+pub mod identity;
 pub mod reload;
 pub mod server;
 pub mod state;
 pub mod status;
 pub mod sweep;
+pub mod team;
 pub mod watchers;
 
 use std::fs::{self, OpenOptions};

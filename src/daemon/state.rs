@@ -72,13 +72,17 @@ impl Board {
         boot_id: String,
         pidfd: bool,
     ) -> Self {
+        let mut store = store;
+        let events = EventBus::default();
+        let bus = events.clone();
+        store.set_notify(Box::new(move |ev| bus.publish(ev)));
         Board {
             store: Mutex::new(store),
             clock,
             config: RwLock::new(config),
             config_error: RwLock::new(None),
             paths,
-            events: EventBus::default(),
+            events,
             activity: Mutex::new(HashMap::new()),
             boot_id,
             started: Instant::now(),

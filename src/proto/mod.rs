@@ -7,6 +7,7 @@
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
 
 pub mod client;
+pub mod config_notice;
 pub mod error;
 pub mod sanitize;
 
@@ -48,6 +49,8 @@ pub const METHODS: &[&str] = &[
     "session.register",
     "session.attach",
     "session.exit",
+    "import",
+    "export",
 ];
 
 /// A parsed request. `params` is always an object (missing params become `{}`).
@@ -297,6 +300,13 @@ pub struct SessionView {
     pub ended_at: Option<String>,
     /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
     pub end_reason: Option<String>,
+    /// How many sessions of the same name started before this one (a `board up` pane that was
+    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
+    #[serde(default)]
+    pub restarts: i64,
+    /// The git branch the agent started on, when it started in a git work tree.
+    #[serde(default)]
+    pub branch: Option<String>,
     /// RFC 3339 UTC; when its agent finished its turn, as its CLI's hook said (cleared by its
     /// next call).
     #[serde(default)]
@@ -315,8 +325,9 @@ pub struct EventView {
     /// RFC 3339 UTC.
     pub at: String,
     /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
-    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle`,
-    /// `board_start`.
+    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
+    /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
+    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
     pub kind: String,
     /// Task concerned, if any.
     pub task: Option<i64>,

@@ -1,0 +1,316 @@
+//! Goals and tasks: adding, editing, cancelling, listing, and the task views with their
+//! dependencies and live claims joined in.
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::claims::end_live_claims_of_task;
+use super::*;
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::{GoalView, NoteView, TaskView};
+
+impl Store {
+    // ----- goal -------------------------------------------------------------------------------
+
+    /// Sets a new current goal (older goals are kept).
+    pub fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
+        check_text("goal", text, MAX_TEXT, false)?;
+        self.tx(|tx, ev| {
+            tx.execute(
+                "INSERT INTO goals (text, set_at, set_by) VALUES (?1, ?2, ?3)",
+                params![text, now_wall(), by],
+            )?;
+            emit(tx, ev, "goal", None, agent_opt(by), None, text)?;
+            current_goal(tx)?.ok_or_else(|| BoardError::internal("goal vanished"))
+        })
+    }
+
+    /// The current goal, if one was set.
+    pub fn goal(&self) -> BoardResult<Option<GoalView>> {
+        current_goal(&self.conn)
+    }
+
+    // ----- tasks ------------------------------------------------------------------------------
+
+    /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
+    /// title, `not_found` for an unknown dependency.
+    pub fn add_task(
+        &mut self,
+        title: &str,
+        body: &str,
+        priority: i64,
+        after: &[i64],
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        check_text("title", title, MAX_TITLE, false)?;
+        check_text("body", body, MAX_TEXT, true)?;
+        self.tx(|tx, ev| {
+            let now = now_wall();
+            tx.execute(
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![title, body, priority, now],
+            )?;
+            let id = tx.last_insert_rowid();
+            set_deps(tx, id, after)?;
+            emit(tx, ev, "add", Some(id), agent_opt(by), None, title)?;
+            task_view(tx, id, now_ms)
+        })
+    }
+
+    /// Edits a task's title, body, priority or dependencies (None leaves a field alone).
+    /// Errors: `not_found`, `invalid` (empty title, dependency cycle).
+    #[allow(clippy::too_many_arguments)]
+    pub fn edit_task(
+        &mut self,
+        id: i64,
+        title: Option<&str>,
+        body: Option<&str>,
+        priority: Option<i64>,
+        after: Option<&[i64]>,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        if let Some(t) = title {
+            check_text("title", t, MAX_TITLE, false)?;
+        }
+        if let Some(b) = body {
+            check_text("body", b, MAX_TEXT, true)?;
+        }
+        self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE tasks SET title = COALESCE(?2, title), body = COALESCE(?3, body),
+                        priority = COALESCE(?4, priority), updated_at = ?5
+                 WHERE id = ?1",
+                params![id, title, body, priority, now_wall()],
+            )?;
+            if n == 0 {
+                return Err(task_not_found(id));
+            }
+            if let Some(after) = after {
+                tx.execute("DELETE FROM task_deps WHERE task_id = ?1", [id])?;
+                set_deps(tx, id, after)?;
+            }
+            emit(tx, ev, "edit", Some(id), agent_opt(by), None, "edited")?;
+            task_view(tx, id, now_ms)
+        })
+    }
+
+    /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
+    pub fn cancel_task(
+        &mut self,
+        id: i64,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE tasks SET state = 'cancelled', updated_at = ?2
+                 WHERE id = ?1 AND state IN ('open', 'claimed')",
+                params![id, now_wall()],
+            )?;
+            if n == 0 {
+                let state = task_state(tx, id)?;
+                return Err(BoardError::new(
+                    ErrorKind::Conflict,
+                    format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
+                )
+                .with("state", state));
+            }
+            end_live_claims_of_task(tx, ev, id, "cancel", "task cancelled")?;
+            emit(tx, ev, "cancel", Some(id), agent_opt(by), None, "cancelled")?;
+            task_view(tx, id, now_ms)
+        })
+    }
+
+    /// All tasks, optionally only those in `states`, ordered by id.
+    ///
+    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
+    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
+    /// readiness; see [`super::LIST_STATES`].
+    pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+        let all = task_views(&self.conn, None, now_ms)?;
+        let wanted = |t: &TaskView, s: &str| match s {
+            "ready" => t.ready,
+            "blocked" => t.state == "open" && !t.ready,
+            other => t.state == other,
+        };
+        Ok(match states {
+            None => all,
+            Some(s) => all
+                .into_iter()
+                .filter(|t| s.iter().any(|x| wanted(t, x)))
+                .collect(),
+        })
+    }
+
+    /// Ready tasks in claim order: highest priority first, then oldest.
+    pub fn ready_tasks(&self, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+        let mut ready: Vec<TaskView> = task_views(&self.conn, None, now_ms)?
+            .into_iter()
+            .filter(|t| t.ready)
+            .collect();
+        ready.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.id.cmp(&b.id)));
+        Ok(ready)
+    }
+
+    /// One task. Errors: `not_found`.
+    pub fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+        task_view(&self.conn, id, now_ms)
+    }
+
+    /// A task's notes, oldest first.
+    pub fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, task_id, author, generation, text, at FROM notes WHERE task_id = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([id], |r| {
+            Ok(NoteView {
+                id: r.get(0)?,
+                task: r.get(1)?,
+                author: r.get(2)?,
+                generation: r.get(3)?,
+                text: r.get(4)?,
+                at: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Open + claimed tasks: work that is not finished yet.
+    pub fn unfinished_count(&self) -> BoardResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM tasks WHERE state IN ('open', 'claimed')",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+}
+
+pub(super) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
+    Ok(c.query_row(
+        "SELECT id, text, set_at, set_by FROM goals ORDER BY id DESC LIMIT 1",
+        [],
+        |r| {
+            Ok(GoalView {
+                id: r.get(0)?,
+                text: r.get(1)?,
+                set_at: r.get(2)?,
+                set_by: r.get(3)?,
+            })
+        },
+    )
+    .optional()?)
+}
+
+pub(super) fn set_deps(tx: &Transaction, id: i64, after: &[i64]) -> BoardResult<()> {
+    for &a in after {
+        if a == id {
+            return Err(BoardError::invalid(format!(
+                "task {id} cannot wait for itself"
+            )));
+        }
+        task_state(tx, a)?;
+        // Adding id → a closes a cycle when a already (transitively) waits for id.
+        let cycle: bool = tx.query_row(
+            "WITH RECURSIVE up(x) AS (SELECT ?1 UNION SELECT d.after_id FROM task_deps d JOIN up ON d.task_id = up.x)
+             SELECT EXISTS (SELECT 1 FROM up WHERE x = ?2)",
+            params![a, id],
+            |r| r.get(0),
+        )?;
+        if cycle {
+            return Err(BoardError::invalid(format!(
+                "task {id} cannot wait for task {a}: task {a} already waits for task {id}"
+            )));
+        }
+        tx.execute(
+            "INSERT OR IGNORE INTO task_deps (task_id, after_id) VALUES (?1, ?2)",
+            params![id, a],
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn insert_note(
+    tx: &Transaction,
+    task: i64,
+    author: &str,
+    generation: Option<i64>,
+    text: &str,
+) -> BoardResult<i64> {
+    tx.execute(
+        "INSERT INTO notes (task_id, author, generation, text, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![task, author, generation, text, now_wall()],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Task views for one id or all tasks, with dependencies and live claims joined in.
+pub(super) fn task_views(
+    c: &Connection,
+    only: Option<i64>,
+    now_ms: i64,
+) -> BoardResult<Vec<TaskView>> {
+    use std::collections::HashMap;
+    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
+    {
+        let mut st = c.prepare(
+            "SELECT d.task_id, d.after_id, a.state IN ('done', 'cancelled') FROM task_deps d
+             JOIN tasks a ON a.id = d.after_id WHERE ?1 IS NULL OR d.task_id = ?1
+             ORDER BY d.task_id, d.after_id",
+        )?;
+        let rows = st.query_map([only], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, bool>(2)?,
+            ))
+        })?;
+        for row in rows {
+            let (t, a, done) = row?;
+            deps.entry(t).or_default().push((a, done));
+        }
+    }
+    let mut st = c.prepare(
+        "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at, t.updated_at,
+                t.done_by, t.done_at, c.session_id, c.expires_ms
+         FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL
+         WHERE ?1 IS NULL OR t.id = ?1 ORDER BY t.id",
+    )?;
+    let rows = st.query_map([only], |r| {
+        let id: i64 = r.get(0)?;
+        let state: String = r.get(4)?;
+        let expires: Option<i64> = r.get(11)?;
+        let d = deps.get(&id).cloned().unwrap_or_default();
+        let blocked_by: Vec<i64> = d
+            .iter()
+            .filter(|(_, done)| !done)
+            .map(|(a, _)| *a)
+            .collect();
+        Ok(TaskView {
+            id,
+            title: r.get(1)?,
+            body: r.get(2)?,
+            priority: r.get(3)?,
+            ready: state == "open" && blocked_by.is_empty(),
+            state,
+            generation: r.get(5)?,
+            after: d.iter().map(|(a, _)| *a).collect(),
+            blocked_by,
+            created_at: r.get(6)?,
+            updated_at: r.get(7)?,
+            done_by: r.get(8)?,
+            done_at: r.get(9)?,
+            holder: r.get(10)?,
+            expires_in_ms: expires.map(|e| e - now_ms),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+pub(super) fn task_view(c: &Connection, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+    task_views(c, Some(id), now_ms)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| task_not_found(id))
+}

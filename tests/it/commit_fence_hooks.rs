@@ -1,0 +1,190 @@
+//! The fence where the work lands: in a real git repository, an agent whose claim
+//! lapsed cannot commit, the holder's commit carries `Board-Task` / `Board-Generation` trailers,
+//! and a human's commit is untouched (and the repository's own hook still runs).
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+use crate::project::{check_cli, wait_for, Project};
+use serde_json::Value;
+
+fn git(p: &Project, args: &[&str]) -> String {
+    let out = git_cmd(p).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn git_cmd(p: &Project) -> Command {
+    let mut c = p.cmd("git");
+    c.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid");
+    c
+}
+
+/// An agent's shell script with git's test identity.
+fn agent_script(body: &str) -> String {
+    format!(
+        "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
+         GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=a@example.invalid \
+         GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=a@example.invalid\n{body}"
+    )
+}
+
+fn repo() -> Project {
+    // A short lease so a silent agent's claim lapses within a second.
+    let p = Project::with_lease(Some(("1s", "100ms")));
+    git(&p, &["init", "-q", "-b", "main"]);
+    std::fs::write(p.path().join(".gitignore"), ".board/\n*.txt\nfifo\n").unwrap();
+    git(&p, &["add", ".gitignore", "board.toml"]);
+    git(&p, &["commit", "-q", "-m", "start"]);
+    p
+}
+
+fn last_message(p: &Project) -> String {
+    git(p, &["log", "-1", "--format=%B"])
+}
+
+#[test]
+fn hooks_install_idempotently_and_chain_the_existing_hook() {
+    let p = repo();
+    let hooks = p.path().join(".git/hooks");
+    let theirs = "#!/bin/sh\necho \"$@\" >> chained.txt\n";
+    std::fs::write(hooks.join("pre-commit"), theirs).unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    let (first, code) = p.json(&["init", "--git-hooks"]);
+    assert_eq!(code, 0, "{first}");
+    check_cli("init", code, &first);
+    let (second, code) = p.json(&["init", "--git-hooks"]);
+    assert_eq!(code, 0, "{second}");
+    check_cli("init", code, &second);
+    for h in second["git_hooks"]["hooks"].as_array().unwrap() {
+        assert_eq!(h["action"], "unchanged", "{second}");
+    }
+    let chained = hooks.join("pre-commit.board-chained");
+    assert_eq!(std::fs::read_to_string(&chained).unwrap(), theirs);
+    assert_eq!(
+        first["git_hooks"]["hooks"][0]["chained"],
+        Value::String(chained.display().to_string())
+    );
+    let ours = std::fs::read_to_string(hooks.join("pre-commit")).unwrap();
+    assert!(ours.contains(
+        crate::project::bin()
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+    ));
+
+    // A human's commit: allowed, no trailers, and the repository's own hook ran.
+    std::fs::write(p.path().join("human.md"), "by hand\n").unwrap();
+    git(&p, &["add", "human.md"]);
+    git(&p, &["commit", "-q", "-m", "human work"]);
+    assert_eq!(last_message(&p).trim(), "human work");
+    assert!(p.path().join("chained.txt").exists(), "chained hook ran");
+
+    // Outside a git repository it is a usage error.
+    let q = Project::new();
+    let (err, code) = q.json(&["init", "--git-hooks"]);
+    assert_eq!(code, 2, "{err}");
+    check_cli("init", code, &err);
+}
+
+#[test]
+fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
+    let p = repo();
+    let (_, code) = p.json(&["init", "--git-hooks"]);
+    assert_eq!(code, 0);
+    p.json(&["add", "holder's task"]);
+    p.json(&["add", "lapsing task"]);
+
+    // The holder claims and commits within its lease.
+    let out = p.agent(
+        "holder",
+        &agent_script(
+            "set -e\nboard claim 1 --json > claim1.txt\n\
+             echo one > one.md && git add one.md && git commit -q -m 'holder work'",
+        ),
+    );
+    assert!(out.status.success(), "holder: {out:?}");
+    let claim: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("claim1.txt")).unwrap())
+            .unwrap();
+    let msg = last_message(&p);
+    assert!(msg.starts_with("holder work\n"), "{msg}");
+    assert!(msg.contains("\nBoard-Task: 1\n"), "{msg}");
+    assert!(
+        msg.contains(&format!("\nBoard-Generation: {}\n", claim["generation"])),
+        "{msg}"
+    );
+
+    // The other agent claims task 2, then goes silent (blocked on a fifo: no CPU, no calls)
+    // until its lease lapses; then it tries to commit, three ways.
+    let fifo = p.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut lapsing = p
+        .cmd(crate::project::bin())
+        .args(["run", "--name", "lapsing", "--", "sh", "-c"])
+        .arg(agent_script(
+            "board claim 2 --json > claim2.txt\n\
+             read go < fifo\n\
+             echo two > two.md && git add two.md\n\
+             git commit -q -m 'lapsed work' 2> plain.err; echo $? > plain.rc\n\
+             BOARD_TASK=2 git commit -q -m 'lapsed work' 2> task.err; echo $? > task.rc\n\
+             git commit --no-verify -q -m 'lapsed work' 2> noverify.err; echo $? > noverify.rc\n",
+        ))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(10, "the second claim", || {
+        let text = std::fs::read_to_string(p.path().join("claim2.txt")).ok()?;
+        serde_json::from_str::<Value>(&text).ok()
+    });
+    wait_for(10, "the silent agent's claim to lapse", || {
+        let (show, _) = p.json(&["show", "2"]);
+        show["events"]
+            .as_array()?
+            .iter()
+            .any(|e| e["kind"] == "lapse")
+            .then_some(())
+    });
+    std::fs::write(&fifo, "go\n").unwrap();
+    let status = wait_for(20, "the lapsed agent to finish", || {
+        lapsing.try_wait().unwrap()
+    });
+    assert!(status.success(), "{status:?}");
+
+    let read = |f: &str| std::fs::read_to_string(p.path().join(f)).unwrap();
+    for attempt in ["plain", "task", "noverify"] {
+        let rc = read(&format!("{attempt}.rc"));
+        assert_ne!(rc.trim(), "0", "{attempt} commit went through");
+        let err = read(&format!("{attempt}.err"));
+        assert!(err.contains("commit refused"), "{attempt}: {err}");
+        assert!(err.contains("lapsing"), "{attempt} names the agent: {err}");
+    }
+    assert!(
+        read("plain.err").contains("holds no live claim"),
+        "{}",
+        read("plain.err")
+    );
+    let task_err = read("task.err");
+    assert!(
+        task_err.contains("your claim on task 2") && task_err.contains("lease expired"),
+        "the lapsed message says what ended: {task_err}"
+    );
+    let log = git(&p, &["log", "--format=%s"]);
+    assert!(!log.contains("lapsed work"), "{log}");
+
+    // A human commits the same change: untouched by the fence, no trailers.
+    git(&p, &["commit", "-q", "-m", "human takes over"]);
+    assert_eq!(last_message(&p).trim(), "human takes over");
+}

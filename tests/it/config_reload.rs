@@ -1,0 +1,155 @@
+//! `board.toml` edits apply while the board runs; a broken edit is reported and
+//! changes nothing.
+
+use std::time::Duration;
+
+use crate::supervision::*;
+use serde_json::Value;
+
+fn lease(duration: &str) -> String {
+    config_text(
+        &format!("duration = \"{duration}\"\nsweep = \"100ms\"\nliveness = \"process\""),
+        "",
+    )
+}
+
+/// Starts an agent that claims `task` and keeps the answer in `NAME.json`; returns the answer.
+/// The launcher finds the board through `BOARD_SOCKET` (`board.toml` may be broken).
+fn claim_in_agent(b: &TestBoard, name: &str, task: i64) -> (Agent, Value) {
+    let a = b.run_agent_env(
+        name,
+        &format!(
+            "board --json claim {task} > {name}.tmp && mv {name}.tmp {name}.json; exec sleep 300"
+        ),
+        &[("BOARD_SOCKET", &b.socket)],
+    );
+    let v = poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(b.root.join(format!("{name}.json")))
+            .ok()
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+    })
+    .unwrap_or_else(|| panic!("{name} did not claim task {task}"));
+    assert_eq!(v["task"]["id"], task, "{v}");
+    (a, v)
+}
+
+#[test]
+fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
+    let mut b = TestBoard::init(&lease("120s"));
+    let pid = b.serve();
+    b.add_tasks(3);
+    let status = b.ok(&["status"]);
+    assert_eq!(status["lease"]["duration_ms"], 120_000);
+    let (_a1, c1) = claim_in_agent(&b, "before", 1);
+    assert!(c1["expires_in_ms"].as_i64().unwrap() > 100_000, "{c1}");
+
+    b.write_config(&lease("2s"));
+    let applied = poll(Duration::from_secs(5), || {
+        let s = b.ok(&["status"]);
+        (s["lease"]["duration_ms"] == 2000).then_some(s)
+    })
+    .expect("the edit took effect without a restart");
+    assert_eq!(applied["pid"], pid, "same board process");
+    assert!(applied["config_error"].is_null());
+    let (_a2, c2) = claim_in_agent(&b, "after", 2);
+    let left = c2["expires_in_ms"].as_i64().unwrap();
+    assert!(
+        left > 0 && left <= 2000,
+        "a new claim gets the new lease: {c2}"
+    );
+
+    // A syntax error: the board keeps running with the previous settings and says so.
+    std::fs::write(
+        b.root.join("board.toml"),
+        "[lease\nduration = \"1s\"\nsweep = \"100ms\"\n",
+    )
+    .unwrap();
+    let broken = poll(Duration::from_secs(5), || {
+        let s = socket_call(&b.socket, "status", serde_json::json!({})).unwrap();
+        s["config_error"].is_string().then_some(s)
+    })
+    .expect("status reports the broken edit");
+    println!("config_error: {}", broken["config_error"]);
+    assert_eq!(broken["pid"], pid, "the board kept running");
+    assert_eq!(
+        broken["lease"]["duration_ms"], 2000,
+        "old values stay in force"
+    );
+    assert_eq!(broken["lease"]["sweep_ms"], 100);
+    assert!(broken["config_error"]
+        .as_str()
+        .unwrap()
+        .contains("board.toml"));
+    assert!(b.serve_pid().is_some_and(running));
+    // The board read the broken file once, not over and over (its own reads of the file, and
+    // every client command's, are no edits).
+    let refusals = || {
+        std::fs::read_to_string(b.root.join(".board/board.log"))
+            .unwrap()
+            .matches("board.toml edit refused")
+            .count()
+    };
+    let mut observed = Vec::new();
+    for _ in 0..5 {
+        b.board(&["status"]); // a client reading board.toml
+        std::thread::sleep(Duration::from_millis(200));
+        observed.push(refusals());
+    }
+    assert!(
+        observed[0] <= 2 && observed.iter().all(|&n| n == observed[0]),
+        "the broken board.toml was re-read without an edit: refusals logged {observed:?}"
+    );
+
+    // Agents already under the board keep working with the old values.
+    let (_a3, c3) = claim_in_agent(&b, "during", 3);
+    let left = c3["expires_in_ms"].as_i64().unwrap();
+    assert!(left > 0 && left <= 2000, "{c3}");
+
+    // A valid edit clears the error.
+    b.write_config(&lease("3s"));
+    let fixed = poll(Duration::from_secs(5), || {
+        let s = b.ok(&["status"]);
+        (s["lease"]["duration_ms"] == 3000).then_some(s)
+    })
+    .expect("the fixed file is applied");
+    assert!(fixed["config_error"].is_null(), "{fixed}");
+}
+
+#[test]
+fn status_says_when_board_toml_is_broken() {
+    let mut b = TestBoard::init(&lease("120s"));
+    b.serve();
+    std::fs::write(b.root.join("board.toml"), "[lease]\nduration = 5\n").unwrap();
+    let shown = poll(Duration::from_secs(5), || {
+        // The CLI itself cannot read the broken file, so point it at the socket.
+        let out = b
+            .cmd(&["status"])
+            .env("BOARD_SOCKET", &b.socket)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (out.status.success() && text.contains("CONFIG ERROR")).then_some(text)
+    })
+    .expect("`board status` shows the error");
+    println!("{shown}");
+    assert!(shown.contains("previous settings in force"), "{shown}");
+    let s = socket_call(&b.socket, "status", serde_json::json!({})).unwrap();
+    assert_eq!(s["lease"]["duration_ms"], 120_000);
+}
+
+#[test]
+fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
+    let b = TestBoard::init(&lease("120s"));
+    b.write_config("[lease\n");
+    // The client starts a board (autostart), which refuses the broken file and exits: the
+    // client says so instead of waiting out its 5 s connect deadline.
+    let started = std::time::Instant::now();
+    let (code, v) = b.json(&["ready"]);
+    let took = started.elapsed();
+    assert_eq!(code, 8, "{v}");
+    assert_eq!(v["data"]["kind"], "unavailable", "{v}");
+    assert!(
+        took < Duration::from_secs(4),
+        "the client waited {took:?} for a board that had already exited: {v}"
+    );
+}

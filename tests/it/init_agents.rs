@@ -1,0 +1,122 @@
+//! `board init --agents` and `--mcp`: one instruction block however often it
+//! runs, the user's text around it untouched, other MCP servers kept.
+
+use crate::project::{check_cli, Project};
+use serde_json::{json, Value};
+
+const BEGIN: &str = "<!-- board:begin -->";
+const END: &str = "<!-- board:end -->";
+
+fn read(p: &Project, name: &str) -> String {
+    std::fs::read_to_string(p.path().join(name)).unwrap()
+}
+
+/// The actions on AGENTS.md and CLAUDE.md, in that order.
+fn actions(v: &Value) -> Vec<&str> {
+    let list = v["agents"].as_array().unwrap();
+    ["AGENTS.md", "CLAUDE.md"]
+        .iter()
+        .map(|name| {
+            list.iter()
+                .find(|a| a["path"].as_str().unwrap().ends_with(&format!("/{name}")))
+                .unwrap_or_else(|| panic!("{name} not reported: {v}"))["action"]
+                .as_str()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn twice_leaves_one_block_and_the_users_text_unchanged() {
+    let p = Project::new();
+    let user_before = "# Our rules\n\nUse tabs. Never push on Fridays.\n";
+    std::fs::write(p.path().join("CLAUDE.md"), user_before).unwrap();
+
+    let (first, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 0, "{first}");
+    check_cli("init", code, &first);
+    assert_eq!(actions(&first), ["created", "updated"]);
+    let claude_once = read(&p, "CLAUDE.md");
+    let agents_once = read(&p, "AGENTS.md");
+
+    let (second, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 0);
+    check_cli("init", code, &second);
+    assert_eq!(actions(&second), ["unchanged", "unchanged"]);
+    let all = second["agents"].as_array().unwrap();
+    assert!(
+        all.iter().all(|a| a["action"] == "unchanged"),
+        "a second run changes no file: {second}"
+    );
+    assert_eq!(read(&p, "CLAUDE.md"), claude_once);
+    assert_eq!(read(&p, "AGENTS.md"), agents_once);
+
+    for text in [&claude_once, &agents_once] {
+        assert_eq!(text.matches(BEGIN).count(), 1, "{text}");
+        assert_eq!(text.matches(END).count(), 1, "{text}");
+        assert!(text.contains("board claim"), "the instructions are inside");
+    }
+    assert!(claude_once.starts_with(user_before), "{claude_once}");
+    assert!(agents_once.starts_with(BEGIN));
+
+    // The user writes after the block and meddles inside it: a third run restores the block
+    // and keeps everything outside it byte for byte.
+    let after = "\n## Local notes\nKeep this.\n";
+    let meddled = claude_once.replace("board claim", "board clam") + after;
+    std::fs::write(p.path().join("CLAUDE.md"), &meddled).unwrap();
+    let (third, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 0);
+    assert_eq!(actions(&third), ["unchanged", "updated"]);
+    assert_eq!(read(&p, "CLAUDE.md"), format!("{claude_once}{after}"));
+}
+
+#[test]
+fn a_broken_block_is_refused_and_left_alone() {
+    let p = Project::new();
+    let broken = format!("mine\n{BEGIN}\nhalf a block, no end\n");
+    std::fs::write(p.path().join("AGENTS.md"), &broken).unwrap();
+    let (err, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 2, "{err}");
+    check_cli("init", code, &err);
+    assert!(err["message"].as_str().unwrap().contains("AGENTS.md"));
+    assert_eq!(read(&p, "AGENTS.md"), broken);
+    assert!(!p.path().join("CLAUDE.md").exists(), "nothing written");
+}
+
+#[test]
+fn mcp_config_keeps_other_servers() {
+    let p = Project::new();
+    let theirs = json!({
+        "mcpServers": {"search": {"command": "search-mcp", "args": ["--fast"]}},
+        "note": "kept"
+    });
+    std::fs::write(p.path().join(".mcp.json"), theirs.to_string()).unwrap();
+
+    let (first, code) = p.json(&["init", "--mcp"]);
+    assert_eq!(code, 0, "{first}");
+    check_cli("init", code, &first);
+    assert_eq!(first["mcp"]["action"], "updated");
+    let (second, _) = p.json(&["init", "--mcp", "--agents"]);
+    assert_eq!(second["mcp"]["action"], "unchanged");
+
+    let board = std::fs::canonicalize(crate::project::bin()).unwrap();
+    let board = board.to_str().unwrap();
+    let v: Value = serde_json::from_str(&read(&p, ".mcp.json")).unwrap();
+    assert_eq!(
+        v["mcpServers"]["board"],
+        json!({"command": board, "args": ["mcp"]})
+    );
+    assert_eq!(v["mcpServers"]["search"], theirs["mcpServers"]["search"]);
+    assert_eq!(v["note"], "kept");
+
+    // From scratch, too.
+    let q = Project::new();
+    let (made, code) = q.json(&["init", "--mcp"]);
+    assert_eq!(code, 0);
+    assert_eq!(made["mcp"]["action"], "created");
+    let v: Value = serde_json::from_str(&read(&q, ".mcp.json")).unwrap();
+    assert_eq!(
+        v,
+        json!({"mcpServers": {"board": {"command": board, "args": ["mcp"]}}})
+    );
+}

@@ -1,0 +1,39 @@
+//! The integration tests: one binary, one module per behaviour. Every test starts the real
+//! `board` binary (`CARGO_BIN_EXE_board`) against a real SQLite file in a temporary directory,
+//! with real processes, signals, Unix sockets and tmux panes (on private tmux servers).
+//!
+//! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
+//! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
+
+mod agent_cli_hooks;
+mod agent_panes_in_tmux;
+mod agent_worktrees;
+mod backlog_import_export;
+mod board_crash_and_restart;
+mod board_outlives_agent;
+mod claim_race;
+mod commit_fence_hooks;
+mod common;
+mod completions_and_man;
+mod config_reload;
+mod demo_run;
+mod done_fencing;
+mod event_stream_order;
+mod expel_on_exit;
+mod expel_on_hard_signals;
+mod friendly_edges;
+mod honest_refusals;
+mod identity;
+mod identity_by_ancestry;
+mod init_agents;
+mod json_output;
+mod json_stdio;
+mod lease_lapse;
+mod lease_with_silent_holders;
+mod mcp_server;
+mod profiles;
+mod project;
+mod restart;
+mod supervision;
+mod tui_in_tmux;
+mod wire_malformed;

@@ -1,0 +1,258 @@
+//! `board mcp` spoken to by hand, as an MCP client would: initialize,
+//! notifications/initialized, tools/list, tools/call — under `board run`, so the tools act with
+//! the agent identity of the environment.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use crate::project::{check, Project};
+use serde_json::{json, Value};
+
+struct McpClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: i64,
+}
+
+impl McpClient {
+    fn send(&mut self, msg: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns the response with its id (skipping notifications).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if v["id"] == json!(id) {
+                return v;
+            }
+            assert!(v.get("id").is_none(), "answer to another request: {v}");
+        }
+    }
+
+    /// tools/call; returns the CallToolResult.
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{tool} failed at the protocol level: {r}"))
+    }
+}
+
+fn start(p: &Project, name: &str) -> McpClient {
+    let mut cmd = p.cmd(crate::project::bin());
+    cmd.args(["run", "--name", name, "--", "board", "mcp"]);
+    spawn(cmd)
+}
+
+fn spawn(mut cmd: std::process::Command) -> McpClient {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    McpClient {
+        child,
+        stdin,
+        lines,
+        next_id: 0,
+    }
+}
+
+fn ok_result(r: &Value) -> &Value {
+    assert_eq!(r["isError"], json!(false), "tool failed: {r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    let from_text: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(&from_text, &r["structuredContent"]);
+    &r["structuredContent"]
+}
+
+#[test]
+fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
+    let p = Project::new();
+    let (_, code) = p.json(&["add", "first", "--body", "do the first thing"]);
+    assert_eq!(code, 0);
+
+    let mut c = start(&p, "mcp-agent");
+    let init = c.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "board-test", "version": "0"}
+        }),
+    );
+    let info = &init["result"];
+    assert_eq!(info["serverInfo"]["name"], "board", "{init}");
+    assert!(info["capabilities"]["tools"].is_object(), "{init}");
+    assert!(info["instructions"]
+        .as_str()
+        .is_some_and(|s| s.contains("board claim")));
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let list = c.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "board_add",
+            "board_claim",
+            "board_done",
+            "board_note",
+            "board_ready",
+            "board_release",
+            "board_show",
+            "board_status"
+        ]
+    );
+    for t in tools {
+        assert!(
+            t["description"].as_str().is_some_and(|d| d.len() > 40),
+            "{t}"
+        );
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+    }
+    let done_tool = tools.iter().find(|t| t["name"] == "board_done").unwrap();
+    assert_eq!(done_tool["inputSchema"]["required"], json!(["task"]));
+    assert!(done_tool["inputSchema"]["properties"]["generation"]["description"].is_string());
+
+    let added = c.call(
+        "board_add",
+        json!({"title": "second", "priority": 5, "after": [1]}),
+    );
+    check("results/add", ok_result(&added));
+    let ready = c.call("board_ready", json!({}));
+    let ready = ok_result(&ready);
+    check("results/ready", ready);
+    assert_eq!(ready["tasks"].as_array().unwrap().len(), 1, "2 waits for 1");
+
+    let claimed = c.call("board_claim", json!({}));
+    let claim = ok_result(&claimed).clone();
+    check("results/claim", &claim);
+    assert_eq!(claim["task"]["id"], 1);
+    let holder = claim["task"]["holder"].as_str().unwrap().to_string();
+    let generation = claim["generation"].as_i64().unwrap();
+
+    // The holder is the agent session of the environment `board run` gave the server.
+    let (agents, _) = p.json(&["agents"]);
+    let me = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "mcp-agent")
+        .unwrap_or_else(|| panic!("{agents}"))
+        .clone();
+    assert_eq!(me["id"], json!(holder));
+    assert_eq!(me["claims"], json!([1]));
+    let (shown, _) = p.json(&["show", "1"]);
+    assert_eq!(shown["task"]["holder"], json!(holder));
+
+    let noted = c.call("board_note", json!({"task": 1, "text": "halfway"}));
+    check("results/note", ok_result(&noted));
+    let status = c.call("board_status", json!({}));
+    check("results/status", ok_result(&status));
+
+    // A refusal is a tool error carrying the kind and code.
+    let taken = c.call("board_claim", json!({"task": 99}));
+    assert_eq!(taken["isError"], json!(true), "{taken}");
+    let text = taken["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("not_found (-32002): "), "{text}");
+    check("error", &taken["structuredContent"]);
+    let stale = c.call(
+        "board_done",
+        json!({"task": 1, "generation": generation + 1}),
+    );
+    assert_eq!(stale["isError"], json!(true), "{stale}");
+    assert!(
+        stale["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("lapsed (-32005): "),
+        "{stale}"
+    );
+
+    let done = c.call(
+        "board_done",
+        json!({"task": 1, "generation": generation, "note": "did it"}),
+    );
+    let done = ok_result(&done);
+    check("results/done", done);
+    assert_eq!(done["task"]["state"], "done");
+    assert_eq!(done["task"]["done_by"], json!(holder));
+
+    let show = c.call("board_show", json!({"task": 1}));
+    let show = ok_result(&show);
+    check("results/show", show);
+    assert_eq!(show["notes"].as_array().unwrap().len(), 2);
+
+    // Wrong argument types never reach the board: the MCP layer refuses them.
+    let bad = c.request(
+        "tools/call",
+        json!({"name": "board_show", "arguments": {"task": "one"}}),
+    );
+    assert!(
+        bad.get("error").is_some() || bad["result"]["isError"] == json!(true),
+        "{bad}"
+    );
+
+    // Closing stdin ends the server; `board run` exits with its status.
+    drop(c.stdin.take());
+    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    assert!(status.success(), "{status:?}");
+    let (agents, _) = p.json(&["agents"]);
+    assert!(
+        agents["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["name"] != "mcp-agent"),
+        "the session ended with the server: {agents}"
+    );
+}
+
+#[test]
+fn without_an_agent_identity_claims_are_tool_errors() {
+    let p = Project::new();
+    let mut cmd = p.cmd(crate::project::bin());
+    cmd.arg("mcp");
+    let mut c = spawn(cmd);
+    c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = c.call("board_claim", json!({}));
+    assert_eq!(r["isError"], json!(true), "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("unauthorized (-32006): "), "{text}");
+    drop(c.stdin.take());
+    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    assert!(status.success());
+}
