@@ -6,6 +6,7 @@
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
 mod agent_cli_hooks;
+mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod backlog_import_export;
@@ -28,12 +29,14 @@ mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
 mod profiles;
 mod project;
 mod restart;
+mod sandboxed_socket;
 mod supervision;
 mod tui_in_tmux;
 mod wire_malformed;
