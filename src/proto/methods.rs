@@ -129,6 +129,8 @@ methods! {
     Wait = "wait", Read, WaitParams => WaitResult;
     /// Agents only: end waiting for a human (any other call does too).
     Resume = "resume", Read, ResumeParams => WaitResult;
+    /// Agents only: what an agent CLI's hook reports (`board hook CLI EVENT`).
+    Activity = "activity", Read, ActivityParams => ActivityResult;
     /// Agent sessions; ended ones only with `all`.
     Agents = "agents", Read, AgentsParams => AgentsResult;
     /// Events, oldest first: the last `limit`, or those after event id `after`.
@@ -475,6 +477,40 @@ pub struct WaitParams {
     pub question: String,
 }
 
+/// What an agent CLI's hook reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    /// It is working (renews like any call).
+    Renew,
+    /// It finished its turn.
+    Idle,
+    /// It waits for a human (a permission prompt), with the CLI's message.
+    Waiting,
+}
+
+impl ActivityKind {
+    /// The kind's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivityKind::Renew => "renew",
+            ActivityKind::Idle => "idle",
+            ActivityKind::Waiting => "waiting",
+        }
+    }
+}
+
+/// `activity` parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityParams {
+    /// renew: it is working; idle: it finished its turn; waiting: it waits for a human.
+    pub kind: ActivityKind,
+    /// The CLI's message (required with `waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// `agents` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -514,6 +550,9 @@ pub struct SessionRegisterParams {
     /// The git branch the agent starts on, when it starts in a git work tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// Needs attention when neither a call nor a hook came this long after the start, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_ms: Option<i64>,
 }
 
 /// `session.attach` parameters.

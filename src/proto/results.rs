@@ -201,6 +201,14 @@ pub struct WaitResult {
     pub waiting: Option<String>,
 }
 
+/// `activity`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityResult {
+    /// The kind reported.
+    pub kind: crate::proto::methods::ActivityKind,
+}
+
 /// `agents`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::methods::{AgentsParams, LogParams, WaitParams};
+use crate::proto::methods::{ActivityKind, ActivityParams, AgentsParams, LogParams, WaitParams};
 use crate::proto::results::{
-    AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
+    ActivityResult, AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
 };
 use crate::proto::{Method, PROTOCOL_VERSION};
 
@@ -41,6 +41,30 @@ pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
 pub fn resume(cx: &Cx) -> BoardResult<WaitResult> {
     cx.caller.require_agent(Method::Resume)?;
     Ok(WaitResult { waiting: None })
+}
+
+/// `activity`: what an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
+/// happened in `handle`, as for any call.
+pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
+    let agent = cx.caller.require_agent(Method::Activity)?;
+    match p.kind {
+        ActivityKind::Renew => {}
+        ActivityKind::Idle => {
+            let reason = p.message.as_deref().unwrap_or("turn finished");
+            let (_, ev) = cx.board.store().set_idle(agent, Some(reason))?;
+            cx.board.set_idle_flag(agent, true);
+            cx.board.publish(ev);
+        }
+        ActivityKind::Waiting => {
+            let q = p.message.as_deref().ok_or_else(|| {
+                BoardError::invalid("`message` is required with kind \"waiting\"").with_code(-32602)
+            })?;
+            let (_, ev) = cx.board.store().set_waiting(agent, Some(q))?;
+            cx.board.set_waiting_flag(agent, true);
+            cx.board.publish(ev);
+        }
+    }
+    Ok(ActivityResult { kind: p.kind })
 }
 
 /// `agents`: live sessions, and ended ones with `all`.

@@ -36,6 +36,9 @@ pub fn register(
     launcher_pid: i32,
     p: &SessionRegisterParams,
 ) -> BoardResult<SessionRegisterResult> {
+    if p.attention_ms.is_some_and(|ms| ms < 0) {
+        return Err(BoardError::invalid("`attention_ms` must not be negative").with_code(-32602));
+    }
     let token = new_token();
     let start = crate::os::procfs::start_time(launcher_pid).ok();
     let launcher = start.map(|s| (launcher_pid, s));
@@ -45,6 +48,7 @@ pub fn register(
         &board.boot_id,
         launcher,
         p.branch.as_deref(),
+        p.attention_ms,
     )?;
     board.publish(ev);
     if let Some((pid, start)) = launcher {

@@ -21,7 +21,7 @@ use super::identity::authenticate;
 pub use super::identity::{hash_token, new_token, Caller, Peer};
 use super::state::Board;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::methods::Access;
+use crate::proto::methods::{Access, ActivityKind};
 use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Store};
 
@@ -74,11 +74,23 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     }
     let caller = authenticate(board, &req.identity, peer)?;
     if let Caller::Agent(a) = &caller {
-        if req.method != Method::Wait && board.is_waiting(a) {
+        // A hook saying "waiting" or "idle" must not end that very state; anything else the
+        // agent does shows it is past it.
+        let activity = match &req.call {
+            Call::Activity(p) => Some(p.kind),
+            _ => None,
+        };
+        let keeps_waiting = req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
+        if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store().set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
+        if activity != Some(ActivityKind::Idle) && board.is_idle(a) {
+            board.store().set_idle(a, None)?;
+            board.set_idle_flag(a, false);
+        }
+        board.note_contact(a)?;
         board.touch(a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
@@ -172,6 +184,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
         Call::Check(p) => answer(claims::check(cx, p)),
         Call::Wait(p) => answer(board::wait(cx, p)),
         Call::Resume(_) => answer(board::resume(cx)),
+        Call::Activity(p) => answer(board::activity(cx, p)),
         Call::Agents(p) => answer(board::agents(cx, p)),
         Call::Log(p) => answer(board::log(cx, p)),
         Call::Stop(_) => answer(board::stop(cx)),
