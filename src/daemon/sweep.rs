@@ -59,6 +59,9 @@ pub fn sweep_once(
     board: &Arc<Board>,
     last_renewed: &BTreeSet<String>,
 ) -> BoardResult<BTreeSet<String>> {
+    // A sweep far later than scheduled means the board was not running: that time must not
+    // lapse anything.
+    board.check_stall()?;
     let rules = board.rules();
     let sessions = board.store().live_sessions()?;
     let mut renewed = BTreeSet::new();

@@ -34,5 +34,6 @@ mod profiles;
 mod project;
 mod restart;
 mod supervision;
+mod suspend_is_not_silence;
 mod tui_in_tmux;
 mod wire_malformed;
