@@ -133,6 +133,24 @@ impl Default for IdentitySection {
     }
 }
 
+/// `[run]`: how `board run` supervises its agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// After the terminal or pane hung up (SIGHUP, forwarded to the agent), how long the agent
+    /// may take to exit on its own before its whole process tree gets SIGTERM, then SIGKILL 1 s
+    /// later (default 3 s). Some CLIs ignore SIGHUP at their prompt.
+    pub hangup_grace: Dur,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            hangup_grace: Dur(Duration::from_secs(3)),
+        }
+    }
+}
+
 /// One `[[agents]]` entry: what `board up` starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -164,6 +182,8 @@ pub struct Config {
     pub lease: LeaseSection,
     /// `[identity]`
     pub identity: IdentitySection,
+    /// `[run]`
+    pub run: RunSection,
     /// `[[agents]]`
     pub agents: Vec<AgentEntry>,
 }
@@ -231,6 +251,9 @@ liveness = "activity"  # or "process": alive and not stopped is enough
 
 [identity]
 check_process_tree = true
+
+[run]
+hangup_grace = "3s"    # after a pane closes: time to exit before TERM, then KILL
 
 # What `board up` starts, one tmux pane each:
 # [[agents]]

@@ -8,6 +8,7 @@
 pub mod backlog_cmd;
 pub mod demo;
 pub mod run;
+pub mod supervise;
 pub mod up;
 
 pub mod doors;
@@ -217,6 +218,10 @@ pub enum Cmd {
         /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
         #[arg(long)]
         hold: bool,
+        /// After a hangup (pane closed), how long the agent may take to exit before its process
+        /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        hangup_grace: Option<std::time::Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -274,8 +279,9 @@ pub fn run(cli: Cli) -> i32 {
             name,
             pane,
             hold,
+            hangup_grace,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), hold, &cmd),
+        } => return crate::cli::run::run(&name, pane.as_deref(), hold, hangup_grace, &cmd),
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

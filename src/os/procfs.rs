@@ -305,6 +305,16 @@ pub fn descendants(root: i32) -> Vec<i32> {
     descendants_in(&all_stats(), root, &|_| false)
 }
 
+/// The pids of the children of `parent` that have exited and wait to be reaped (state `Z`).
+/// Scans `/proc` once.
+pub fn zombie_children(parent: i32) -> Vec<i32> {
+    all_stats()
+        .into_iter()
+        .filter(|stat| stat.ppid == parent && stat.state == 'Z')
+        .map(|stat| stat.pid)
+        .collect()
+}
+
 /// Like [`descendants`], leaving out every process for which `prune` is true together with its
 /// descendants.
 pub fn descendants_pruned(root: i32, prune: impl Fn(i32) -> bool) -> Vec<i32> {

@@ -104,6 +104,37 @@ const ANSWER_LOST: &str =
     "the board closed the connection before answering: the request may or may \
 not have been applied (check with `board show`/`board list`, or retry with the same op_id)";
 
+/// Set by Codex in the commands it runs in a sandbox without network access (which also blocks
+/// Unix sockets on Linux).
+const CODEX_NO_NETWORK: &str = "CODEX_SANDBOX_NETWORK_DISABLED";
+
+/// Whether a failed connect to the socket means a sandbox (or the system) forbids it: the socket
+/// may well be served, so starting a board would only wait in vain. EPERM is what seccomp
+/// sandboxes answer (Codex on Linux), EACCES what file permissions or Landlock answer.
+fn sandboxed(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(code) if code == nix::libc::EPERM || code == nix::libc::EACCES
+    ) || std::env::var(CODEX_NO_NETWORK).is_ok_and(|v| v == "1")
+}
+
+/// The `unavailable` error for a connect that a sandbox blocked: says so and how to allow it.
+fn sandbox_error(socket: &std::path::Path, e: &std::io::Error) -> BoardError {
+    let codex = if std::env::var(CODEX_NO_NETWORK).is_ok_and(|v| v == "1") {
+        format!(" ({CODEX_NO_NETWORK}=1 is set: this runs in Codex's sandbox)")
+    } else {
+        String::new()
+    };
+    BoardError::unavailable(format!(
+        "the agent's sandbox blocks the board socket {} ({e}){codex}: allow the agent to \
+         connect to it (for Codex: `-c sandbox_workspace_write.network_access=true`, or run \
+         `board` outside the sandbox); if no sandbox is involved, the socket or its directory \
+         belongs to another user or lacks permissions",
+        socket.display()
+    ))
+    .with("sandbox", true)
+}
+
 /// A connection to the board.
 pub struct Client {
     writer: UnixStream,
@@ -119,6 +150,7 @@ impl Client {
     pub fn connect(target: &Target, autostart: bool) -> BoardResult<Client> {
         match UnixStream::connect(&target.socket) {
             Ok(s) => Client::from_stream(s),
+            Err(e) if sandboxed(&e) => Err(sandbox_error(&target.socket, &e)),
             Err(e) => {
                 let Some(paths) = target.paths.as_ref().filter(|_| autostart) else {
                     return Err(BoardError::unavailable(format!(
@@ -134,6 +166,7 @@ impl Client {
                     let exited = started.try_recv().ok();
                     match UnixStream::connect(&target.socket) {
                         Ok(s) => return Client::from_stream(s),
+                        Err(e) if sandboxed(&e) => return Err(sandbox_error(&target.socket, &e)),
                         // The board it started gave up (an invalid board.toml, say): waiting
                         // out the deadline would only stall the caller.
                         Err(e) if exited.is_some() => {

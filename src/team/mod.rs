@@ -12,8 +12,11 @@
 //! pane it checks every agent's command exists (on `PATH` or as a path), so a session is never
 //! half built.
 
+pub mod panes;
 pub mod tmux;
 pub mod worktree;
+
+pub use panes::{attach, open_pane, respawn, start_slot, stop};
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -327,97 +330,6 @@ fn complete(
         ])?;
     }
     Ok(out)
-}
-
-fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
-    // The pane runs with the PATH the command was checked against, not the tmux server's; and
-    // finds its board by BOARD_ROOT, since a worktree may hold its own copy of board.toml.
-    let mut args = vec!["-e".into(), format!("BOARD_ROOT={}", root.display())];
-    if let Ok(path) = std::env::var("PATH") {
-        args.extend(["-e".into(), format!("PATH={path}")]);
-    }
-    for (k, v) in &slot.profile.env {
-        args.extend(["-e".into(), format!("{k}={v}")]);
-    }
-    args
-}
-
-fn pane_of(out: &str) -> (String, i64) {
-    let mut parts = out.split_whitespace();
-    let pane = parts.next().unwrap_or_default().to_string();
-    let pid = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    (pane, pid)
-}
-
-/// Opens a new pane for `slot` in the `agents` window (creating the window when `new_window`).
-pub fn open_pane(
-    session: &str,
-    slot: &Slot,
-    root: &Path,
-    board_bin: &str,
-    new_window: bool,
-) -> BoardResult<(String, i64)> {
-    let target = format!("={session}:{AGENTS_WINDOW}");
-    let mut args: Vec<String> = if new_window {
-        vec![
-            "new-window".into(),
-            "-d".into(),
-            "-t".into(),
-            format!("={session}:"),
-            "-n".into(),
-            AGENTS_WINDOW.into(),
-        ]
-    } else {
-        vec![
-            "split-window".into(),
-            "-d".into(),
-            "-t".into(),
-            target.clone(),
-        ]
-    };
-    args.extend([
-        "-c".into(),
-        slot.workdir.to_string_lossy().to_string(),
-        "-P".into(),
-        "-F".into(),
-        "#{pane_id} #{pane_pid}".into(),
-    ]);
-    args.extend(env_args(slot, root));
-    args.push(pane_command(slot, board_bin));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (pane, pid) = pane_of(&tmux::run(&refs)?);
-    tmux::set_pane_option(&pane, "@board_slot", &slot.name)?;
-    if !new_window {
-        // Keep room for the next split.
-        let _ = tmux::run(&["select-layout", "-t", &target, "tiled"]);
-    }
-    Ok((pane, pid))
-}
-
-/// Starts `slot` again in pane `pane`, ending whatever runs there (its launcher sees the pane's
-/// SIGHUP, reports the agent's exit and ends it).
-pub fn respawn(
-    pane: &str,
-    slot: &Slot,
-    root: &Path,
-    board_bin: &str,
-) -> BoardResult<(String, i64)> {
-    // The new launcher marks the pane `running` itself; until then it must not read as ended.
-    tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
-    let mut args: Vec<String> = vec![
-        "respawn-pane".into(),
-        "-k".into(),
-        "-t".into(),
-        pane.into(),
-        "-c".into(),
-        slot.workdir.to_string_lossy().to_string(),
-    ];
-    args.extend(env_args(slot, root));
-    args.push(pane_command(slot, board_bin));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    tmux::run(&refs)?;
-    let pid = tmux::run(&["display-message", "-p", "-t", pane, "#{pane_pid}"])?;
-    Ok((pane.to_string(), pid.parse().unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@
 //!
 //! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
 
+pub mod agents;
 pub mod fixture;
 pub mod state;
+mod team_io;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
@@ -298,6 +300,13 @@ fn event_loop(
                 Effect::Call(c) => {
                     if jobs.send(Job::Call(c)).is_err() {
                         return Ok(());
+                    }
+                }
+                Effect::Team(op) => {
+                    // A few tmux calls (tens of ms): done here, so no second op can overlap.
+                    let r = team_io::perform(&op);
+                    if !agents::on_result(&mut app, r).is_empty() {
+                        refreshes.request(jobs);
                     }
                 }
             }

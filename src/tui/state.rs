@@ -534,6 +534,8 @@ pub enum Effect {
     Call(Call),
     /// Leave the TUI.
     Quit,
+    /// Start, go to, restart or stop an agent (see [`super::agents`]).
+    Team(super::agents::TeamOp),
 }
 
 /// The whole state of the TUI.
@@ -590,6 +592,8 @@ pub struct App {
     pub page: usize,
     /// Terminal size (columns, rows), for scrolling limits.
     pub size: (u16, u16),
+    /// A restart or stop of an agent waiting for y/n.
+    pub team_pending: Option<super::agents::Pending>,
 }
 
 fn parse_ms(s: &str) -> Option<i64> {
@@ -657,6 +661,7 @@ impl App {
             flash: None,
             page: 10,
             size: (80, 24),
+            team_pending: None,
         }
     }
 
@@ -701,7 +706,8 @@ impl App {
             .filter(|f| self.now_ms.saturating_sub(f.at_ms) < FLASH_MS)
     }
 
-    fn say(&mut self, text: impl Into<String>, error: bool) {
+    /// Shows `text` in the footer for a moment (`error`: in red).
+    pub fn say(&mut self, text: impl Into<String>, error: bool) {
         self.flash = Some(Flash {
             text: one_line(&text.into()),
             error,
@@ -1063,6 +1069,11 @@ impl App {
         }
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             return vec![Effect::Quit];
+        }
+        if let Some(fx) =
+            super::agents::on_confirm_key(self, &key).or_else(|| super::agents::on_key(self, &key))
+        {
+            return fx;
         }
         match self.mode {
             Mode::Normal => self.key_normal(key),

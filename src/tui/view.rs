@@ -318,6 +318,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             None
         }
     };
+    super::agents::draw_pending(buf, area, app);
     let cursor = cursor.or_else(|| {
         (app.mode == Mode::Filter).then(|| {
             let (_, col) = app.filter.window(filter_width(areas.footer));
@@ -685,6 +686,12 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             (None, Some(r)) => r.clone(),
             _ => String::new(),
         };
+        let extra = super::agents::note(&a.view);
+        let note = match (note.is_empty(), extra.is_empty()) {
+            (_, true) => note,
+            (true, false) => extra,
+            (false, false) => format!("{note} · {extra}"),
+        };
         let cells: [(&str, Style); 7] = [
             (&a.id, name_style),
             (&state, t.agent_state(&a.state)),
@@ -859,6 +866,16 @@ fn draw_footer(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         ],
         Mode::Form(_) => &[("Enter", "save"), ("Tab", "next field"), ("Esc", "cancel")],
         Mode::Confirm(_) => &[("y", "yes"), ("n", "no")],
+        _ if app.team_pending.is_some() => &[("y", "yes"), ("n", "no")],
+        _ if app.focus == super::state::Focus::Agents => &[
+            ("q", "quit"),
+            ("⏎", "go to pane"),
+            ("S", "start"),
+            ("R", "restart"),
+            ("X", "stop"),
+            ("U", "start all"),
+            ("Tab", "backlog"),
+        ],
         _ => &[
             ("q", "quit"),
             ("?", "help"),
@@ -930,6 +947,7 @@ const HELP: &[(&str, &str)] = &[
     ("Esc", "clear the filter / close a dialog"),
     ("c", "show or hide cancelled tasks"),
     ("R F5", "refresh now"),
+    ("⏎ S R X U", "agent: go to pane, start, restart, stop, all"),
     ("?", "this help"),
     ("q ^c", "quit"),
 ];
@@ -1028,6 +1046,11 @@ fn draw_form(buf: &mut Buffer, area: Rect, f: &Form, t: Theme) -> Option<Positio
         );
     }
     cursor
+}
+
+/// Draws a yes/no question dialog over `area` (used by the agent keys of [`super::agents`]).
+pub fn draw_question(buf: &mut Buffer, area: Rect, question: &str, color: bool) {
+    draw_confirm(buf, area, question, Theme { color });
 }
 
 fn draw_confirm(buf: &mut Buffer, area: Rect, question: &str, t: Theme) {

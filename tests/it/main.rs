@@ -5,6 +5,7 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod backlog_import_export;
@@ -27,12 +28,14 @@ mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
 mod profiles;
 mod project;
 mod restart;
+mod sandboxed_socket;
 mod supervision;
 mod suspend_is_not_silence;
 mod tui_in_tmux;
