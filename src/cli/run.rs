@@ -201,6 +201,10 @@ async fn launch(
     }
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
     unsafe {
         command.pre_exec(|| {

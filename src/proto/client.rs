@@ -329,6 +329,10 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
     let wr_fd = wr.as_raw_fd();
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only forks, writes, exits or calls setsid"
+    )]
     // SAFETY: between fork and exec only async-signal-safe calls run: fork, write, _exit,
     // setsid.
     unsafe {

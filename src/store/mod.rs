@@ -140,6 +140,10 @@ impl Store {
     /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
     /// then applies pending migrations in order, each in its own transaction.
     pub fn open(path: &Path) -> BoardResult<Store> {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the store is where the database is opened"
+        )]
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;

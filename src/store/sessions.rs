@@ -113,9 +113,17 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, gen) in ended {
+            for (task, generation) in ended {
                 reopen(tx, task)?;
-                emit(tx, ev, "expel", Some(task), Some(id), Some(gen), reason)?;
+                emit(
+                    tx,
+                    ev,
+                    "expel",
+                    Some(task),
+                    Some(id),
+                    Some(generation),
+                    reason,
+                )?;
             }
             emit(tx, ev, "session_end", None, Some(id), None, reason)?;
             Ok(true)

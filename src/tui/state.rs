@@ -131,7 +131,7 @@ impl Group {
 pub struct TaskItem {
     /// The task as the board sent it (raw text; never draw these strings directly).
     pub task: TaskView,
-    /// Title, one line, inert, at most [`LINE_COLS`] columns.
+    /// Title, one line, inert, at most `LINE_COLS` columns.
     pub title: String,
     /// Holder's session id, inert ("" when none).
     pub holder: String,
