@@ -222,6 +222,10 @@ pub enum Cmd {
         /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
         #[arg(long, value_parser = crate::config::parse_duration)]
         hangup_grace: Option<std::time::Duration>,
+        /// Show the session as "needs attention" when neither a board call nor a hook of the
+        /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -280,8 +284,18 @@ pub fn run(cli: Cli) -> i32 {
             pane,
             hold,
             hangup_grace,
+            attention_after,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), hold, hangup_grace, &cmd),
+        } => {
+            return crate::cli::run::run(
+                &name,
+                pane.as_deref(),
+                hold,
+                hangup_grace,
+                attention_after,
+                &cmd,
+            )
+        }
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

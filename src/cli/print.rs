@@ -239,6 +239,9 @@ fn human_result(method: &str, v: &Value) -> String {
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
                     }
+                    if let Some(why) = a["attention"].as_str() {
+                        line.push_str(&format!("  NEEDS ATTENTION: {}", one_line(why)));
+                    }
                     if let Some(r) = a["end_reason"].as_str() {
                         line.push_str(&format!("  ended: {}", one_line(r)));
                     }

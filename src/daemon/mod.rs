@@ -220,6 +220,7 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_idle_flag(&row.id, row.idle_since.is_some());
                 // Rule 8: a living (not stopped) session gets one sweep of grace to show
                 // activity; the stored expiry stands otherwise.
                 let running = row

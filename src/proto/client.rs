@@ -232,6 +232,17 @@ impl Client {
         }
     }
 
+    /// Bounds every later read and write on this connection by `limit` (a hook must never hang
+    /// its CLI on a board that accepts but does not answer). Errors: `unavailable`.
+    pub fn set_timeout(&self, limit: Duration) -> BoardResult<()> {
+        let e = |e: std::io::Error| BoardError::unavailable(e.to_string());
+        self.writer.set_write_timeout(Some(limit)).map_err(e)?;
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(limit))
+            .map_err(e)
+    }
+
     /// Sends `hello` and `method` in one write (one round trip) and returns `method`'s result.
     /// Refuses a board speaking another protocol version.
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {

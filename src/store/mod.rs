@@ -43,6 +43,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
+        M::up(include_str!("../../migrations/0004_agent_turns.sql")),
     ])
 }
 
@@ -68,6 +69,8 @@ pub struct SessionRow {
     pub pane: Option<(String, i32, u64)>,
     /// Question when waiting for a human.
     pub waiting: Option<String>,
+    /// When its agent finished its turn (a hook said so), until its next call.
+    pub idle_since: Option<String>,
     /// None while the session is live.
     pub ended_at: Option<String>,
 }

@@ -13,6 +13,7 @@
     clippy::disallowed_methods
 )]
 
+mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
