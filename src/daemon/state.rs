@@ -107,6 +107,15 @@ impl Board {
         self.clock.now_ms()
     }
 
+    /// Lease-clock now (ms) for a decision that may lapse a claim: read *before* looking for a
+    /// stall, so a board stopped before this read has moved the expiries by then, and one
+    /// stopped after it acts on a time from before the stop. Do not call with the store locked.
+    pub fn now_checked(&self) -> BoardResult<i64> {
+        let now = self.clock.now_ms();
+        self.check_stall()?;
+        Ok(now)
+    }
+
     /// The lease rules in force.
     pub fn rules(&self) -> LeaseRules {
         let cfg = self.config.read().unwrap_or_else(|p| p.into_inner());

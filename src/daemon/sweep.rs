@@ -111,7 +111,7 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
-    let now = board.now_ms();
+    let now = board.now_checked()?;
     if board.store().any_due(now)? {
         let ev = board.store().lapse_due(now, rules.duration_ms)?;
         board.publish(ev);
