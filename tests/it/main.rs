@@ -47,5 +47,6 @@ mod restart;
 mod sandboxed_socket;
 mod strict_wire;
 mod supervision;
+mod suspend_is_not_silence;
 mod tui_in_tmux;
 mod wire_malformed;

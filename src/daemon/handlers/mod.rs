@@ -42,7 +42,7 @@ impl RequireAgent for Caller {
 }
 
 /// What every handler gets: the board, the authenticated caller, and the lease-clock time (ms)
-/// the request is handled at.
+/// the request is handled at (read with the stall check, before the store is locked).
 pub struct Cx<'a> {
     /// The board.
     pub board: &'a Arc<Board>,
@@ -103,7 +103,7 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     let cx = Cx {
         board,
         caller: &caller,
-        now: board.now_ms(),
+        now: board.now_checked()?,
     };
     if !req.method.is_write() {
         return with_lost(read(&cx, &req.call), &lost);
