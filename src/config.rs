@@ -166,6 +166,10 @@ pub struct AgentEntry {
     /// created by `board up` and removed by `board down` (default false).
     #[serde(default)]
     pub worktree: bool,
+    /// Overrides the profile's `attention_after` (needs attention when no hook or board call
+    /// came this long after the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_after: Option<Dur>,
 }
 
 fn one() -> u32 {

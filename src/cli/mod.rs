@@ -222,17 +222,24 @@ pub enum Cmd {
         /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
         #[arg(long, value_parser = crate::config::parse_duration)]
         hangup_grace: Option<std::time::Duration>,
+        /// Show the session as "needs attention" when neither a board call nor a hook of the
+        /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
     },
     /// Open the team in tmux: the TUI and one pane per agent of `[[agents]]` in board.toml.
+    /// Checks every agent's command first; run again, starts only the agents that are missing
+    /// or ended.
     Up {
         /// Attach to the tmux session afterwards.
         #[arg(long)]
         attach: bool,
     },
-    /// End the tmux session of `board up` (its agents' claims are expelled).
+    /// End the tmux session of `board up` (its agents' claims are expelled) and remove the
+    /// agents' worktrees that hold no uncommitted work (their branches stay).
     Down,
     /// Run the scripted demo agent (used by the demo profile).
     #[command(hide = true)]
@@ -280,8 +287,18 @@ pub fn run(cli: Cli) -> i32 {
             pane,
             hold,
             hangup_grace,
+            attention_after,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), hold, hangup_grace, &cmd),
+        } => {
+            return crate::cli::run::run(
+                &name,
+                pane.as_deref(),
+                hold,
+                hangup_grace,
+                attention_after,
+                &cmd,
+            )
+        }
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,

@@ -25,11 +25,15 @@ use crate::proto::error::{BoardError, BoardResult};
 /// Ctrl-D or Ctrl-C closes the pane (as does `board up` or the TUI restarting it).
 ///
 /// `hangup_grace` overrides `[run] hangup_grace` of board.toml.
+///
+/// `attention_after`: the session needs attention when neither a board call nor a hook of its
+/// agent came this long after its start (None: never).
 pub fn run(
     name: &str,
     pane: Option<&str>,
     hold: bool,
     hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
     cmd: &[String],
 ) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -50,7 +54,7 @@ pub fn run(
         if hold {
             mark_pane("running");
         }
-        let (code, summary, hung_up) = match launch(name, pane, hangup_grace, cmd, &mut signals).await {
+        let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
             Ok(end) => (end.code, end.summary(name), end.hung_up),
             Err(e) => {
                 let msg = crate::proto::sanitize::inert(&e.message);
@@ -172,6 +176,7 @@ async fn launch(
     name: &str,
     pane: Option<&str>,
     hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
     cmd: &[String],
     signals: &mut Signals,
 ) -> BoardResult<Ended> {
@@ -180,7 +185,11 @@ async fn launch(
     let mut c = connect(&target)?;
     let reg = c.call(
         "session.register",
-        json!({ "name": name, "branch": current_branch() }),
+        json!({
+            "name": name,
+            "branch": current_branch(),
+            "attention_ms": attention_after.map(|d| d.as_millis() as u64),
+        }),
     )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
@@ -199,8 +208,17 @@ async fn launch(
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
     }
+    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
+    // missing: the instructions tell agents to fall back on this absolute path.
+    if let Ok(exe) = std::env::current_exe() {
+        command.env("BOARD_BIN", exe);
+    }
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
     unsafe {
         command.pre_exec(|| {

@@ -57,6 +57,10 @@ impl Signals {
     /// installed the launcher still supervises, with that signal's default action.
     pub fn new() -> Self {
         for (i, sig) in FROM_TERMINAL.iter().enumerate() {
+            #[allow(
+                unsafe_code,
+                reason = "installing a signal action is unsafe by signature"
+            )]
             // Registered before tokio's handler, so the code is stored before tokio wakes us.
             // SAFETY: the action only stores an integer in an atomic: async-signal-safe.
             let out = unsafe {
@@ -206,7 +210,7 @@ fn reap_orphans(agent: i32) {
     }
 }
 
-/// After the agent exited: TERM every remaining process of its tree ([`agent_tree`]), wait up to 1 s (or until `kill_at`,
+/// After the agent exited: TERM every remaining process of its tree (`agent_tree`), wait up to 1 s (or until `kill_at`,
 /// when an escalation already sent them SIGTERM), then KILL; reap them all.
 pub fn terminate_leftovers(kill_at: Option<Instant>) {
     let left = agent_tree();

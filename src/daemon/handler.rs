@@ -23,11 +23,22 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     }
     let caller = authenticate(board, &p, peer)?;
     if let Caller::Agent(a) = &caller {
-        if req.method != "wait" && board.is_waiting(a) {
+        // A hook saying "waiting" or "idle" must not end that very state; anything else the
+        // agent does shows it is past it.
+        let activity = (req.method == "activity")
+            .then(|| p.opt_str("kind").ok().flatten())
+            .flatten();
+        let keeps_waiting = req.method == "wait" || activity == Some("waiting");
+        if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store().set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
+        if activity != Some("idle") && board.is_idle(a) {
+            board.store().set_idle(a, None)?;
+            board.set_idle_flag(a, false);
+        }
+        board.note_contact(a)?;
         board.touch(a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
@@ -287,6 +298,37 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             board.publish(ev);
             Ok(json!({ "waiting": q }))
         }
+        "activity" => {
+            // What an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
+            // happened in `handle`, as for any call.
+            let agent = require_agent(caller, "activity")?;
+            let kind = p.str("kind")?;
+            let message = p.opt_str("message")?;
+            match kind {
+                "renew" => {}
+                "idle" => {
+                    let reason = message.unwrap_or("turn finished");
+                    let (_, ev) = board.store().set_idle(agent, Some(reason))?;
+                    board.set_idle_flag(agent, true);
+                    board.publish(ev);
+                }
+                "waiting" => {
+                    let q = message.ok_or_else(|| {
+                        BoardError::invalid("`message` is required with kind \"waiting\"")
+                    })?;
+                    let (_, ev) = board.store().set_waiting(agent, Some(q))?;
+                    board.set_waiting_flag(agent, true);
+                    board.publish(ev);
+                }
+                other => {
+                    let shown: String = other.chars().take(32).collect();
+                    return Err(BoardError::invalid(format!(
+                        "unknown activity kind {shown:?}: use renew, idle or waiting"
+                    )));
+                }
+            }
+            Ok(json!({ "kind": kind }))
+        }
         "resume" => {
             // The wait already ended in `handle` (any call ends it); this answers what it was.
             require_agent(caller, "resume")?;
@@ -350,12 +392,17 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
             let token = new_token();
             let start = crate::os::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
+            let attention_ms = p.opt_i64("attention_ms")?;
+            if attention_ms.is_some_and(|ms| ms < 0) {
+                return Err(BoardError::invalid("`attention_ms` must not be negative"));
+            }
             let (id, ev) = board.store().register_session(
                 name,
                 &hash_token(&token),
                 &board.boot_id,
                 launcher,
                 branch,
+                attention_ms,
             )?;
             board.publish(ev);
             if let Some((pid, start)) = launcher {

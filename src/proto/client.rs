@@ -232,6 +232,17 @@ impl Client {
         }
     }
 
+    /// Bounds every later read and write on this connection by `limit` (a hook must never hang
+    /// its CLI on a board that accepts but does not answer). Errors: `unavailable`.
+    pub fn set_timeout(&self, limit: Duration) -> BoardResult<()> {
+        let e = |e: std::io::Error| BoardError::unavailable(e.to_string());
+        self.writer.set_write_timeout(Some(limit)).map_err(e)?;
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(limit))
+            .map_err(e)
+    }
+
     /// Sends `hello` and `method` in one write (one round trip) and returns `method`'s result.
     /// Refuses a board speaking another protocol version.
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
@@ -351,6 +362,10 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
     let wr_fd = wr.as_raw_fd();
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only forks, writes, exits or calls setsid"
+    )]
     // SAFETY: between fork and exec only async-signal-safe calls run: fork, write, _exit,
     // setsid.
     unsafe {

@@ -241,7 +241,7 @@ impl Store {
         }
         self.tx_refusable(|tx, ev| {
             let ended = end_own_claim(tx, agent, task, generation, now_ms, "done", "done")?;
-            let Some(gen) = ended else {
+            let Some(generation) = ended else {
                 let already: Option<i64> = tx
                     .query_row(
                         "SELECT done_generation FROM tasks WHERE id = ?1 AND state = 'done'
@@ -264,10 +264,10 @@ impl Store {
                 "UPDATE tasks SET state = 'done', done_by = ?2, done_generation = ?3, done_at = ?4,
                         updated_at = ?4
                  WHERE id = ?1 AND state = 'claimed'",
-                params![task, agent, gen, now],
+                params![task, agent, generation, now],
             )?;
             if let Some(n) = note {
-                insert_note(tx, task, agent, Some(gen), n)?;
+                insert_note(tx, task, agent, Some(generation), n)?;
             }
             emit(
                 tx,
@@ -275,12 +275,12 @@ impl Store {
                 "done",
                 Some(task),
                 Some(agent),
-                Some(gen),
+                Some(generation),
                 note.unwrap_or("done"),
             )?;
             Ok(Ok(DoneOutcome {
                 task: task_view(tx, task, now_ms)?,
-                generation: gen,
+                generation,
                 already: false,
             }))
         })
@@ -301,7 +301,7 @@ impl Store {
             check_text("note", n, MAX_TEXT, false)?;
         }
         self.tx_refusable(|tx, ev| {
-            let (gen, holder) = match agent {
+            let (generation, holder) = match agent {
                 Some(agent) => {
                     match end_own_claim(tx, agent, task, generation, now_ms, "release", "released")? {
                         Some(g) => (g, agent.to_string()),
@@ -332,13 +332,13 @@ impl Store {
             )?;
             let author = agent.unwrap_or(OPERATOR);
             if let Some(n) = note {
-                insert_note(tx, task, author, Some(gen), n)?;
+                insert_note(tx, task, author, Some(generation), n)?;
             }
             let reason = match agent {
                 Some(_) => "released by holder".to_string(),
                 None => format!("force-released by operator (held by {holder})"),
             };
-            emit(tx, ev, "release", Some(task), Some(&holder), Some(gen), &reason)?;
+            emit(tx, ev, "release", Some(task), Some(&holder), Some(generation), &reason)?;
             Ok(Ok(task_view(tx, task, now_ms)?))
         })
     }
@@ -355,9 +355,9 @@ impl Store {
     ) -> BoardResult<(NoteView, Events)> {
         check_text("note", text, MAX_TEXT, false)?;
         self.tx_refusable(|tx, ev| {
-            let (author, gen) = match agent {
+            let (author, generation) = match agent {
                 Some(a) => {
-                    let gen: Option<i64> = tx
+                    let generation: Option<i64> = tx
                         .query_row(
                             "UPDATE claims SET expires_ms = expires_ms
                              WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
@@ -367,7 +367,7 @@ impl Store {
                             |r| r.get(0),
                         )
                         .optional()?;
-                    match gen {
+                    match generation {
                         Some(g) => (a.to_string(), Some(g)),
                         None => return refuse_write(tx, ev, a, task, generation, now_ms),
                     }
@@ -377,13 +377,13 @@ impl Store {
                     (OPERATOR.to_string(), None)
                 }
             };
-            let id = insert_note(tx, task, &author, gen, text)?;
-            emit(tx, ev, "note", Some(task), agent, gen, text)?;
+            let id = insert_note(tx, task, &author, generation, text)?;
+            emit(tx, ev, "note", Some(task), agent, generation, text)?;
             Ok(Ok(NoteView {
                 id,
                 task,
                 author,
-                generation: gen,
+                generation,
                 text: text.to_string(),
                 at: now_wall(),
             }))
@@ -448,7 +448,7 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, agent, gen) in ended {
+            for (task, agent, generation) in ended {
                 reopen(tx, task)?;
                 emit(
                     tx,
@@ -456,7 +456,7 @@ impl Store {
                     "lapse",
                     Some(task),
                     Some(&agent),
-                    Some(gen),
+                    Some(generation),
                     &reason,
                 )?;
             }
@@ -522,14 +522,14 @@ pub(super) fn end_live_claims_of_task(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    if let Some((agent, gen)) = ended {
+    if let Some((agent, generation)) = ended {
         emit(
             tx,
             ev,
             "release",
             Some(task),
             Some(&agent),
-            Some(gen),
+            Some(generation),
             reason,
         )?;
     }
@@ -582,9 +582,17 @@ pub(super) fn lapse_expired(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    if let Some((agent, gen)) = &ended {
+    if let Some((agent, generation)) = &ended {
         reopen(tx, task)?;
-        emit(tx, ev, "lapse", Some(task), Some(agent), Some(*gen), reason)?;
+        emit(
+            tx,
+            ev,
+            "lapse",
+            Some(task),
+            Some(agent),
+            Some(*generation),
+            reason,
+        )?;
     }
     Ok(ended)
 }

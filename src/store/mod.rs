@@ -43,6 +43,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
+        M::up(include_str!("../../migrations/0004_agent_turns.sql")),
     ])
 }
 
@@ -68,6 +69,8 @@ pub struct SessionRow {
     pub pane: Option<(String, i32, u64)>,
     /// Question when waiting for a human.
     pub waiting: Option<String>,
+    /// When its agent finished its turn (a hook said so), until its next call.
+    pub idle_since: Option<String>,
     /// None while the session is live.
     pub ended_at: Option<String>,
 }
@@ -140,6 +143,10 @@ impl Store {
     /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
     /// then applies pending migrations in order, each in its own transaction.
     pub fn open(path: &Path) -> BoardResult<Store> {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the store is where the database is opened"
+        )]
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;

@@ -46,7 +46,7 @@ pub(super) fn explain_claim_refusal(
     let state = task_state(tx, id)?;
     Ok(match state.as_str() {
         "claimed" => {
-            let (holder, gen): (String, i64) = tx.query_row(
+            let (holder, generation): (String, i64) = tx.query_row(
                 "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -56,7 +56,7 @@ pub(super) fn explain_claim_refusal(
                 format!("task {id} is held by {holder}"),
             )
             .with("holder", holder)
-            .with("generation", gen)
+            .with("generation", generation)
             .with("task", id)
         }
         "open" => {

@@ -10,7 +10,9 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn agent(s: &mut Store, name: &str) -> String {
-    s.register_session(name, "h", "boot", None, None).unwrap().0
+    s.register_session(name, "h", "boot", None, None, None)
+        .unwrap()
+        .0
 }
 
 #[test]

@@ -51,6 +51,20 @@ pub struct Slot {
     pub workdir: PathBuf,
     /// The slot's own git worktree and branch (`worktree = true`).
     pub worktree: Option<worktree::Worktree>,
+    /// The project root (the profiles' `{root}`).
+    pub root: PathBuf,
+    /// The board's data directory (where the `shell` profile's rc file is).
+    pub data_dir: PathBuf,
+    /// Needs attention when no hook or board call came this long after the start: the entry's
+    /// `attention_after`, else the profile's.
+    pub attention_after: Option<crate::config::Dur>,
+}
+
+impl Slot {
+    /// The agent's command line (`board_bin` fills the profile's `{board}`).
+    pub fn argv(&self, board_bin: &str) -> Vec<String> {
+        self.profile.argv(board_bin, &self.root, &self.data_dir)
+    }
 }
 
 /// The slot names of one `[[agents]]` entry: `name`, then `name-2`, `name-3`, … for `count` > 1.
@@ -109,6 +123,9 @@ pub fn slots(cfg: &Config, paths: &Paths) -> BoardResult<Vec<Slot>> {
                 profile: profile.clone(),
                 workdir: paths.root.clone(),
                 worktree,
+                root: paths.root.clone(),
+                data_dir: paths.data_dir.clone(),
+                attention_after: entry.attention_after.or(profile.attention_after),
             });
         }
     }
@@ -147,7 +164,7 @@ pub fn find_program(program: &str, cwd: &Path, path: Option<&OsStr>) -> Option<P
 pub fn check_commands(slots: &[Slot], board_bin: &str) -> BoardResult<()> {
     let path = std::env::var_os("PATH");
     for s in slots {
-        let argv = s.profile.argv(board_bin);
+        let argv = s.argv(board_bin);
         let Some(program) = argv.first() else {
             continue;
         };
@@ -197,14 +214,13 @@ pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
         "--name".into(),
         tmux::shell_quote(&slot.name),
         "--hold".into(),
-        "--".into(),
     ];
-    cmd.extend(
-        slot.profile
-            .argv(board_bin)
-            .iter()
-            .map(|a| tmux::shell_quote(a)),
-    );
+    if let Some(d) = slot.attention_after {
+        cmd.push("--attention-after".into());
+        cmd.push(format!("{}ms", d.0.as_millis()));
+    }
+    cmd.push("--".into());
+    cmd.extend(slot.argv(board_bin).iter().map(|a| tmux::shell_quote(a)));
     cmd.join(" ")
 }
 

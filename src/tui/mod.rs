@@ -3,12 +3,12 @@
 //! Threads and data flow:
 //!
 //! - **events**: a connection subscribed to the board's event stream ([`Client::follow`]). Each
-//!   event becomes a [`Msg::Event`]; when the board goes away it reports
-//!   [`Msg::Disconnected`] and reconnects with backoff (100 ms doubling to 2 s), resuming after
+//!   event becomes a `Msg::Event`; when the board goes away it reports
+//!   `Msg::Disconnected` and reconnects with backoff (100 ms doubling to 2 s), resuming after
 //!   the last event it saw.
-//! - **fetch**: a second connection that answers [`Job`]s: a refresh (`status`, `goal`, `list`,
-//!   `agents`, `log` → [`Msg::Snapshot`]) or a steering call (`add`, `edit`, `goal`, `release`,
-//!   `cancel`, `show` → [`Msg::CallDone`]). Writes carry an `op_id`, so the one retry after a
+//! - **fetch**: a second connection that answers `Job`s: a refresh (`status`, `goal`, `list`,
+//!   `agents`, `log` → `Msg::Snapshot`) or a steering call (`add`, `edit`, `goal`, `release`,
+//!   `cancel`, `show` → `Msg::CallDone`). Writes carry an `op_id`, so the one retry after a
 //!   broken connection is never applied twice.
 //! - **input**: crossterm key, paste and resize events.
 //! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update

@@ -131,7 +131,7 @@ impl Group {
 pub struct TaskItem {
     /// The task as the board sent it (raw text; never draw these strings directly).
     pub task: TaskView,
-    /// Title, one line, inert, at most [`LINE_COLS`] columns.
+    /// Title, one line, inert, at most `LINE_COLS` columns.
     pub title: String,
     /// Holder's session id, inert ("" when none).
     pub holder: String,
@@ -158,7 +158,7 @@ pub struct AgentItem {
     pub view: SessionView,
     /// Session id, inert.
     pub id: String,
-    /// `working`, `idle`, `waiting`, `stopped`, `gone`, `starting`.
+    /// `working`, `idle`, `waiting`, `needs_attention`, `stopped`, `gone`, `starting`.
     pub state: String,
     /// tmux pane id, inert ("" when unknown).
     pub pane: String,
@@ -166,6 +166,8 @@ pub struct AgentItem {
     pub waiting: Option<String>,
     /// Why it ended, inert.
     pub end_reason: Option<String>,
+    /// Why it needs attention (it never reached its prompt), inert.
+    pub attention: Option<String>,
     /// When it last talked to the board (or started), ms since the Unix epoch.
     pub last_heard_ms: Option<i64>,
 }
@@ -699,6 +701,13 @@ impl App {
             .filter(|a| a.waiting.is_some() && a.view.ended_at.is_none())
     }
 
+    /// The live agents that never reached their prompt (needs attention).
+    pub fn needing_attention(&self) -> impl Iterator<Item = &AgentItem> {
+        self.agents
+            .iter()
+            .filter(|a| a.state == "needs_attention" && a.view.ended_at.is_none())
+    }
+
     /// The footer message, if still current.
     pub fn current_flash(&self) -> Option<&Flash> {
         self.flash
@@ -787,6 +796,7 @@ impl App {
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
             waiting: v.waiting.as_deref().map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
+            attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v
                 .ended_at
                 .as_deref()

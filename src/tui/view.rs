@@ -16,7 +16,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::state::{
     AgentItem, App, Conn, Detail, EventItem, Focus, Form, FormKind, Group, Mode, Row, TaskItem,
 };
-use crate::cli::print::countdown;
+use crate::proto::countdown;
 use crate::proto::sanitize::{inert, one_line, truncate_width};
 
 /// Widths from which the agents and the feed sit to the right of the backlog.
@@ -73,6 +73,7 @@ impl Theme {
         match state {
             "working" => self.fg(Color::Green),
             "waiting" => self.bar(Color::Yellow),
+            "needs_attention" => self.bar(Color::Magenta),
             "stopped" => self.bold(Color::Yellow),
             "gone" => self.fg(Color::Red),
             "idle" => Style::new(),
@@ -239,6 +240,17 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
         out.push(Banner {
             text: format!("board.toml error, previous settings in force: {e}"),
             style: t.bar(Color::Red),
+        });
+    }
+    let stuck: Vec<&AgentItem> = app.needing_attention().collect();
+    if !stuck.is_empty() {
+        let names: Vec<&str> = stuck.iter().map(|a| a.id.as_str()).collect();
+        out.push(Banner {
+            text: format!(
+                "⚠ NEEDS ATTENTION: {} never reached the prompt (no hook, no board call): answer the dialog in its pane",
+                names.join(", ")
+            ),
+            style: t.bar(Color::Magenta),
         });
     }
     let waiting: Vec<&AgentItem> = app.waiting().collect();
@@ -670,10 +682,10 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         } else {
             Style::new().add_modifier(Modifier::BOLD)
         };
-        let state = if a.state == "waiting" {
-            "WAITING".to_string()
-        } else {
-            a.state.clone()
+        let state = match a.state.as_str() {
+            "waiting" => "WAITING".to_string(),
+            "needs_attention" => "ATTENTION".to_string(),
+            _ => a.state.clone(),
         };
         let pid = a.view.pid.map(|p| p.to_string()).unwrap_or_default();
         let claims: Vec<String> = a.view.claims.iter().map(|c| format!("#{c}")).collect();
@@ -681,9 +693,10 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             .last_heard_ms
             .map(|ms| ago(app.now_wall_ms - ms))
             .unwrap_or_default();
-        let note = match (&a.waiting, &a.end_reason) {
-            (Some(q), _) => q.clone(),
-            (None, Some(r)) => r.clone(),
+        let note = match (&a.waiting, &a.end_reason, &a.attention) {
+            (Some(q), _, _) => q.clone(),
+            (None, Some(r), _) => r.clone(),
+            (None, None, Some(why)) => why.clone(),
             _ => String::new(),
         };
         let extra = super::agents::note(&a.view);

@@ -5,6 +5,15 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+// A failed expectation is the test failing; the test database is opened directly to inspect it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_methods
+)]
+
+mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
