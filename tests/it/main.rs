@@ -49,5 +49,6 @@ mod real_clis;
 mod restart;
 mod sandboxed_socket;
 mod supervision;
+mod suspend_is_not_silence;
 mod tui_in_tmux;
 mod wire_malformed;
