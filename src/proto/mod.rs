@@ -9,6 +9,8 @@
 //! Methods, their parameters and results are typed ([`methods`], [`results`]); the JSON Schema
 //! printed by `board json --schema` is generated from those types ([`schema`]).
 
+pub mod claim_wait;
+pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;
