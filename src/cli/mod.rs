@@ -315,10 +315,23 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
         Cmd::DemoAgent => return crate::cli::up::demo_agent(),
         Cmd::Up { attach } => crate::cli::up::up(attach).map(|v| {
+            let panes = v["panes"].as_array().cloned().unwrap_or_default();
+            let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+            let mut done = Vec::new();
+            for (o, word) in [
+                ("started", "started"),
+                ("restarted", "started again"),
+                ("running", "already running"),
+            ] {
+                if count(o) > 0 {
+                    done.push(format!("{} {word}", count(o)));
+                }
+            }
             let h = format!(
-                "tmux session {} is up with {} agent pane(s); `board up --attach` to see it",
+                "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
                 v["session"].as_str().unwrap_or(""),
-                v["panes"].as_array().map_or(0, |p| p.len())
+                panes.len(),
+                done.join(", ")
             );
             (v, h)
         }),
