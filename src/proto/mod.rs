@@ -10,7 +10,6 @@
 //! printed by `board json --schema` is generated from those types ([`schema`]).
 
 pub mod claim_wait;
-pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;
