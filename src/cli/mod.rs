@@ -96,9 +96,19 @@ pub enum Cmd {
         /// Only tasks in this state (open, claimed, done, cancelled).
         #[arg(long)]
         state: Vec<String>,
+        /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        limit: Option<i64>,
+        /// Only tasks with an id above this (the `next` cursor of the previous page).
+        #[arg(long, requires = "limit")]
+        after: Option<i64>,
     },
     /// List ready tasks in claim order.
-    Ready,
+    Ready {
+        /// At most N tasks (the first N in claim order).
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        limit: Option<i64>,
+    },
     /// Show one task with its notes and history.
     Show {
         /// Task id.
@@ -278,6 +288,11 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
+        Cmd::List {
+            state,
+            limit: None,
+            after: None,
+        } => return list_all(json_out, &state),
         other => one_call(&other),
     };
     match out {
@@ -365,9 +380,18 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             )
         }
         Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
-        Cmd::List { state } if state.is_empty() => ("list", json!({})),
-        Cmd::List { state } => ("list", json!({ "state": state })),
-        Cmd::Ready => ("ready", json!({})),
+        Cmd::List {
+            state,
+            limit,
+            after,
+        } => {
+            let mut p = json!({ "limit": limit, "after": after });
+            if !state.is_empty() {
+                p["state"] = json!(state);
+            }
+            ("list", p)
+        }
+        Cmd::Ready { limit } => ("ready", json!({ "limit": limit })),
         Cmd::Show { task } => ("show", json!({ "task": task })),
         Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
         Cmd::Done {
@@ -430,6 +454,71 @@ fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     }
     let human = print::human(method, &v);
     Ok((v, human))
+}
+
+/// Tasks per request when `board list` pages through the whole backlog.
+const LIST_PAGE: i64 = 1000;
+
+/// `board list` without `--limit`: pages through the backlog with the `after` cursor on one
+/// connection and prints each page as it arrives, so neither the board nor this process holds
+/// the whole backlog as one document. With `--json` the output is still one document,
+/// `{"tasks":[…]}`, as the result of an unpaged `list` call would be. Tasks added or changed
+/// while paging may or may not be shown; none is shown twice.
+fn list_all(json_out: bool, states: &[String]) -> i32 {
+    use std::io::Write;
+    let run = || -> BoardResult<()> {
+        let target = client::target()?;
+        let mut c = Client::connect(&target, true)?;
+        let mut params = json!({ "limit": LIST_PAGE });
+        if !states.is_empty() {
+            params["state"] = json!(states);
+        }
+        let mut page = c.call("list", params.clone())?;
+        let io = |e: std::io::Error| BoardError::internal(format!("writing the list: {e}"));
+        let stdout = std::io::stdout();
+        // JSON is printed only once complete, so an error on a later page still leaves exactly
+        // one document (the error) on stdout; human lines are printed page by page.
+        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+        let mut first = true;
+        if json_out {
+            buf.extend_from_slice(br#"{"tasks":["#);
+        }
+        loop {
+            for t in page["tasks"].as_array().into_iter().flatten() {
+                if json_out {
+                    if !first {
+                        buf.push(b',');
+                    }
+                    serde_json::to_writer(&mut buf, t)
+                        .map_err(|e| BoardError::internal(format!("writing the list: {e}")))?;
+                } else {
+                    writeln!(buf, "{}", print::task_line(t)).map_err(io)?;
+                }
+                first = false;
+            }
+            if !json_out {
+                stdout.lock().write_all(&buf).map_err(io)?;
+                buf.clear();
+            }
+            let Some(next) = page["next"].as_i64() else {
+                break;
+            };
+            params["after"] = json!(next);
+            page = c.call_raw("list", params.clone())?;
+        }
+        if json_out {
+            buf.extend_from_slice(b"]}\n");
+        } else if first {
+            buf.extend_from_slice(b"no tasks\n");
+        }
+        let mut out = stdout.lock();
+        out.write_all(&buf).map_err(io)?;
+        out.flush().map_err(io)
+    };
+    match run() {
+        Ok(()) => 0,
+        Err(e) => fail(json_out, &e),
+    }
 }
 
 /// After `stop`, wait (≤ 3 s) until the socket is gone so the next command starts a new board.

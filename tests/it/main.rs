@@ -21,6 +21,7 @@ mod json_output;
 mod json_stdio;
 mod lease_lapse;
 mod lease_with_silent_holders;
+mod list_pages;
 mod mcp_server;
 mod profiles;
 mod project;
