@@ -211,11 +211,7 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
         Err(ProcError::Gone) => Ok(Liveness::Gone),
         Err(e) => Err(e),
         Ok(stat) if stat.start_time_ticks != expected_start => Ok(Liveness::Gone),
-        Ok(stat) => Ok(match stat.state {
-            'T' | 't' => Liveness::Stopped,
-            'Z' | 'X' | 'x' => Liveness::Zombie,
-            _ => Liveness::Alive,
-        }),
+        Ok(stat) => Ok(state_liveness(stat.state)),
     }
 }
 
@@ -232,20 +228,95 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
 /// died) is no longer counted — re-parented to a child subreaper such as `board run`, it stays in
 /// the subreaper's tree. To detect progress compare samples with `!=` rather than `>`.
 pub fn tree_cpu_ticks(root: i32) -> u64 {
-    let stats = all_stats();
-    let Some(root_stat) = stats.iter().find(|stat| stat.pid == root) else {
-        return 0;
-    };
-    let by_pid: HashMap<i32, &ProcStat> = stats.iter().map(|stat| (stat.pid, stat)).collect();
-    let own = |stat: &ProcStat| {
-        stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
-    };
-    own(root_stat)
-        + descendants_in(&stats, root)
-            .iter()
-            .filter_map(|pid| by_pid.get(pid))
-            .map(|stat| own(stat))
-            .sum::<u64>()
+    ProcTable::scan().tree_cpu_ticks(root)
+}
+
+/// One scan of `/proc`: every readable process's stat, indexed by pid and by parent, so many
+/// questions about many processes (the sweep asks about every agent session) cost one pass over
+/// `/proc` instead of one per question.
+#[derive(Debug, Default)]
+pub struct ProcTable {
+    stats: Vec<ProcStat>,
+    by_pid: HashMap<i32, usize>,
+    children: HashMap<i32, Vec<i32>>,
+}
+
+impl ProcTable {
+    /// Reads `/proc` once; processes that vanish mid-scan are left out.
+    pub fn scan() -> ProcTable {
+        ProcTable::from_stats(all_stats())
+    }
+
+    /// A table over given stats (for tests and for callers that already scanned).
+    pub fn from_stats(stats: Vec<ProcStat>) -> ProcTable {
+        let mut by_pid = HashMap::with_capacity(stats.len());
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for (i, st) in stats.iter().enumerate() {
+            by_pid.insert(st.pid, i);
+            children.entry(st.ppid).or_default().push(st.pid);
+        }
+        ProcTable {
+            stats,
+            by_pid,
+            children,
+        }
+    }
+
+    /// The stat of `pid` as scanned.
+    pub fn get(&self, pid: i32) -> Option<&ProcStat> {
+        self.by_pid.get(&pid).map(|&i| &self.stats[i])
+    }
+
+    /// As [`liveness`], from the scan: a process missing from it is [`Liveness::Gone`].
+    pub fn liveness(&self, pid: i32, expected_start: u64) -> Liveness {
+        match self.get(pid) {
+            None => Liveness::Gone,
+            Some(st) if st.start_time_ticks != expected_start => Liveness::Gone,
+            Some(st) => state_liveness(st.state),
+        }
+    }
+
+    /// As [`tree_cpu_ticks`], from the scan.
+    pub fn tree_cpu_ticks(&self, root: i32) -> u64 {
+        let own = |stat: &ProcStat| {
+            stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
+        };
+        let Some(root_stat) = self.get(root) else {
+            return 0;
+        };
+        own(root_stat)
+            + self
+                .descendants(root)
+                .iter()
+                .filter_map(|&pid| self.get(pid))
+                .map(own)
+                .sum::<u64>()
+    }
+
+    /// Live descendants of `root` in the scan, breadth-first, excluding `root`.
+    pub fn descendants(&self, root: i32) -> Vec<i32> {
+        let mut seen = HashSet::from([root]);
+        let mut queue = VecDeque::from([root]);
+        let mut out = Vec::new();
+        while let Some(parent) = queue.pop_front() {
+            for &child in self.children.get(&parent).into_iter().flatten() {
+                // A pid reused during the scan could make a cycle; visit each pid once.
+                if seen.insert(child) {
+                    out.push(child);
+                    queue.push_back(child);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn state_liveness(state: char) -> Liveness {
+    match state {
+        'T' | 't' => Liveness::Stopped,
+        'Z' | 'X' | 'x' => Liveness::Zombie,
+        _ => Liveness::Alive,
+    }
 }
 
 /// Whether `pid` is `ancestor` or one of its descendants, following the parent chain in `/proc`
@@ -272,28 +343,7 @@ pub fn is_descendant(pid: i32, ancestor: i32) -> bool {
 /// itself, parents before their children (breadth-first). Scans `/proc` once; empty when `root`
 /// has no children or does not exist.
 pub fn descendants(root: i32) -> Vec<i32> {
-    descendants_in(&all_stats(), root)
-}
-
-/// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`.
-fn descendants_in(stats: &[ProcStat], root: i32) -> Vec<i32> {
-    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    for stat in stats {
-        children.entry(stat.ppid).or_default().push(stat.pid);
-    }
-    let mut seen = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    let mut out = Vec::new();
-    while let Some(parent) = queue.pop_front() {
-        for &child in children.get(&parent).into_iter().flatten() {
-            // A pid reused during the scan could make a cycle; visit each pid once.
-            if seen.insert(child) {
-                out.push(child);
-                queue.push_back(child);
-            }
-        }
-    }
-    out
+    ProcTable::scan().descendants(root)
 }
 
 /// The stat of every process in `/proc` that could be read; processes that vanish mid-scan are
@@ -523,7 +573,7 @@ mod tests {
     }
 
     #[test]
-    fn descendants_in_handles_cycles() {
+    fn descendants_in_a_scan_handle_cycles() {
         let stat = |pid, ppid| ProcStat {
             pid,
             ppid,
@@ -535,14 +585,17 @@ mod tests {
             start_time_ticks: 0,
             exit_code: None,
         };
-        let stats = [
+        let table = ProcTable::from_stats(vec![
             stat(10, 1),
             stat(11, 10),
             stat(12, 11),
             stat(10, 12),
             stat(13, 10),
-        ];
-        assert_eq!(descendants_in(&stats, 10), vec![11, 13, 12]);
-        assert_eq!(descendants_in(&stats, 99), Vec::<i32>::new());
+        ]);
+        assert_eq!(table.descendants(10), vec![11, 13, 12]);
+        assert_eq!(table.descendants(99), Vec::<i32>::new());
+        assert_eq!(table.liveness(13, 0), Liveness::Alive);
+        assert_eq!(table.liveness(13, 1), Liveness::Gone, "another start time");
+        assert_eq!(table.liveness(99, 0), Liveness::Gone);
     }
 }
