@@ -6,6 +6,9 @@
 //! Run: `cargo bench --bench expel`. Baseline in the same run: the time from `kill -9` of a
 //! plain child `sleep` to this program seeing it exit (`waitpid` polling every 100 µs).
 
+// A benchmark that cannot set itself up has nothing to measure: failing loudly is right.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use std::process::{Child, Command, Stdio};

@@ -8,6 +8,9 @@
 //!
 //! Baseline in the same run: reading `/proc/PID/stat` of the same 200 processes once each.
 
+// A benchmark that cannot set itself up has nothing to measure: failing loudly is right.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use std::collections::BTreeSet;
@@ -68,7 +71,7 @@ fn main() {
         let pid = child.id() as i32;
         let start = procfs::start_time(pid).expect("start time");
         let (id, _) = store
-            .register_session(&format!("agent{k}"), "h", &boot, None)
+            .register_session(&format!("agent{k}"), "h", &boot, None, None, None)
             .expect("register");
         store
             .attach_session(&id, (pid, start), None)

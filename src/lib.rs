@@ -11,14 +11,25 @@
 //! - [`agent_tools`] — how agents reach the board besides the CLI: `board json`, `board mcp`,
 //!   agent profiles, `board init` extras (instructions, MCP entries, git hooks).
 //! - [`cli`] — the client commands, `board run` (the launcher), `board up` (tmux), `board demo`.
+//! - [`team`] — the team in tmux: slots from `[[agents]]`, their panes, start and restart.
 //! - [`tui`] — `board tui`: state → view, rendering free of I/O.
 //! - [`config`] — `board.toml`.
+//! - [`backlog`] — a backlog as a file (Markdown checklist, TOML, JSON) for import and export.
 
 pub mod agent_tools;
+pub mod backlog;
 pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod os;
 pub mod proto;
 pub mod store;
+pub mod team;
 pub mod tui;
+
+// The lease core stands on Linux interfaces: pidfd (process exit as an event), /proc (process
+// start times, the process tree, CPU time) and PR_SET_CHILD_SUBREAPER (`board run`).
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "board runs on Linux only: it needs pidfd, /proc and PR_SET_CHILD_SUBREAPER (see README, Install)"
+);

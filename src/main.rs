@@ -8,14 +8,31 @@ fn main() {
         // With --json, a command line that does not parse is still answered with one JSON
         // document on stdout (help and version print as usual).
         Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
-            let err = board::proto::error::BoardError::usage(e.to_string().trim().to_string());
+            let args: Vec<String> = std::env::args().collect();
+            let mut message = e.to_string().trim().to_string();
+            if let Some(hint) = board::cli::hints::run_separator(&args) {
+                message = format!("{message}\n\nhint: {hint}");
+            }
+            let err = board::proto::error::BoardError::usage(message);
             println!("{}", err.to_json());
+            std::process::exit(board::proto::error::ErrorKind::Usage.exit_code());
+        }
+        Err(e) if e.use_stderr() => {
+            let args: Vec<String> = std::env::args().collect();
+            let hint = board::cli::hints::run_separator(&args);
+            let _ = e.print();
+            if let Some(hint) = hint {
+                eprintln!("\nhint: {hint}");
+            }
             std::process::exit(board::proto::error::ErrorKind::Usage.exit_code());
         }
         Err(e) => e.exit(),
     };
     if cli.dies_on_closed_stdout() {
         // `board list | head -1`: end quietly like other Unix tools instead of panicking on EPIPE.
+        #[allow(unsafe_code, reason = "signal(2) is unsafe by signature")]
+        // SAFETY: restoring the default SIGPIPE disposition before any thread starts; no handler
+        // of ours is replaced.
         let _ = unsafe {
             nix::sys::signal::signal(
                 nix::sys::signal::Signal::SIGPIPE,

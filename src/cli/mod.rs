@@ -5,11 +5,14 @@
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
 //! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
 
+pub mod backlog_cmd;
 pub mod demo;
 pub mod run;
+pub mod supervise;
 pub mod up;
 
 pub mod doors;
+pub mod hints;
 pub mod print;
 
 use std::path::PathBuf;
@@ -93,7 +96,7 @@ pub enum Cmd {
     },
     /// List tasks.
     List {
-        /// Only tasks in this state (open, claimed, done, cancelled).
+        /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
         state: Vec<String>,
         /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
@@ -189,6 +192,22 @@ pub enum Cmd {
         #[arg(long, default_value_t = 50)]
         limit: i64,
     },
+    /// Add the tasks of a backlog file: a Markdown checklist (a parent item waits for the items
+    /// nested under it), or TOML/JSON (`goal`, `[[tasks]]` with key, title, body, priority,
+    /// state, after). All of it in one transaction, or nothing.
+    Import {
+        /// The file (`-`: stdin).
+        file: PathBuf,
+        /// Its format (default: from the extension; Markdown otherwise).
+        #[arg(long, value_enum)]
+        format: Option<crate::backlog::Format>,
+    },
+    /// Print the backlog (goal and tasks) as a file `board import` reads back.
+    Export {
+        /// md (a checklist), toml or json.
+        #[arg(long, value_enum, default_value = "md")]
+        format: crate::backlog::Format,
+    },
     /// Show the board process and its settings.
     Status,
     /// Stop the board process.
@@ -205,17 +224,32 @@ pub enum Cmd {
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,
+        /// When the agent ends, keep the terminal: show its exit status and the board's reason,
+        /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
+        #[arg(long)]
+        hold: bool,
+        /// After a hangup (pane closed), how long the agent may take to exit before its process
+        /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        hangup_grace: Option<std::time::Duration>,
+        /// Show the session as "needs attention" when neither a board call nor a hook of the
+        /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
     },
     /// Open the team in tmux: the TUI and one pane per agent of `[[agents]]` in board.toml.
+    /// Checks every agent's command first; run again, starts only the agents that are missing
+    /// or ended.
     Up {
         /// Attach to the tmux session afterwards.
         #[arg(long)]
         attach: bool,
     },
-    /// End the tmux session of `board up` (its agents' claims are expelled).
+    /// End the tmux session of `board up` (its agents' claims are expelled) and remove the
+    /// agents' worktrees that hold no uncommitted work (their branches stay).
     Down,
     /// Run the scripted demo agent (used by the demo profile).
     #[command(hide = true)]
@@ -258,7 +292,23 @@ pub fn run(cli: Cli) -> i32 {
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
         Cmd::Serve => return serve(),
-        Cmd::Run { name, pane, cmd } => return crate::cli::run::run(&name, pane.as_deref(), &cmd),
+        Cmd::Run {
+            name,
+            pane,
+            hold,
+            hangup_grace,
+            attention_after,
+            cmd,
+        } => {
+            return crate::cli::run::run(
+                &name,
+                pane.as_deref(),
+                hold,
+                hangup_grace,
+                attention_after,
+                &cmd,
+            )
+        }
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
@@ -280,11 +330,25 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Down => crate::cli::up::down().map(|v| {
-            let h = if v["was_up"] == json!(true) {
+            let mut h = if v["was_up"] == json!(true) {
                 "tmux session ended".to_string()
             } else {
                 "no tmux session was up".to_string()
             };
+            for w in v["worktrees"].as_array().into_iter().flatten() {
+                let (agent, branch) = (print::s(&w["agent"]), print::s(&w["branch"]));
+                if w["removed"] == json!(true) {
+                    h.push_str(&format!(
+                        "\nremoved the worktree of {agent} (branch {branch} stays)"
+                    ));
+                } else {
+                    h.push_str(&format!(
+                        "\nkept the worktree of {agent} at {}: {}",
+                        print::s(&w["path"]),
+                        print::s(&w["kept_because"])
+                    ));
+                }
+            }
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
@@ -293,6 +357,8 @@ pub fn run(cli: Cli) -> i32 {
             limit: None,
             after: None,
         } => return list_all(json_out, &state),
+        Cmd::Import { file, format } => backlog_cmd::import(&file, format),
+        Cmd::Export { format } => backlog_cmd::export(format),
         other => one_call(&other),
     };
     match out {
@@ -325,6 +391,10 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
+        let data = Value::Object(e.data.clone());
+        if let Some(lost) = print::lost_lines(&data) {
+            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
+        }
         eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()
@@ -429,6 +499,8 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Demo { .. }
         | Cmd::Up { .. }
         | Cmd::Down
+        | Cmd::Import { .. }
+        | Cmd::Export { .. }
         | Cmd::DemoAgent => ("hello", json!({})),
     }
 }
@@ -548,7 +620,9 @@ fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, Strin
             Err(e) if e.kind == ErrorKind::NoReadyTask => {
                 let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
                 let blocked = e.data.contains_key("blocked_by");
-                if remaining == 0 && !blocked {
+                // A done or cancelled task never becomes ready again.
+                let finished = e.data.contains_key("state");
+                if finished || (remaining == 0 && !blocked) {
                     return Err(e);
                 }
                 if Instant::now() + delay > deadline {

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use crate::proto::sanitize::one_line;
 
-fn s(v: &Value) -> String {
+/// A JSON value as one inert line of text for people (strings without their quotes).
+pub fn s(v: &Value) -> String {
     match v {
         Value::String(x) => one_line(x),
         Value::Null => String::new(),
@@ -13,18 +14,7 @@ fn s(v: &Value) -> String {
     }
 }
 
-/// "1m 52s" style remaining time of a lease, or "lapsing" when at or past expiry.
-pub fn countdown(ms: i64) -> String {
-    if ms <= 0 {
-        return "lapsing".into();
-    }
-    let secs = (ms + 999) / 1000;
-    if secs >= 60 {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{secs}s")
-    }
-}
+pub use crate::proto::countdown;
 
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {
@@ -86,6 +76,34 @@ fn tasks(v: &Value) -> String {
 
 /// The human text for the result `v` of `method`.
 pub fn human(method: &str, v: &Value) -> String {
+    let base = human_result(method, v);
+    match lost_lines(v) {
+        Some(lost) => format!("{lost}\n{base}"),
+        None => base,
+    }
+}
+
+/// `lost` of an answer or error data (claims the agent lost since its previous call), one
+/// line each: `lost #3 (generation 2): lapse — lease expired …`. None when there are none.
+pub fn lost_lines(v: &Value) -> Option<String> {
+    let lost = v["lost"].as_array().filter(|l| !l.is_empty())?;
+    Some(
+        lost.iter()
+            .map(|l| {
+                format!(
+                    "lost #{} (generation {}): {} — {}",
+                    l["task"],
+                    l["generation"],
+                    s(&l["end"]),
+                    s(&l["reason"])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+fn human_result(method: &str, v: &Value) -> String {
     match method {
         "goal" => match v["goal"].is_null() {
             true => "no goal set (set one with `board goal TEXT`)".into(),
@@ -120,6 +138,13 @@ pub fn human(method: &str, v: &Value) -> String {
             }
             out.join("\n")
         }
+        "claim" if v["already"].as_bool() == Some(true) => format!(
+            "you already hold #{} at generation {} (lease {}): {}",
+            v["task"]["id"],
+            v["generation"],
+            countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
+            s(&v["task"]["title"])
+        ),
         "claim" => format!(
             "claimed #{} generation {} (lease {}): {}",
             v["task"]["id"],
@@ -167,7 +192,8 @@ pub fn human(method: &str, v: &Value) -> String {
         "agents" => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
-                return "no agent sessions".into();
+                return crate::cli::hints::agents_all(v)
+                    .unwrap_or_else(|| "no agent sessions".into());
             }
             list.iter()
                 .map(|a| {
@@ -188,8 +214,22 @@ pub fn human(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
+                    if a["name"] != a["id"] {
+                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    }
+                    match a["restarts"].as_i64() {
+                        Some(1) => line.push_str("  restarted once"),
+                        Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
+                        _ => {}
+                    }
+                    if a["branch"].is_string() {
+                        line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
+                    }
+                    if let Some(why) = a["attention"].as_str() {
+                        line.push_str(&format!("  NEEDS ATTENTION: {}", one_line(why)));
                     }
                     if let Some(r) = a["end_reason"].as_str() {
                         line.push_str(&format!("  ended: {}", one_line(r)));
@@ -236,6 +276,15 @@ pub fn human(method: &str, v: &Value) -> String {
                     v["live_sessions"], v["unfinished_tasks"]
                 ),
             ];
+            for a in v["agents"].as_array().into_iter().flatten() {
+                if a["branch"].is_string() {
+                    out.push(format!(
+                        "agent    {} on branch {}",
+                        s(&a["id"]),
+                        s(&a["branch"])
+                    ));
+                }
+            }
             if let Some(e) = v["config_error"].as_str() {
                 out.push(format!(
                     "CONFIG ERROR (previous settings in force): {}",

@@ -1,27 +1,41 @@
 //! `board run [--name N] -- CMD…`: the launcher that starts an agent under the board.
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
-//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, forwards
-//! SIGINT/SIGTERM/SIGHUP, and when the child exits (SIGCHLD) reports the exit to the board at once
-//! so its claims are expelled, then terminates leftover descendants (TERM, then KILL) and exits
-//! with the child's status. It never renews claims: its own liveness proves nothing about the
+//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, supervises
+//! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
+//! reports the exit to the board at once so its claims are expelled, then terminates leftover
+//! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
 //! agent (design rule 2).
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde_json::{json, Value};
-use tokio::signal::unix::{signal, SignalKind};
 
-use crate::os::procfs;
+use super::supervise::{supervise, terminate_leftovers, Signals};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
-pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
+///
+/// With `hold` (set by `board up` for its panes) the launcher does not exit when the agent has
+/// ended: it prints the agent's exit status and the board's reason under the agent's last output,
+/// marks its tmux pane `@board_state ended`, and waits: Enter starts the agent again in place,
+/// Ctrl-D or Ctrl-C closes the pane (as does `board up` or the TUI restarting it).
+///
+/// `hangup_grace` overrides `[run] hangup_grace` of board.toml.
+///
+/// `attention_after`: the session needs attention when neither a board call nor a hook of its
+/// agent came this long after its start (None: never).
+pub fn run(
+    name: &str,
+    pane: Option<&str>,
+    hold: bool,
+    hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
+    cmd: &[String],
+) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -32,13 +46,124 @@ pub fn run(name: &str, pane: Option<&str>, cmd: &[String]) -> i32 {
             return 1;
         }
     };
-    match rt.block_on(launch(name, pane, cmd)) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("board run: {}", crate::proto::sanitize::inert(&e.message));
-            e.kind.exit_code()
+    let (code, restart) = rt.block_on(async {
+        // Caught from here on, before there is a session or a child: one that arrives while we
+        // start (a pane closed at once) is then handled by `supervise` (reported, forwarded)
+        // instead of killing us with the agent orphaned and the wrong reason on record.
+        let mut signals = Signals::new();
+        if hold {
+            mark_pane("running");
+        }
+        let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
+            Ok(end) => (end.code, end.summary(name), end.hung_up),
+            Err(e) => {
+                let msg = crate::proto::sanitize::inert(&e.message);
+                eprintln!("board run: {msg}");
+                (e.kind.exit_code(), format!("agent {name} did not start: {msg}"), false)
+            }
+        };
+        if !hold || hung_up {
+            return (code, false);
+        }
+        mark_pane("ended");
+        eprintln!("\r\n\x1b[1mboard: {summary}\x1b[0m\r");
+        eprintln!(
+            "board: Enter starts it again here; Ctrl-D closes this pane (`board up` or the TUI can restart it too)\r"
+        );
+        (code, hold_wait(&mut signals).await)
+    });
+    // A blocking read of the terminal may still be pending: do not wait for it.
+    rt.shutdown_background();
+    if restart {
+        restart_self();
+    }
+    code
+}
+
+/// How an agent run ended.
+struct Ended {
+    /// The launcher's exit code (the agent's, or 128 + signal).
+    code: i32,
+    /// The agent's session id.
+    agent: String,
+    /// The board's reason for ending the session, when it answered.
+    reason: Option<String>,
+    /// The terminal (pane) went away: nobody is left to read a summary.
+    hung_up: bool,
+}
+
+impl Ended {
+    fn summary(&self, name: &str) -> String {
+        let status = if self.code > 128 {
+            format!("was killed by signal {}", self.code - 128)
+        } else {
+            format!("exited with status {}", self.code)
+        };
+        let session = if self.agent == name {
+            String::new()
+        } else {
+            format!(" (session {})", self.agent)
+        };
+        match &self.reason {
+            Some(r) => format!("agent {name}{session} {status}; the board says: {r}"),
+            None => format!("agent {name}{session} {status}"),
         }
     }
+}
+
+/// Sets `@board_state` on our tmux pane (`board up` reads it to find ended agents).
+fn mark_pane(state: &str) {
+    let Ok(pane) = std::env::var("TMUX_PANE") else {
+        return;
+    };
+    let out = std::process::Command::new("tmux")
+        .args(["set-option", "-p", "-t", &pane, "@board_state", state])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    if let Err(e) = out {
+        tracing::debug!(error = %e, "cannot mark the pane");
+    }
+}
+
+/// Waits for the user after the agent ended: true to start it again (Enter), false to close
+/// (end of input, Ctrl-C, SIGTERM, SIGHUP).
+async fn hold_wait(signals: &mut Signals) -> bool {
+    let line = tokio::task::spawn_blocking(|| {
+        let mut s = String::new();
+        std::io::stdin().read_line(&mut s).map(|n| n > 0)
+    });
+    let closing = async {
+        loop {
+            match signals.next().await {
+                Some(Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP) => return,
+                Some(_) => continue,
+                None => std::future::pending::<()>().await,
+            }
+        }
+    };
+    tokio::select! {
+        r = line => matches!(r, Ok(Ok(true))),
+        _ = closing => false,
+    }
+}
+
+/// Replaces this process with the same `board run` command line: a new agent session in the same
+/// pane (the pane's process keeps its pid, so the board's pane watch stays true).
+fn restart_self() {
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os();
+    let _argv0 = args.next();
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("board run: cannot find my own binary to restart: {e}");
+            return;
+        }
+    };
+    let err = std::process::Command::new(exe).args(args).exec();
+    eprintln!("board run: cannot restart: {err}");
 }
 
 fn connect(target: &Target) -> BoardResult<Client> {
@@ -47,15 +172,25 @@ fn connect(target: &Target) -> BoardResult<Client> {
     Ok(c)
 }
 
-async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i32> {
+async fn launch(
+    name: &str,
+    pane: Option<&str>,
+    hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
+    cmd: &[String],
+    signals: &mut Signals,
+) -> BoardResult<Ended> {
     let target = client::target()?;
+    let hangup_grace = hangup_grace.unwrap_or_else(|| configured_grace(&target));
     let mut c = connect(&target)?;
-    // Catch the signals from here on (the board is up), before there is a session or a child:
-    // one that arrives while we start (a pane closed at once) is then handled by `supervise`
-    // (reported, forwarded) instead of killing us with the agent orphaned and the wrong reason
-    // on record.
-    let signals = Signals::new();
-    let reg = c.call("session.register", json!({ "name": name }))?;
+    let reg = c.call(
+        "session.register",
+        json!({
+            "name": name,
+            "branch": current_branch(),
+            "attention_ms": attention_after.map(|d| d.as_millis() as u64),
+        }),
+    )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
     // Helpers the agent double-forks are re-parented to us, not to init, so they stay in the
@@ -73,8 +208,17 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
     }
+    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
+    // missing: the instructions tell agents to fall back on this absolute path.
+    if let Ok(exe) = std::env::current_exe() {
+        command.env("BOARD_BIN", exe);
+    }
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
     unsafe {
         command.pre_exec(|| {
@@ -110,7 +254,9 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
     }
     drop(c);
 
+    let hung_up = std::cell::Cell::new(false);
     let on_hangup = || {
+        hung_up.set(true);
         // The terminal or tmux pane is gone: that is a hard signal (design rule 4), so the claims
         // go now, not when (or if) the agent decides to exit on SIGHUP.
         let reason = if pane.is_some() {
@@ -123,78 +269,28 @@ async fn launch(name: &str, pane: Option<&str>, cmd: &[String]) -> BoardResult<i
             let _ = c.call("session.exit", params);
         }
     };
-    let status = supervise(&mut child, pid, signals, on_hangup).await;
+    let (status, kill_at) = supervise(&mut child, pid, signals, hangup_grace, on_hangup).await;
     let (code, sig) = (status.code(), status.signal());
     // Report first (the claims must be freed at once), then clean up.
-    report_exit(&target, &agent, &token, code, sig);
-    terminate_leftovers();
-    Ok(code.unwrap_or_else(|| 128 + sig.unwrap_or(0)))
+    let reason = report_exit(&target, &agent, &token, code, sig);
+    terminate_leftovers(kill_at);
+    Ok(Ended {
+        code: code.unwrap_or_else(|| 128 + sig.unwrap_or(0)),
+        agent,
+        reason,
+        hung_up: hung_up.get(),
+    })
 }
 
-/// SIGINT, SIGTERM and SIGHUP, caught from creation on (tokio keeps one that arrives before
-/// anyone waits for it).
-struct Signals(Option<(Sig, Sig, Sig)>);
-
-type Sig = tokio::signal::unix::Signal;
-
-impl Signals {
-    fn new() -> Self {
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(a), Ok(b), Ok(c)) => Signals(Some((a, b, c))),
-            _ => Signals(None),
-        }
-    }
-}
-
-/// Waits for the child, forwarding SIGINT/SIGTERM/SIGHUP to it.
-async fn supervise(
-    child: &mut tokio::process::Child,
-    pid: i32,
-    signals: Signals,
-    on_hangup: impl Fn(),
-) -> std::process::ExitStatus {
-    let (mut int, mut term, mut hup) = match signals.0 {
-        Some(s) => s,
-        None => {
-            return child
-                .wait()
-                .await
-                .unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8))
-        }
-    };
-    loop {
-        let sig = tokio::select! {
-            st = child.wait() => return st.unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8)),
-            _ = int.recv() => Signal::SIGINT,
-            _ = term.recv() => Signal::SIGTERM,
-            _ = hup.recv() => Signal::SIGHUP,
-        };
-        // A Ctrl-C typed in our terminal already reached the child (same foreground process
-        // group): forwarding it again would make the agent see two.
-        if sig == Signal::SIGINT && terminal_delivers_to_child() {
-            continue;
-        }
-        if sig == Signal::SIGHUP {
-            on_hangup();
-        }
-        let _ = kill(Pid::from_raw(pid), sig);
-    }
-}
-
-fn terminal_delivers_to_child() -> bool {
-    use std::os::fd::AsFd;
-    let stdin = std::io::stdin();
-    match nix::unistd::tcgetpgrp(stdin.as_fd()) {
-        Ok(fg) => fg == nix::unistd::getpgrp(),
-        Err(_) => false,
-    }
-}
-
-fn report_exit(target: &Target, agent: &str, token: &str, code: Option<i32>, sig: Option<i32>) {
+/// Reports the agent's exit; returns the board's reason for the session's end (the first
+/// report wins: a watcher may have ended it a moment earlier, for its own reason).
+fn report_exit(
+    target: &Target,
+    agent: &str,
+    token: &str,
+    code: Option<i32>,
+    sig: Option<i32>,
+) -> Option<String> {
     let params = json!({ "agent": agent, "token": token, "code": code, "signal": sig });
     // The board may be restarting: retry briefly. If it stays away, it finds the dead process
     // itself when it starts (design rule 8).
@@ -202,51 +298,50 @@ fn report_exit(target: &Target, agent: &str, token: &str, code: Option<i32>, sig
     loop {
         let out = connect(target).and_then(|mut c| c.call("session.exit", params.clone()));
         match out {
-            Ok(_) => return,
+            Ok(v) if v["ended"] == json!(true) => return v["reason"].as_str().map(str::to_string),
+            Ok(_) => return stored_end_reason(target, agent),
             Err(e) if Instant::now() > deadline => {
                 eprintln!(
                     "board run: could not report the agent's exit: {}",
                     e.message
                 );
-                return;
+                return None;
             }
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
     }
 }
 
-/// TERM every remaining descendant, wait up to 1 s, then KILL; reap them all.
-fn terminate_leftovers() {
-    let me = std::process::id() as i32;
-    let left = procfs::descendants(me);
-    if left.is_empty() {
-        reap();
-        return;
-    }
-    for p in &left {
-        let _ = kill(Pid::from_raw(*p), Signal::SIGTERM);
-    }
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while Instant::now() < deadline {
-        reap();
-        if procfs::descendants(me).is_empty() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    for p in procfs::descendants(me) {
-        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    reap();
+fn stored_end_reason(target: &Target, agent: &str) -> Option<String> {
+    let v = connect(target)
+        .and_then(|mut c| c.call("agents", json!({ "all": true })))
+        .ok()?;
+    v["agents"].as_array()?.iter().find(|a| a["id"] == agent)?["end_reason"]
+        .as_str()
+        .map(str::to_string)
 }
 
-fn reap() {
-    while let Ok(st) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-        if st == nix::sys::wait::WaitStatus::StillAlive {
-            break;
-        }
-    }
+/// `[run] hangup_grace` of the board's board.toml (the default when it cannot be read).
+fn configured_grace(target: &Target) -> Duration {
+    let cfg = target
+        .paths
+        .as_ref()
+        .and_then(|p| crate::config::Config::load(&p.root.join(crate::config::CONFIG_FILE)).ok())
+        .unwrap_or_default();
+    cfg.run.hangup_grace.0
+}
+
+/// The git branch checked out in the working directory (None outside a git work tree, on a
+/// detached HEAD, or without git).
+fn current_branch() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let b = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !b.is_empty()).then_some(b)
 }
 
 fn tmux_pane_pid(pane: &str) -> Option<i64> {

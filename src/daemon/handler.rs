@@ -3,63 +3,16 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
+use super::identity::authenticate;
+pub use super::identity::{hash_token, new_token, Caller, Peer};
 use super::state::Board;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{Params, Request, PROTOCOL_VERSION};
-use crate::store::OPERATOR;
-
-/// Who sent a request, from the socket's peer credentials (SO_PEERCRED).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peer {
-    /// Peer process id (None when the kernel did not say).
-    pub pid: Option<i32>,
-    /// Peer user id.
-    pub uid: u32,
-}
-
-/// The authenticated caller of one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// No agent identity: a human in a shell or the TUI.
-    Operator,
-    /// An agent session, by id.
-    Agent(String),
-}
-
-impl Caller {
-    /// Session id, or `operator`.
-    pub fn name(&self) -> &str {
-        match self {
-            Caller::Operator => OPERATOR,
-            Caller::Agent(a) => a,
-        }
-    }
-
-    fn agent(&self) -> Option<&str> {
-        match self {
-            Caller::Operator => None,
-            Caller::Agent(a) => Some(a),
-        }
-    }
-}
-
-/// SHA-256 of a token, hex: what the store keeps instead of the token.
-pub fn hash_token(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A new random token: 128 bits from the OS, hex.
-pub fn new_token() -> String {
-    let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// Methods that change a task and may carry an `op_id`.
 const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "claim", "done", "release", "note",
+    "add", "edit", "cancel", "goal", "claim", "done", "release", "note", "import",
 ];
 
 /// Answers one request (everything but `subscribe`, which the server streams).
@@ -70,13 +23,31 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     }
     let caller = authenticate(board, &p, peer)?;
     if let Caller::Agent(a) = &caller {
-        if req.method != "wait" && board.is_waiting(a) {
+        // A hook saying "waiting" or "idle" must not end that very state; anything else the
+        // agent does shows it is past it.
+        let activity = (req.method == "activity")
+            .then(|| p.opt_str("kind").ok().flatten())
+            .flatten();
+        let keeps_waiting = req.method == "wait" || activity == Some("waiting");
+        if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store().set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
+        if activity != Some("idle") && board.is_idle(a) {
+            board.store().set_idle(a, None)?;
+            board.set_idle_flag(a, false);
+        }
+        board.note_contact(a)?;
         board.touch(a)?;
     }
+    // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
+    // once, on its next call, whatever that call is (`hello` is the handshake that clients
+    // send before every call and whose answer they do not show).
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != "hello" => board.store().take_lost(a)?,
+        _ => Vec::new(),
+    };
     let op_id = p
         .opt_str("op_id")?
         .filter(|_| WRITES.contains(&req.method.as_str()));
@@ -103,7 +74,32 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     if let Err(e) = &out {
         record_rejection(board, &req.method, &p, &caller, e);
     }
-    out
+    with_lost(out, &lost)
+}
+
+/// Adds `lost` (every claim the caller lost since its previous call, see
+/// [`crate::store::LostClaim`]) to an answer's result object or error data.
+fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> BoardResult<Value> {
+    if lost.is_empty() {
+        return out;
+    }
+    let list = serde_json::to_value(lost).unwrap_or_default();
+    match out {
+        Ok(Value::Object(mut m)) => {
+            m.insert("lost".into(), list);
+            Ok(Value::Object(m))
+        }
+        Ok(v) => Ok(v),
+        Err(mut e) => {
+            // A refusal may name claims it lapsed itself (`renew`): earlier losses come first.
+            let mut all = list.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(own)) = e.data.get("lost") {
+                all.extend(own.iter().cloned());
+            }
+            e = e.with("lost", Value::Array(all));
+            Err(e)
+        }
+    }
 }
 
 fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e: &BoardError) {
@@ -194,11 +190,12 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             if let Some(bad) = states
                 .iter()
                 .flatten()
-                .find(|s| !["open", "claimed", "done", "cancelled"].contains(&s.as_str()))
+                .find(|s| !crate::store::LIST_STATES.contains(&s.as_str()))
             {
                 let shown: String = bad.chars().take(32).collect();
                 return Err(BoardError::usage(format!(
-                    "unknown state {shown:?}: use open, claimed, done or cancelled"
+                    "unknown state {shown:?}: use {}",
+                    crate::store::LIST_STATES.join(", ")
                 )));
             }
             let limit = page_limit(p)?;
@@ -224,14 +221,15 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         "claim" => {
             let agent = require_agent(caller, "claim")?;
             let rules = board.rules();
-            let ((task, c), ev) =
+            let (out, ev) =
                 board
                     .store()
                     .claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
             board.publish(ev);
-            Ok(
-                json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }),
-            )
+            Ok(json!({
+                "task": out.task, "generation": out.claim.generation,
+                "expires_in_ms": out.claim.expires_ms - now, "already": out.already
+            }))
         }
         "done" => {
             let agent = require_agent(caller, "done")?;
@@ -271,10 +269,13 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             Ok(json!({ "task": t }))
         }
         "note" => {
-            let (n, ev) =
-                board
-                    .store()
-                    .note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
+            let (n, ev) = board.store().note(
+                caller.agent(),
+                p.i64("task")?,
+                p.str("text")?,
+                p.opt_i64("generation")?,
+                now,
+            )?;
             board.publish(ev);
             Ok(json!({ "note": n }))
         }
@@ -305,6 +306,37 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             board.publish(ev);
             Ok(json!({ "waiting": q }))
         }
+        "activity" => {
+            // What an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
+            // happened in `handle`, as for any call.
+            let agent = require_agent(caller, "activity")?;
+            let kind = p.str("kind")?;
+            let message = p.opt_str("message")?;
+            match kind {
+                "renew" => {}
+                "idle" => {
+                    let reason = message.unwrap_or("turn finished");
+                    let (_, ev) = board.store().set_idle(agent, Some(reason))?;
+                    board.set_idle_flag(agent, true);
+                    board.publish(ev);
+                }
+                "waiting" => {
+                    let q = message.ok_or_else(|| {
+                        BoardError::invalid("`message` is required with kind \"waiting\"")
+                    })?;
+                    let (_, ev) = board.store().set_waiting(agent, Some(q))?;
+                    board.set_waiting_flag(agent, true);
+                    board.publish(ev);
+                }
+                other => {
+                    let shown: String = other.chars().take(32).collect();
+                    return Err(BoardError::invalid(format!(
+                        "unknown activity kind {shown:?}: use renew, idle or waiting"
+                    )));
+                }
+            }
+            Ok(json!({ "kind": kind }))
+        }
         "resume" => {
             // The wait already ended in `handle` (any call ends it); this answers what it was.
             require_agent(caller, "resume")?;
@@ -316,7 +348,8 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             let sessions = board
                 .store()
                 .sessions(all, &|row| super::sweep::describe(&b, row))?;
-            Ok(json!({ "agents": sessions }))
+            let ended = board.store().ended_session_count()?;
+            Ok(json!({ "agents": sessions, "ended": ended }))
         }
         "log" => {
             let limit = p.opt_i64("limit")?.unwrap_or(200).clamp(1, 100_000);
@@ -334,6 +367,9 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             }
             board.shutdown.notify_one();
             Ok(json!({ "stopping": true, "pid": std::process::id() }))
+        }
+        other if super::team::METHODS.contains(&other) => {
+            super::team::dispatch(board, other, p, caller)
         }
         other => Err(
             BoardError::invalid(format!("method {other:?} cannot be called here"))
@@ -363,62 +399,6 @@ fn require_agent<'a>(caller: &'a Caller, what: &str) -> BoardResult<&'a str> {
     })
 }
 
-/// Checks `agent` + `token` against the stored session, and (design: identity) that the calling
-/// process descends from the agent's process or its launcher. Operators send no identity.
-fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
-    let agent = p.opt_str("agent")?.filter(|a| !a.is_empty());
-    let token = p.opt_str("token")?.filter(|t| !t.is_empty());
-    let (agent, token) = match (agent, token) {
-        (None, None) => return Ok(Caller::Operator),
-        (Some(a), Some(t)) => (a, t),
-        (Some(a), None) => {
-            return Err(BoardError::unauthorized(format!(
-                "agent {a:?} sent no token (BOARD_TOKEN)"
-            )))
-        }
-        (None, Some(_)) => {
-            return Err(BoardError::unauthorized(
-                "a token was sent without an agent (BOARD_AGENT)",
-            ))
-        }
-    };
-    let shown: String = agent.chars().take(64).collect();
-    let row = board
-        .store()
-        .session(agent)?
-        .ok_or_else(|| BoardError::unauthorized(format!("no agent session {shown:?}")))?;
-    if row.token_hash != hash_token(token) {
-        return Err(BoardError::unauthorized(format!(
-            "wrong token for agent session {shown:?}"
-        )));
-    }
-    if let Some(ended) = &row.ended_at {
-        let reason = board.store().session_end_reason(agent)?.unwrap_or_default();
-        return Err(BoardError::new(
-            ErrorKind::Lapsed,
-            format!("agent session {agent} ended at {ended} ({reason}); its claims were expelled"),
-        )
-        .with("ended_at", ended.clone())
-        .with("end_reason", reason));
-    }
-    if board.check_process_tree() {
-        if let Some(pid) = peer.pid {
-            let in_tree = |root: Option<(i32, u64)>, exclude_root: bool| {
-                root.is_some_and(|(r, _)| {
-                    (!exclude_root || pid != r) && crate::os::procfs::is_descendant(pid, r)
-                })
-            };
-            if !in_tree(row.agent, false) && !in_tree(row.launcher, true) {
-                return Err(BoardError::unauthorized(format!(
-                    "process {pid} is not inside agent session {agent}'s process tree; \
-                     a token works only in the agent it was issued to"
-                )));
-            }
-        }
-    }
-    Ok(Caller::Agent(agent.to_string()))
-}
-
 /// `session.register`, `session.attach`, `session.exit`: the launcher's own calls. They never
 /// renew claims (design rule 2: the launcher's liveness proves nothing about the agent).
 fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
@@ -429,14 +409,21 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
     match req.method.as_str() {
         "session.register" => {
             let name = p.str("name")?;
+            let branch = p.opt_str("branch")?;
             let token = new_token();
             let start = crate::os::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
+            let attention_ms = p.opt_i64("attention_ms")?;
+            if attention_ms.is_some_and(|ms| ms < 0) {
+                return Err(BoardError::invalid("`attention_ms` must not be negative"));
+            }
             let (id, ev) = board.store().register_session(
                 name,
                 &hash_token(&token),
                 &board.boot_id,
                 launcher,
+                branch,
+                attention_ms,
             )?;
             board.publish(ev);
             if let Some((pid, start)) = launcher {

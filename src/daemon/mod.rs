@@ -5,11 +5,13 @@ pub mod lease;
 
 pub mod events;
 pub mod handler;
+pub mod identity;
 pub mod reload;
 pub mod server;
 pub mod state;
 pub mod status;
 pub mod sweep;
+pub mod team;
 pub mod watchers;
 
 use std::fs::{self, OpenOptions};
@@ -209,6 +211,7 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_idle_flag(&row.id, row.idle_since.is_some());
                 if let Some((pid, start)) = row.launcher {
                     watchers::watch(board, &row.id, pid, start, watchers::Role::Launcher);
                 }

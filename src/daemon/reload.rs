@@ -71,10 +71,15 @@ pub fn apply(board: &Board) {
             let sweep_changed = cur.lease != new.lease;
             *cur = new;
             drop(cur);
-            *board
+            let was_broken = board
                 .config_error
                 .write()
-                .unwrap_or_else(|p| p.into_inner()) = None;
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .is_some();
+            if was_broken {
+                log_event(board, "board.toml fixed: its settings are in force");
+            }
             if changed {
                 tracing::info!("board.toml reloaded");
             }
@@ -84,10 +89,29 @@ pub fn apply(board: &Board) {
         }
         Err(e) => {
             tracing::warn!(error = %e, "board.toml edit refused; previous settings stay in force");
-            *board
+            let text = e.to_string();
+            let prev = board
                 .config_error
                 .write()
-                .unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(text.clone());
+            // Once per change: the watcher sees several writes of one save, and a reread of the
+            // same broken file is no news.
+            if prev.as_deref() != Some(text.as_str()) {
+                let line = crate::proto::config_notice::one_line(&text);
+                log_event(
+                    board,
+                    &format!("board.toml edit refused, previous settings stay: {line}"),
+                );
+            }
         }
+    }
+}
+
+/// A `config` event in the log (the TUI refreshes on it and shows the banner at once).
+fn log_event(board: &Board, reason: &str) {
+    match board.store().record("config", None, None, None, reason) {
+        Ok(ev) => board.publish(ev),
+        Err(e) => tracing::warn!(error = %e, "could not record a config event"),
     }
 }

@@ -20,6 +20,13 @@ pub fn status(board: &Board) -> Value {
         .clone();
     let store = board.store();
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
+    // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
+    let agents: Vec<Value> = store
+        .sessions(false, &|_| String::new())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| json!({ "id": s.id, "name": s.name, "branch": s.branch }))
+        .collect();
     let unfinished = store.unfinished_count().unwrap_or(0);
     let goal = store.goal().ok().flatten();
     json!({
@@ -42,6 +49,7 @@ pub fn status(board: &Board) -> Value {
         "config_error": config_error,
         "pidfd": board.pidfd,
         "live_sessions": sessions,
+        "agents": agents,
         "unfinished_tasks": unfinished,
         "goal": goal,
     })

@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 /// Error reading or parsing `/proc`.
 #[derive(Debug, thiserror::Error)]
@@ -211,7 +212,11 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
         Err(ProcError::Gone) => Ok(Liveness::Gone),
         Err(e) => Err(e),
         Ok(stat) if stat.start_time_ticks != expected_start => Ok(Liveness::Gone),
-        Ok(stat) => Ok(state_liveness(stat.state)),
+        Ok(stat) => Ok(match stat.state {
+            'T' | 't' => Liveness::Stopped,
+            'Z' | 'X' | 'x' => Liveness::Zombie,
+            _ => Liveness::Alive,
+        }),
     }
 }
 
@@ -228,7 +233,27 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
 /// died) is no longer counted — re-parented to a child subreaper such as `board run`, it stays in
 /// the subreaper's tree. To detect progress compare samples with `!=` rather than `>`.
 pub fn tree_cpu_ticks(root: i32) -> u64 {
-    ProcTable::scan().tree_cpu_ticks(root)
+    tree_cpu_ticks_pruned(root, |_| false)
+}
+
+/// Like [`tree_cpu_ticks`], leaving out every process for which `prune` is true together with
+/// its descendants (the board itself, when a client inside an agent's tree started it and the
+/// launcher, a subreaper, adopted it: its work is not the agent's progress).
+pub fn tree_cpu_ticks_pruned(root: i32, prune: impl Fn(i32) -> bool) -> u64 {
+    let stats = all_stats();
+    let Some(root_stat) = stats.iter().find(|stat| stat.pid == root) else {
+        return 0;
+    };
+    let by_pid: HashMap<i32, &ProcStat> = stats.iter().map(|stat| (stat.pid, stat)).collect();
+    let own = |stat: &ProcStat| {
+        stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
+    };
+    own(root_stat)
+        + descendants_in(&stats, root, &prune)
+            .iter()
+            .filter_map(|pid| by_pid.get(pid))
+            .map(|stat| own(stat))
+            .sum::<u64>()
 }
 
 /// One scan of `/proc`: every readable process's stat, indexed by pid and by parent, so many
@@ -272,12 +297,16 @@ impl ProcTable {
         match self.get(pid) {
             None => Liveness::Gone,
             Some(st) if st.start_time_ticks != expected_start => Liveness::Gone,
-            Some(st) => state_liveness(st.state),
+            Some(st) => match st.state {
+                'T' | 't' => Liveness::Stopped,
+                'Z' | 'X' | 'x' => Liveness::Zombie,
+                _ => Liveness::Alive,
+            },
         }
     }
 
-    /// As [`tree_cpu_ticks`], from the scan.
-    pub fn tree_cpu_ticks(&self, root: i32) -> u64 {
+    /// As [`tree_cpu_ticks_pruned`], from the scan.
+    pub fn tree_cpu_ticks_pruned(&self, root: i32, prune: impl Fn(i32) -> bool) -> u64 {
         let own = |stat: &ProcStat| {
             stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
         };
@@ -286,36 +315,29 @@ impl ProcTable {
         };
         own(root_stat)
             + self
-                .descendants(root)
+                .descendants_pruned(root, &prune)
                 .iter()
                 .filter_map(|&pid| self.get(pid))
                 .map(own)
                 .sum::<u64>()
     }
 
-    /// Live descendants of `root` in the scan, breadth-first, excluding `root`.
-    pub fn descendants(&self, root: i32) -> Vec<i32> {
+    /// Live descendants of `root` in the scan, breadth-first, excluding `root` and every pruned
+    /// process with its subtree.
+    pub fn descendants_pruned(&self, root: i32, prune: &dyn Fn(i32) -> bool) -> Vec<i32> {
         let mut seen = HashSet::from([root]);
         let mut queue = VecDeque::from([root]);
         let mut out = Vec::new();
         while let Some(parent) = queue.pop_front() {
             for &child in self.children.get(&parent).into_iter().flatten() {
                 // A pid reused during the scan could make a cycle; visit each pid once.
-                if seen.insert(child) {
+                if !prune(child) && seen.insert(child) {
                     out.push(child);
                     queue.push_back(child);
                 }
             }
         }
         out
-    }
-}
-
-fn state_liveness(state: char) -> Liveness {
-    match state {
-        'T' | 't' => Liveness::Stopped,
-        'Z' | 'X' | 'x' => Liveness::Zombie,
-        _ => Liveness::Alive,
     }
 }
 
@@ -339,11 +361,105 @@ pub fn is_descendant(pid: i32, ancestor: i32) -> bool {
     false
 }
 
+/// The process `pid` and its ancestors, nearest first, each as (pid, start time in clock ticks
+/// since boot), following the parent chain in `/proc` up to (not including) pid 0, at most 1024
+/// steps. Stops early where a parent cannot be read (it exited meanwhile). Empty when `pid` itself
+/// cannot be read (not positive, or gone).
+pub fn ancestry(pid: i32) -> Vec<(i32, u64)> {
+    const MAX_DEPTH: usize = 1024;
+    let mut out = Vec::new();
+    let mut current = pid;
+    while current > 0 && out.len() < MAX_DEPTH {
+        let Ok(stat) = read_stat(current) else {
+            break;
+        };
+        out.push((current, stat.start_time_ticks));
+        // A pid reused during the walk could point back into the chain; stop rather than loop.
+        if out.iter().any(|&(p, _)| p == stat.ppid) {
+            break;
+        }
+        current = stat.ppid;
+    }
+    out
+}
+
 /// The pids of all live descendants of `root` (children, grandchildren, …), excluding `root`
 /// itself, parents before their children (breadth-first). Scans `/proc` once; empty when `root`
 /// has no children or does not exist.
 pub fn descendants(root: i32) -> Vec<i32> {
-    ProcTable::scan().descendants(root)
+    descendants_in(&all_stats(), root, &|_| false)
+}
+
+/// The pids of the children of `parent` that have exited and wait to be reaped (state `Z`).
+/// Scans `/proc` once.
+pub fn zombie_children(parent: i32) -> Vec<i32> {
+    all_stats()
+        .into_iter()
+        .filter(|stat| stat.ppid == parent && stat.state == 'Z')
+        .map(|stat| stat.pid)
+        .collect()
+}
+
+/// Like [`descendants`], leaving out every process for which `prune` is true together with its
+/// descendants.
+pub fn descendants_pruned(root: i32, prune: impl Fn(i32) -> bool) -> Vec<i32> {
+    descendants_in(&all_stats(), root, &prune)
+}
+
+/// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`
+/// and every pruned process with its subtree.
+fn descendants_in(stats: &[ProcStat], root: i32, prune: &dyn Fn(i32) -> bool) -> Vec<i32> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for stat in stats {
+        children.entry(stat.ppid).or_default().push(stat.pid);
+    }
+    let mut seen = HashSet::from([root]);
+    let mut queue = VecDeque::from([root]);
+    let mut out = Vec::new();
+    while let Some(parent) = queue.pop_front() {
+        for &child in children.get(&parent).into_iter().flatten() {
+            // A pid reused during the scan could make a cycle; visit each pid once.
+            if seen.insert(child) && !prune(child) {
+                out.push(child);
+                queue.push_back(child);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a board process (`board serve`) of this binary: the leftover cleanup of
+/// `board run` must never end a board that a command inside the agent autostarted and that the
+/// launcher, a child subreaper, adopted when that command exited.
+pub fn is_board_daemon(pid: i32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = cmdline.split(|b| *b == 0);
+    let argv0 = args.next().unwrap_or_default();
+    if args.next() != Some(b"serve".as_slice()) {
+        return false;
+    }
+    let me = std::env::current_exe().ok();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let same_exe = match (&me, &exe) {
+        // A rebuilt binary shows as "PATH (deleted)".
+        (Some(me), Some(exe)) => {
+            let exe = exe.to_string_lossy();
+            exe.trim_end_matches(" (deleted)") == me.to_string_lossy()
+        }
+        _ => false,
+    };
+    let name_of = |p: &[u8]| {
+        std::path::Path::new(std::ffi::OsStr::from_bytes(p))
+            .file_name()
+            .map(|f| f.to_os_string())
+    };
+    let same_name = me
+        .as_ref()
+        .and_then(|m| m.file_name().map(|f| f.to_os_string()))
+        .is_some_and(|n| name_of(argv0) == Some(n));
+    same_exe || same_name
 }
 
 /// The stat of every process in `/proc` that could be read; processes that vanish mid-scan are
@@ -530,6 +646,23 @@ mod tests {
     }
 
     #[test]
+    fn ancestry_lists_the_chain_nearest_first() {
+        let me = std::process::id() as i32;
+        let mut child = spawn_sleep();
+        let pid = pid_of(&child);
+        let chain = ancestry(pid);
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        let pids: Vec<i32> = chain.iter().map(|&(p, _)| p).collect();
+        assert_eq!(pids.first(), Some(&pid), "{pids:?}");
+        assert_eq!(pids.get(1), Some(&me), "{pids:?}");
+        assert_eq!(chain[1].1, start_time(me).expect("own start"));
+        assert!(!pids.contains(&0), "{pids:?}");
+        assert!(ancestry(0).is_empty());
+        assert!(ancestry(pid).is_empty(), "a reaped child has no chain");
+    }
+
+    #[test]
     fn grandchildren_are_descendants() {
         let mut child = Command::new("sh")
             .args(["-c", "sleep 30 & wait"])
@@ -573,7 +706,7 @@ mod tests {
     }
 
     #[test]
-    fn descendants_in_a_scan_handle_cycles() {
+    fn descendants_in_handles_cycles() {
         let stat = |pid, ppid| ProcStat {
             pid,
             ppid,
@@ -585,15 +718,46 @@ mod tests {
             start_time_ticks: 0,
             exit_code: None,
         };
-        let table = ProcTable::from_stats(vec![
+        let stats = [
             stat(10, 1),
             stat(11, 10),
             stat(12, 11),
             stat(10, 12),
             stat(13, 10),
+        ];
+        assert_eq!(descendants_in(&stats, 10, &|_| false), vec![11, 13, 12]);
+        assert_eq!(descendants_in(&stats, 99, &|_| false), Vec::<i32>::new());
+        // A pruned process takes its subtree with it.
+        assert_eq!(descendants_in(&stats, 10, &|p| p == 11), vec![13]);
+    }
+
+    #[test]
+    fn a_scan_answers_liveness_and_prunes_subtrees() {
+        let stat = |pid, ppid| ProcStat {
+            pid,
+            ppid,
+            state: 'S',
+            utime_ticks: 1,
+            stime_ticks: 0,
+            cutime_ticks: 0,
+            cstime_ticks: 0,
+            start_time_ticks: 0,
+            exit_code: None,
+        };
+        let table = ProcTable::from_stats(vec![
+            stat(10, 1),
+            stat(11, 10),
+            stat(12, 11),
+            stat(13, 10),
+            stat(14, 13),
         ]);
-        assert_eq!(table.descendants(10), vec![11, 13, 12]);
-        assert_eq!(table.descendants(99), Vec::<i32>::new());
+        assert_eq!(
+            table.descendants_pruned(10, &|_| false),
+            vec![11, 13, 12, 14]
+        );
+        assert_eq!(table.descendants_pruned(10, &|p| p == 13), vec![11, 12]);
+        assert_eq!(table.tree_cpu_ticks_pruned(10, |p| p == 13), 3);
+        assert_eq!(table.tree_cpu_ticks_pruned(99, |_| false), 0);
         assert_eq!(table.liveness(13, 0), Liveness::Alive);
         assert_eq!(table.liveness(13, 1), Liveness::Gone, "another start time");
         assert_eq!(table.liveness(99, 0), Liveness::Gone);

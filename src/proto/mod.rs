@@ -7,6 +7,7 @@
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
 
 pub mod client;
+pub mod config_notice;
 pub mod error;
 pub mod sanitize;
 
@@ -40,6 +41,7 @@ pub const METHODS: &[&str] = &[
     "check",
     "wait",
     "resume",
+    "activity",
     "agents",
     "log",
     "subscribe",
@@ -47,6 +49,8 @@ pub const METHODS: &[&str] = &[
     "session.register",
     "session.attach",
     "session.exit",
+    "import",
+    "export",
 ];
 
 /// A parsed request. `params` is always an object (missing params become `{}`).
@@ -283,7 +287,8 @@ pub struct SessionView {
     pub launcher_pid: Option<i64>,
     /// tmux pane id, when started by `board up`.
     pub pane: Option<String>,
-    /// `working` (holds claims), `idle`, `waiting`, `stopped`, `gone`.
+    /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
+    /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
     pub state: String,
     /// Task ids of live claims.
     pub claims: Vec<i64>,
@@ -297,6 +302,21 @@ pub struct SessionView {
     pub ended_at: Option<String>,
     /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
     pub end_reason: Option<String>,
+    /// How many sessions of the same name started before this one (a `board up` pane that was
+    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
+    #[serde(default)]
+    pub restarts: i64,
+    /// The git branch the agent started on, when it started in a git work tree.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// RFC 3339 UTC; when its agent finished its turn, as its CLI's hook said (cleared by its
+    /// next call).
+    #[serde(default)]
+    pub idle_since: Option<String>,
+    /// Why it needs attention: it neither called the board nor fired a hook within its profile's
+    /// `attention_after` of its start.
+    #[serde(default)]
+    pub attention: Option<String>,
 }
 
 /// One entry of the append-only event log.
@@ -307,7 +327,9 @@ pub struct EventView {
     /// RFC 3339 UTC.
     pub at: String,
     /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
-    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `board_start`.
+    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
+    /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
+    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
     pub kind: String,
     /// Task concerned, if any.
     pub task: Option<i64>,
@@ -347,6 +369,20 @@ pub struct GoalView {
     pub set_at: String,
     /// Who set it (`operator` or an agent id).
     pub set_by: String,
+}
+
+/// A lease's remaining time for people: `1m52s`, `9s`, or `lapsing` at or past expiry. Shared by
+/// the CLI's printing and the TUI.
+pub fn countdown(ms: i64) -> String {
+    if ms <= 0 {
+        return "lapsing".into();
+    }
+    let secs = (ms + 999) / 1000;
+    if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
 }
 
 #[cfg(test)]

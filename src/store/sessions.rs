@@ -11,13 +11,16 @@ impl Store {
     // ----- sessions ---------------------------------------------------------------------------
 
     /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
-    /// an id once used is never reused). `launcher` is the `board run` process (pid, start).
+    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
+    /// `branch` the git branch the agent starts on.
     pub fn register_session(
         &mut self,
         name: &str,
         token_hash: &str,
         boot_id: &str,
         launcher: Option<(i32, u64)>,
+        branch: Option<&str>,
+        attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         self.tx(|tx, ev| {
@@ -30,8 +33,8 @@ impl Store {
                 };
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at)
-                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+                                           launcher_start, started_at, branch, attention_ms)
+                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
                      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
                     params![
                         id,
@@ -40,7 +43,9 @@ impl Store {
                         boot_id,
                         launcher.map(|l| l.0),
                         launcher.map(|l| l.1 as i64),
-                        now
+                        now,
+                        branch,
+                        attention_ms
                     ],
                 )?;
                 if inserted == 1 {
@@ -110,9 +115,17 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, gen) in ended {
+            for (task, generation) in ended {
                 reopen(tx, task)?;
-                emit(tx, ev, "expel", Some(task), Some(id), Some(gen), reason)?;
+                emit(
+                    tx,
+                    ev,
+                    "expel",
+                    Some(task),
+                    Some(id),
+                    Some(generation),
+                    reason,
+                )?;
             }
             emit(tx, ev, "session_end", None, Some(id), None, reason)?;
             Ok(true)
@@ -140,6 +153,48 @@ impl Store {
         })
     }
 
+    /// Records the first call or hook with the session's identity (it reached its prompt).
+    /// Returns whether this call recorded it.
+    pub fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+        let (n, _) = self.tx(|tx, _| {
+            Ok(tx.execute(
+                "UPDATE sessions SET contacted_at = ?2
+                 WHERE id = ?1 AND ended_at IS NULL AND contacted_at IS NULL",
+                params![id, now_wall()],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
+    /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
+    /// an agent clears it, and the log would drown in them). Returns whether anything changed.
+    pub fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)> {
+        if let Some(r) = reason {
+            check_text("reason", r, MAX_TEXT, false)?;
+        }
+        self.tx(|tx, ev| {
+            let n = match reason {
+                Some(r) => {
+                    let n = tx.execute(
+                        "UPDATE sessions SET idle_since = ?2
+                         WHERE id = ?1 AND ended_at IS NULL AND idle_since IS NULL",
+                        params![id, now_wall()],
+                    )?;
+                    if n == 1 {
+                        emit(tx, ev, "idle", None, Some(id), None, r)?;
+                    }
+                    n
+                }
+                None => tx.execute(
+                    "UPDATE sessions SET idle_since = NULL WHERE id = ?1 AND idle_since IS NOT NULL",
+                    [id],
+                )?,
+            };
+            Ok(n == 1)
+        })
+    }
+
     /// The row of one session (live or ended).
     pub fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
         Ok(self
@@ -159,12 +214,34 @@ impl Store {
             .flatten())
     }
 
+    /// How many sessions have ended (for the `board agents --all` hint).
+    pub fn ended_session_count(&self) -> BoardResult<i64> {
+        Ok(self.conn.query_row(
+            "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Rows of all live sessions.
     pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(
             "{SESSION_ROW} WHERE ended_at IS NULL ORDER BY started_at"
         ))?;
         let rows = st.query_map([], session_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
+    /// the `pids` (live and ended ones: the caller compares process start times to tell a
+    /// session's process from a later one that reuses its pid).
+    pub fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>> {
+        let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
+        let mut st = self.conn.prepare_cached(&format!(
+            "{SESSION_ROW} WHERE boot_id = ?1 AND (pid IN (SELECT value FROM json_each(?2)) \
+             OR launcher_pid IN (SELECT value FROM json_each(?2)))"
+        ))?;
+        let rows = st.query_map(params![boot_id, list], session_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -179,11 +256,21 @@ impl Store {
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
                     s.last_seen_at, s.ended_at, s.end_reason,
                     (SELECT group_concat(task_id) FROM claims c
-                      WHERE c.session_id = s.id AND c.ended_at IS NULL)
+                      WHERE c.session_id = s.id AND c.ended_at IS NULL),
+                    (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
+                    s.branch, s.idle_since, s.contacted_at, s.attention_ms
              FROM sessions s WHERE ?1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
         )?;
+        let now = std::time::SystemTime::now();
         let rows = st.query_map([all], |r| {
             let claims: Option<String> = r.get(10)?;
+            let started_at: String = r.get(6)?;
+            let contacted: Option<String> = r.get(14)?;
+            let attention_ms: Option<i64> = r.get(15)?;
+            let attention = match (contacted, attention_ms) {
+                (None, Some(ms)) => needs_attention(&started_at, ms, now),
+                _ => None,
+            };
             Ok(SessionView {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -198,6 +285,10 @@ impl Store {
                 claims: claims
                     .map(|c| c.split(',').filter_map(|x| x.parse().ok()).collect())
                     .unwrap_or_default(),
+                restarts: r.get(11)?,
+                branch: r.get(12)?,
+                idle_since: r.get(13)?,
+                attention,
                 state: String::new(),
             })
         })?;
@@ -211,8 +302,13 @@ impl Store {
                     None => "gone".into(),
                 },
             };
+            if s.state != "alive" {
+                s.attention = None;
+            }
             if s.state == "alive" {
-                s.state = if s.claims.is_empty() {
+                s.state = if s.attention.is_some() {
+                    "needs_attention".into()
+                } else if s.idle_since.is_some() || s.claims.is_empty() {
                     "idle".into()
                 } else {
                     "working".into()
@@ -225,7 +321,7 @@ impl Store {
 
 pub(super) const SESSION_ROW: &str =
     "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
-    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at FROM sessions";
+    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
 
 pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
@@ -249,6 +345,25 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         pane,
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
+        idle_since: r.get(12)?,
+    })
+}
+
+/// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
+/// `now`, once `attention_ms` passed; None before that.
+fn needs_attention(
+    started_at: &str,
+    attention_ms: i64,
+    now: std::time::SystemTime,
+) -> Option<String> {
+    let started = humantime::parse_rfc3339(started_at).ok()?;
+    let age = now.duration_since(started).ok()?;
+    (age.as_millis() >= attention_ms as u128).then(|| {
+        format!(
+            "no hook and no board call {} after its start: its CLI is most likely showing a \
+             first-run dialog (trust, sign-in, approval); answer it in the agent's pane",
+            humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
+        )
     })
 }
 

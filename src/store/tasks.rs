@@ -124,13 +124,18 @@ impl Store {
     }
 
     /// All tasks, optionally only those in `states`, ordered by id.
+    ///
+    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
+    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
+    /// readiness; see [`super::LIST_STATES`].
     pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
         Ok(self.list_page(states, 0, None, now_ms)?.0)
     }
 
     /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
-    /// when None). The second value is the cursor for the next page (the last id returned) when
-    /// more tasks follow, else None.
+    /// when None). The second value is the cursor for the next page (the last id looked at) when
+    /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
+    /// than `limit` tasks, even none, before the last.
     pub fn list_page(
         &self,
         states: Option<&[String]>,
@@ -138,21 +143,42 @@ impl Store {
         limit: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
+        // SQL filters by stored state; `ready` and `blocked` are open tasks told apart by their
+        // dependencies, which are known only once the views are built.
+        let by_readiness = states.is_some_and(|s| s.iter().any(|x| x == "ready" || x == "blocked"));
+        let stored: Option<Vec<String>> = states.map(|s| {
+            s.iter()
+                .map(|x| match x.as_str() {
+                    "ready" | "blocked" => "open".to_string(),
+                    other => other.to_string(),
+                })
+                .collect()
+        });
         // One row more than asked tells whether another page follows.
         let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
         let pick = Pick::Page {
-            states,
+            states: stored.as_deref(),
             after,
             limit: ask,
         };
         let mut views = task_views(&self.conn, pick, now_ms)?;
         let next = match limit {
             Some(l) if views.len() as i64 > l => {
-                views.truncate(l as usize);
+                views.truncate(usize::try_from(l).unwrap_or(usize::MAX));
                 views.last().map(|v| v.id)
             }
             _ => None,
         };
+        if let (true, Some(s)) = (by_readiness, states) {
+            let wanted = |t: &TaskView, s: &str| match s {
+                "ready" => t.ready,
+                "blocked" => t.state == "open" && !t.ready,
+                other => t.state == other,
+            };
+            // The cursor stays the last task looked at, so a page thinned by this filter (even
+            // to nothing) still moves the cursor on.
+            views.retain(|t| s.iter().any(|x| wanted(t, x)));
+        }
         Ok((views, next))
     }
 

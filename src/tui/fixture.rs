@@ -71,6 +71,10 @@ fn session(
         last_seen_at: Some(at(last_seen)),
         ended_at: ended.map(|(t, _)| at(t)),
         end_reason: ended.map(|(_, r)| r.to_string()),
+        restarts: 0,
+        branch: None,
+        idle_since: None,
+        attention: None,
     }
 }
 

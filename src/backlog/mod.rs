@@ -1,0 +1,338 @@
+//! A backlog as a file: what `board import` reads and `board export` writes.
+//!
+//! Three spellings of one shape ([`Backlog`]): TOML and JSON (the shape `agents/demo/backlog.toml`
+//! uses: an optional `goal` and a list of `tasks`, each with a `key` other tasks name in their
+//! `after`), and a Markdown checklist ([`markdown`]) in which nesting means dependencies: a parent
+//! item waits for the items nested under it (they are its parts, done first).
+//!
+//! Keys are local to one file: an import gives every task a new id and turns the keys of `after`
+//! into those ids. `board export` names task N `tN`. Claims and history are not part of a
+//! backlog: a claimed task is exported as open.
+
+pub mod markdown;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+/// A goal and tasks, in file order (an import creates them in this order).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Backlog {
+    /// The shared goal, if the file sets one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// The tasks.
+    #[serde(default)]
+    pub tasks: Vec<BacklogTask>,
+}
+
+/// One task of a [`Backlog`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BacklogTask {
+    /// Name other tasks use in `after` (unique in the file).
+    pub key: String,
+    /// One-line title.
+    pub title: String,
+    /// Longer description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// Higher runs first (default 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i64,
+    /// `open` (default), `done` or `cancelled`.
+    #[serde(default = "open", skip_serializing_if = "is_open")]
+    pub state: String,
+    /// Keys of the tasks this one waits for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+fn open() -> String {
+    "open".into()
+}
+
+fn is_open(s: &str) -> bool {
+    s == "open"
+}
+
+/// The states a backlog task can have.
+pub const STATES: &[&str] = &["open", "done", "cancelled"];
+
+/// File formats of import and export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A Markdown checklist (nesting = dependencies).
+    Md,
+    /// TOML (`goal`, `[[tasks]]`).
+    Toml,
+    /// JSON (`{"goal": …, "tasks": […]}`).
+    Json,
+}
+
+impl Format {
+    /// The format a file name suggests (`.md`/`.markdown`, `.toml`, `.json`), if any.
+    pub fn of_path(path: &std::path::Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Some(Format::Md),
+            "toml" => Some(Format::Toml),
+            "json" => Some(Format::Json),
+            _ => None,
+        }
+    }
+}
+
+/// Why a backlog file was refused. Each names the place (line, key) that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BacklogError {
+    /// The TOML or JSON does not parse, or has unknown fields.
+    #[error("{0}")]
+    Syntax(String),
+    /// A Markdown line that looks like a task but is not one.
+    #[error("line {line}: {message}")]
+    Line {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The tasks do not make a backlog (duplicate or unknown keys, a cycle, a bad state).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Backlog {
+    /// Parses `text` in `format` and checks it ([`Backlog::check`]).
+    pub fn parse(text: &str, format: Format) -> Result<Backlog, BacklogError> {
+        let b = match format {
+            Format::Md => markdown::parse(text)?,
+            Format::Toml => {
+                toml::from_str(text).map_err(|e| BacklogError::Syntax(e.to_string()))?
+            }
+            Format::Json => {
+                serde_json::from_str(text).map_err(|e| BacklogError::Syntax(e.to_string()))?
+            }
+        };
+        b.check()?;
+        Ok(b)
+    }
+
+    /// The backlog in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Md => markdown::render(self),
+            // A backlog of strings and integers always serialises; an empty document is the
+            // only possible fallback and never happens.
+            Format::Toml => toml::to_string(self).unwrap_or_default(),
+            Format::Json => {
+                let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+                s.push('\n');
+                s
+            }
+        }
+    }
+
+    /// Checks what a parser cannot: keys unique and not empty, titles not empty, `after` names
+    /// keys of this file, states known, and no cycle (a task that would wait for itself).
+    pub fn check(&self) -> Result<(), BacklogError> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.key.trim().is_empty() {
+                return Err(BacklogError::Invalid(format!(
+                    "task {} ({:?}) has an empty key",
+                    i + 1,
+                    short(&t.title)
+                )));
+            }
+            if index.insert(&t.key, i).is_some() {
+                return Err(BacklogError::Invalid(format!(
+                    "key {:?} is used by two tasks",
+                    short(&t.key)
+                )));
+            }
+            if t.title.trim().is_empty() {
+                return Err(BacklogError::Invalid(format!(
+                    "task {:?} has an empty title",
+                    short(&t.key)
+                )));
+            }
+            if !STATES.contains(&t.state.as_str()) {
+                return Err(BacklogError::Invalid(format!(
+                    "task {:?} has state {:?}: use open, done or cancelled",
+                    short(&t.key),
+                    short(&t.state)
+                )));
+            }
+        }
+        for t in &self.tasks {
+            if let Some(a) = t.after.iter().find(|a| !index.contains_key(a.as_str())) {
+                return Err(BacklogError::Invalid(format!(
+                    "task {:?} waits for {:?}, which no task of this file has as its key",
+                    short(&t.key),
+                    short(a)
+                )));
+            }
+        }
+        if let Some(k) = self.cycle(&index) {
+            return Err(BacklogError::Invalid(format!(
+                "task {:?} waits for itself (through its `after` or nesting)",
+                short(k)
+            )));
+        }
+        Ok(())
+    }
+
+    /// A key on a dependency cycle, if there is one (depth-first search, iterative).
+    fn cycle(&self, index: &HashMap<&str, usize>) -> Option<&str> {
+        // 0 unvisited, 1 on the current path, 2 finished.
+        let mut mark = vec![0u8; self.tasks.len()];
+        for start in 0..self.tasks.len() {
+            if mark[start] != 0 {
+                continue;
+            }
+            let mut stack = vec![(start, 0usize)];
+            mark[start] = 1;
+            while let Some((node, next)) = stack.pop() {
+                let after = &self.tasks[node].after;
+                if next == after.len() {
+                    mark[node] = 2;
+                    continue;
+                }
+                stack.push((node, next + 1));
+                let dep = index[after[next].as_str()];
+                match mark[dep] {
+                    1 => return Some(&self.tasks[dep].key),
+                    0 => {
+                        mark[dep] = 1;
+                        stack.push((dep, 0));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// The backlog of a board: `tasks` as the board lists them (id order), keys `tN`.
+    pub fn of_board(goal: Option<String>, tasks: &[crate::proto::TaskView]) -> Backlog {
+        let key = |id: i64| format!("t{id}");
+        Backlog {
+            goal,
+            tasks: tasks
+                .iter()
+                .map(|t| BacklogTask {
+                    key: key(t.id),
+                    title: t.title.clone(),
+                    body: t.body.clone(),
+                    priority: t.priority,
+                    state: match t.state.as_str() {
+                        "done" | "cancelled" => t.state.clone(),
+                        _ => "open".into(),
+                    },
+                    after: t.after.iter().map(|a| key(*a)).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The same backlog with every key replaced by its task's position (`1`, `2`, …): two
+    /// backlogs are the same plan when their canonical forms are equal.
+    pub fn canonical(&self) -> Backlog {
+        let pos: BTreeMap<&str, String> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.key.as_str(), (i + 1).to_string()))
+            .collect();
+        let mut out = self.clone();
+        for t in &mut out.tasks {
+            t.key = pos[t.key.as_str()].clone();
+            t.after = t.after.iter().map(|a| pos[a.as_str()].clone()).collect();
+            t.after.sort_by_key(|a| a.parse::<usize>().unwrap_or(0));
+        }
+        out
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(key: &str, after: &[&str]) -> BacklogTask {
+        BacklogTask {
+            key: key.into(),
+            title: format!("do {key}"),
+            body: String::new(),
+            priority: 0,
+            state: "open".into(),
+            after: after.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_demo_backlog_parses() {
+        let b =
+            Backlog::parse(include_str!("../../agents/demo/backlog.toml"), Format::Toml).unwrap();
+        assert_eq!(b.tasks.len(), 13);
+        assert!(b.goal.is_some());
+    }
+
+    #[test]
+    fn unknown_keys_duplicates_and_cycles_are_refused() {
+        let b = Backlog {
+            goal: None,
+            tasks: vec![task("a", &["b"])],
+        };
+        assert!(b.check().unwrap_err().to_string().contains("\"b\""));
+        let b = Backlog {
+            goal: None,
+            tasks: vec![task("a", &[]), task("a", &[])],
+        };
+        assert!(b.check().unwrap_err().to_string().contains("two tasks"));
+        let b = Backlog {
+            goal: None,
+            tasks: vec![task("a", &["c"]), task("b", &["a"]), task("c", &["b"])],
+        };
+        assert!(b.check().unwrap_err().to_string().contains("itself"));
+        let b = Backlog {
+            goal: None,
+            tasks: vec![task("a", &[]), task("b", &["a"]), task("c", &["a", "b"])],
+        };
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn toml_and_json_round_trip() {
+        let mut b = Backlog {
+            goal: Some("ship it".into()),
+            tasks: vec![task("a", &[]), task("b", &["a"])],
+        };
+        b.tasks[0].state = "done".into();
+        b.tasks[1].priority = -2;
+        b.tasks[1].body = "two\nlines".into();
+        for f in [Format::Toml, Format::Json, Format::Md] {
+            let text = b.render(f);
+            let back = Backlog::parse(&text, f).unwrap();
+            assert_eq!(back.canonical(), b.canonical(), "{f:?}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        let e = Backlog::parse(
+            "[[tasks]]\nkey = \"a\"\ntitle = \"x\"\nprio = 1\n",
+            Format::Toml,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("prio"), "{e}");
+    }
+}

@@ -1,0 +1,61 @@
+//! `board import FILE` and `board export`: a backlog as a file (see [`crate::backlog`]).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::backlog::{Backlog, Format};
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardError, BoardResult};
+
+/// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
+/// and imports it in one request. Errors: `usage` naming the file and the line or key that is
+/// wrong; nothing is imported then.
+pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String)> {
+    let shown = file.display();
+    let text = if file == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| BoardError::usage(format!("reading stdin: {e}")))?
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|e| BoardError::usage(format!("cannot read {shown}: {e}")))?
+    };
+    let format = format
+        .or_else(|| Format::of_path(file))
+        .unwrap_or(Format::Md);
+    let backlog =
+        Backlog::parse(&text, format).map_err(|e| BoardError::usage(format!("{shown}: {e}")))?;
+    if backlog.tasks.is_empty() && backlog.goal.is_none() {
+        return Err(BoardError::usage(format!(
+            "{shown}: no tasks found (a Markdown task is a checklist item: `- [ ] title`)"
+        )));
+    }
+    let params = serde_json::to_value(&backlog).map_err(|e| BoardError::internal(e.to_string()))?;
+    let mut c = Client::connect(&client::target()?, true)?;
+    let v = c.call("import", params)?;
+    let ids: Vec<i64> = v["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["id"].as_i64())
+        .collect();
+    let mut human = match (ids.first(), ids.last()) {
+        (Some(a), Some(b)) if a != b => format!("imported {} tasks: #{a}–#{b}", ids.len()),
+        (Some(a), _) => format!("imported 1 task: #{a}"),
+        _ => "imported no tasks".to_string(),
+    };
+    if v["goal_set"] == json!(true) {
+        human.push_str("; goal set");
+    }
+    Ok((v, human))
+}
+
+/// Prints the board's backlog in `format` (with `--json`: the JSON document of the call).
+pub fn export(format: Format) -> BoardResult<(Value, String)> {
+    let mut c = Client::connect(&client::target()?, true)?;
+    let v = c.call("export", json!({}))?;
+    let backlog: Backlog = serde_json::from_value(v.clone())
+        .map_err(|e| BoardError::internal(format!("the board's export is not a backlog: {e}")))?;
+    let text = backlog.render(format);
+    Ok((v, text.trim_end_matches('\n').to_string()))
+}

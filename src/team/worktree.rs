@@ -1,0 +1,201 @@
+//! A git worktree per agent (`worktree = true` in an `[[agents]]` entry): the slot's agent works
+//! in `<data_dir>/worktrees/<slot>` on its own branch `board/<slot>`, so two agents never share an
+//! index (no `index.lock` races) and one agent's `git commit -a` cannot sweep up another's edits.
+//! The idea is the one of claude-squad and Claude Code's `--worktree`.
+//!
+//! `board up` creates a missing worktree (from the branch if it exists, else a new branch at the
+//! project's `HEAD`) and keeps an existing one, so a restarted agent finds its work. `board down`
+//! removes the worktrees that hold no uncommitted changes; the branches stay, to be merged back.
+//! The commit fence hooks live in the repository's common git directory, so they run in every
+//! worktree; the agent's `BOARD_SOCKET`/`BOARD_ROOT` lead them to the board.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::proto::error::{BoardError, BoardResult};
+
+/// Prefix of the agents' branches.
+pub const BRANCH_PREFIX: &str = "board/";
+
+/// Where one slot's worktree lives and which branch it has checked out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    /// The worktree's top directory: `<data_dir>/worktrees/<slot>`.
+    pub path: PathBuf,
+    /// `board/<slot>`.
+    pub branch: String,
+}
+
+impl Worktree {
+    /// The worktree of slot `slot` of the board whose data directory is `data_dir`.
+    pub fn of(data_dir: &Path, slot: &str) -> Worktree {
+        Worktree {
+            path: data_dir.join("worktrees").join(slot),
+            branch: format!("{BRANCH_PREFIX}{slot}"),
+        }
+    }
+}
+
+fn git(cwd: &Path, args: &[&str]) -> BoardResult<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            BoardError::unavailable(format!(
+                "cannot run git ({e}); `worktree = true` needs git installed"
+            ))
+        })?;
+    if !out.status.success() {
+        return Err(BoardError::usage(format!(
+            "git {} failed in {}: {}",
+            args.join(" "),
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+/// The directory of `root` relative to the top of its git work tree (`""` at the top).
+///
+/// Errors (`usage`): `root` is not in a git work tree, or the repository has no commit yet.
+pub fn repo_prefix(root: &Path) -> BoardResult<String> {
+    let prefix = git(root, &["rev-parse", "--show-prefix"]).map_err(|e| {
+        BoardError::usage(format!(
+            "`worktree = true` needs a git repository at {}: {}",
+            root.display(),
+            e.message
+        ))
+    })?;
+    git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).map_err(|_| {
+        BoardError::usage(format!(
+            "`worktree = true` needs a first commit in the repository of {} (agents' branches start there)",
+            root.display()
+        ))
+    })?;
+    Ok(prefix)
+}
+
+fn registered(root: &Path, path: &Path) -> BoardResult<bool> {
+    let list = git(root, &["worktree", "list", "--porcelain"])?;
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    Ok(list
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .any(|p| Path::new(p) == want || Path::new(p) == path))
+}
+
+/// Makes sure `wt` exists and is checked out; returns the directory the agent starts in (the
+/// worktree's copy of `root`'s place in the repository).
+///
+/// Errors (`usage`): no repository or no commit, or git refusing (a branch checked out
+/// elsewhere).
+pub fn ensure(root: &Path, wt: &Worktree) -> BoardResult<PathBuf> {
+    let prefix = repo_prefix(root)?;
+    if !(wt.path.is_dir() && registered(root, &wt.path)?) {
+        // A worktree directory deleted by hand leaves a stale entry that blocks `add`.
+        git(root, &["worktree", "prune"])?;
+        let path = wt.path.to_string_lossy().to_string();
+        let branch_ref = format!("refs/heads/{}", wt.branch);
+        let exists = git(root, &["rev-parse", "--verify", "--quiet", &branch_ref]).is_ok();
+        if exists {
+            git(root, &["worktree", "add", "--quiet", &path, &wt.branch])?;
+        } else {
+            git(
+                root,
+                &[
+                    "worktree", "add", "--quiet", "-b", &wt.branch, &path, "HEAD",
+                ],
+            )?;
+        }
+    }
+    Ok(wt.path.join(prefix))
+}
+
+/// What [`remove`] did with one worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removed {
+    /// Removed (its branch stays).
+    Removed,
+    /// There was none.
+    Absent,
+    /// Kept: git refused (uncommitted or untracked changes), with git's words.
+    Kept(String),
+}
+
+/// Removes `wt` unless it holds uncommitted work; the branch is kept either way.
+pub fn remove(root: &Path, wt: &Worktree) -> BoardResult<Removed> {
+    if !wt.path.exists() {
+        let _ = git(root, &["worktree", "prune"]);
+        return Ok(Removed::Absent);
+    }
+    let path = wt.path.to_string_lossy().to_string();
+    match git(root, &["worktree", "remove", &path]) {
+        Ok(_) => Ok(Removed::Removed),
+        Err(e) if e.kind == crate::proto::error::ErrorKind::Usage => Ok(Removed::Kept(e.message)),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(cwd: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    #[test]
+    fn a_worktree_is_made_kept_and_removed_only_when_clean() {
+        if Command::new("git").arg("--version").output().is_err() {
+            eprintln!("skipping: git is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let e = repo_prefix(&root).unwrap_err();
+        assert!(e.message.contains("needs a git repository"), "{e}");
+        sh(&root, &["init", "-q", "-b", "main"]);
+        let e = repo_prefix(&root).unwrap_err();
+        assert!(e.message.contains("first commit"), "{e}");
+        std::fs::write(root.join("sub/f"), "x").unwrap();
+        sh(&root, &["add", "."]);
+        sh(&root, &["commit", "-q", "-m", "one"]);
+
+        let board_root = root.join("sub");
+        let wt = Worktree::of(&board_root.join(".board"), "a");
+        assert_eq!(wt.branch, "board/a");
+        let work = ensure(&board_root, &wt).unwrap();
+        assert_eq!(work, wt.path.join("sub/"));
+        assert!(work.join("f").is_file());
+        // Again: kept as it is.
+        std::fs::write(work.join("new"), "y").unwrap();
+        assert_eq!(ensure(&board_root, &wt).unwrap(), work);
+        assert!(work.join("new").is_file());
+        // Dirty: kept by remove.
+        assert!(matches!(
+            remove(&board_root, &wt).unwrap(),
+            Removed::Kept(_)
+        ));
+        std::fs::remove_file(work.join("new")).unwrap();
+        assert_eq!(remove(&board_root, &wt).unwrap(), Removed::Removed);
+        assert!(!wt.path.exists());
+        assert_eq!(remove(&board_root, &wt).unwrap(), Removed::Absent);
+        // The branch stayed; a new worktree checks it out again.
+        assert!(ensure(&board_root, &wt).unwrap().join("f").is_file());
+    }
+}
