@@ -547,30 +547,47 @@ fn list_all(json_out: bool, states: &[String]) -> i32 {
         }
         let mut page = c.call("list", params.clone())?;
         let io = |e: std::io::Error| BoardError::internal(format!("writing the list: {e}"));
+        let enc = |e: serde_json::Error| BoardError::internal(format!("writing the list: {e}"));
         let stdout = std::io::stdout();
         // JSON is printed only once complete, so an error on a later page still leaves exactly
         // one document (the error) on stdout; human lines are printed page by page.
-        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+        let mut tasks: Vec<u8> = Vec::with_capacity(64 * 1024);
+        // The rest of each answer (`lost`, told once, on the first page) joins the document.
+        let mut extra = serde_json::Map::new();
         let mut first = true;
-        if json_out {
-            buf.extend_from_slice(br#"{"tasks":["#);
-        }
         loop {
+            if let Value::Object(m) = &mut page {
+                for (k, v) in std::mem::take(m) {
+                    match (k.as_str(), extra.get_mut(&k), v) {
+                        ("tasks" | "next", _, v) => {
+                            m.insert(k, v);
+                        }
+                        (_, Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
+                        (_, _, v) => {
+                            extra.insert(k, v);
+                        }
+                    }
+                }
+            }
+            if !json_out && first {
+                if let Some(lost) = print::lost_lines(&Value::Object(extra.clone())) {
+                    writeln!(tasks, "{lost}").map_err(io)?;
+                }
+            }
             for t in page["tasks"].as_array().into_iter().flatten() {
                 if json_out {
                     if !first {
-                        buf.push(b',');
+                        tasks.push(b',');
                     }
-                    serde_json::to_writer(&mut buf, t)
-                        .map_err(|e| BoardError::internal(format!("writing the list: {e}")))?;
+                    serde_json::to_writer(&mut tasks, t).map_err(enc)?;
                 } else {
-                    writeln!(buf, "{}", print::task_line(t)).map_err(io)?;
+                    writeln!(tasks, "{}", print::task_line(t)).map_err(io)?;
                 }
                 first = false;
             }
             if !json_out {
-                stdout.lock().write_all(&buf).map_err(io)?;
-                buf.clear();
+                stdout.lock().write_all(&tasks).map_err(io)?;
+                tasks.clear();
             }
             let Some(next) = page["next"].as_i64() else {
                 break;
@@ -578,13 +595,29 @@ fn list_all(json_out: bool, states: &[String]) -> i32 {
             params["after"] = json!(next);
             page = c.call_raw("list", params.clone())?;
         }
-        if json_out {
-            buf.extend_from_slice(b"]}\n");
-        } else if first {
-            buf.extend_from_slice(b"no tasks\n");
-        }
         let mut out = stdout.lock();
-        out.write_all(&buf).map_err(io)?;
+        if json_out {
+            // Keys in sorted order, as the board prints one unpaged answer.
+            extra.insert("tasks".into(), Value::Null);
+            out.write_all(b"{").map_err(io)?;
+            for (i, (k, v)) in extra.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",").map_err(io)?;
+                }
+                serde_json::to_writer(&mut out, k).map_err(enc)?;
+                out.write_all(b":").map_err(io)?;
+                if k == "tasks" {
+                    out.write_all(b"[").map_err(io)?;
+                    out.write_all(&tasks).map_err(io)?;
+                    out.write_all(b"]").map_err(io)?;
+                } else {
+                    serde_json::to_writer(&mut out, v).map_err(enc)?;
+                }
+            }
+            out.write_all(b"}\n").map_err(io)?;
+        } else if first {
+            out.write_all(b"no tasks\n").map_err(io)?;
+        }
         out.flush().map_err(io)
     };
     match run() {
