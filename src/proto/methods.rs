@@ -230,8 +230,6 @@ pub struct NoParams {}
 pub type HelloParams = NoParams;
 /// `status`: no parameters.
 pub type StatusParams = NoParams;
-/// `ready`: no parameters.
-pub type ReadyParams = NoParams;
 /// `renew`: no parameters.
 pub type RenewParams = NoParams;
 /// `resume`: no parameters.
@@ -402,6 +400,22 @@ pub struct ListParams {
     /// Only tasks in this state or these states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<StateFilter>,
+    /// At most this many tasks (1..10000); the result's `next` is the cursor of the next page,
+    /// null on the last. With ready or blocked, a page may hold fewer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Cursor: only tasks with an id above this (the `next` of the previous page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<i64>,
+}
+
+/// `ready` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadyParams {
+    /// At most this many tasks (1..10000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
 }
 
 /// `claim` parameters.

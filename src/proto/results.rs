@@ -111,6 +111,29 @@ pub struct TaskResult {
 pub struct TasksResult {
     /// The tasks (list: by id; ready: in claim order).
     pub tasks: Vec<TaskView>,
+    /// `list` with `limit`: the cursor of the next page (its `after`), null on the last page;
+    /// absent without `limit`.
+    #[serde(default, skip_serializing_if = "Paged::is_unpaged")]
+    pub next: Paged,
+}
+
+/// The `next` cursor of a paged `list`: absent when the call asked for no page, else the next
+/// page's `after` or null on the last page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Paged {
+    /// The call asked for no page (the member is left out).
+    #[default]
+    Unpaged,
+    /// The cursor, or null on the last page.
+    Page(Option<i64>),
+}
+
+impl Paged {
+    /// Whether the member is left out.
+    pub fn is_unpaged(&self) -> bool {
+        matches!(self, Paged::Unpaged)
+    }
 }
 
 /// `show`.

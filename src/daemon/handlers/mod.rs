@@ -178,7 +178,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
         Call::Hello(_) => answer(board::hello(cx)),
         Call::Status(_) => answer(board::status(cx)),
         Call::List(p) => answer(tasks::list(cx, p)),
-        Call::Ready(_) => answer(tasks::ready(cx)),
+        Call::Ready(p) => answer(tasks::ready(cx, p)),
         Call::Show(p) => answer(tasks::show(cx, p)),
         Call::Renew(_) => answer(claims::renew(cx)),
         Call::Check(p) => answer(claims::check(cx, p)),

@@ -1,11 +1,12 @@
 //! The backlog: `goal`, `add`, `edit`, `cancel` (writes) and `list`, `ready`, `show` (reads).
 
 use super::Cx;
-use crate::proto::error::BoardResult;
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
-    AddParams, CancelParams, EditParams, GoalParams, ListParams, ShowParams, StateFilter,
+    AddParams, CancelParams, EditParams, GoalParams, ListParams, ReadyParams, ShowParams,
+    StateFilter,
 };
-use crate::proto::results::{GoalResult, ShowResult, TaskResult, TasksResult};
+use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
 use crate::store::{Events, Store};
 
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
@@ -73,20 +74,44 @@ pub fn cancel(
     Ok(TaskResult { task })
 }
 
-/// `list`: all tasks by id, or those in the given states.
+/// Largest page of `list` / `ready`.
+pub const MAX_PAGE: i64 = 10_000;
+
+/// The optional `limit` of `list` / `ready`. Errors: `invalid` outside 1..=[`MAX_PAGE`].
+fn page_limit(limit: Option<i64>) -> BoardResult<Option<i64>> {
+    match limit {
+        Some(l) if !(1..=MAX_PAGE).contains(&l) => Err(BoardError::invalid(format!(
+            "`limit` must be between 1 and {MAX_PAGE}, not {l}"
+        ))
+        .with_code(-32602)),
+        other => Ok(other),
+    }
+}
+
+/// `list`: tasks by id, or those in the given states; a page of them with `limit`.
 pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
     let states: Option<Vec<String>> = p.state.as_ref().map(|f| match f {
         StateFilter::One(s) => vec![s.as_str().to_string()],
         StateFilter::Many(v) => v.iter().map(|s| s.as_str().to_string()).collect(),
     });
-    let tasks = cx.board.store().list_tasks(states.as_deref(), cx.now)?;
-    Ok(TasksResult { tasks })
+    let limit = page_limit(p.limit)?;
+    let (tasks, next) =
+        cx.board
+            .store()
+            .list_page(states.as_deref(), p.after.unwrap_or(0), limit, cx.now)?;
+    let next = match limit {
+        Some(_) => Paged::Page(next),
+        None => Paged::Unpaged,
+    };
+    Ok(TasksResult { tasks, next })
 }
 
-/// `ready`: ready tasks in claim order.
-pub fn ready(cx: &Cx) -> BoardResult<TasksResult> {
+/// `ready`: ready tasks in claim order (at most `limit`).
+pub fn ready(cx: &Cx, p: &ReadyParams) -> BoardResult<TasksResult> {
+    let limit = page_limit(p.limit)?;
     Ok(TasksResult {
-        tasks: cx.board.store().ready_tasks(cx.now)?,
+        tasks: cx.board.store().ready_tasks(cx.now, limit)?,
+        next: Paged::Unpaged,
     })
 }
 
