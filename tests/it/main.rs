@@ -44,6 +44,7 @@ mod mcp_server;
 mod profiles;
 mod project;
 mod restart;
+mod restored_database;
 mod sandboxed_socket;
 mod supervision;
 mod suspend_is_not_silence;
