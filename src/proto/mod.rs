@@ -6,6 +6,7 @@
 //! A connection that sent `subscribe` then receives notifications
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
 
+pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;
@@ -315,6 +316,9 @@ pub struct SessionView {
     /// `attention_after` of its start.
     #[serde(default)]
     pub attention: Option<String>,
+    /// RFC 3339 UTC; its first board call or hook (it reached its prompt).
+    #[serde(default)]
+    pub contacted_at: Option<String>,
 }
 
 /// One entry of the append-only event log.
