@@ -71,7 +71,14 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         tracing::error!(error = %e, "board stopped with an error");
     }
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
-    result
+    // Last, once no connection is served any more: the mark records exactly where this
+    // database stands, so the next start can tell it from a restored older copy.
+    if let Ok(board) = &result {
+        if let Err(e) = board.store().mark_clean_stop() {
+            tracing::error!(error = %e, "could not record the clean stop in the high-water mark");
+        }
+    }
+    result.map(|_| ())
 }
 
 /// Takes the board's lock. A board that is still stopping holds it for a moment after its
@@ -109,7 +116,7 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
     Ok(guard)
 }
 
-async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
+async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<Board>> {
     let (store, opened) = Store::open_board(&paths.db, new_epoch)?;
     tracing::info!(?opened, db = %paths.db.display(), "store opened");
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
@@ -164,13 +171,8 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     sweeper.abort();
     reloader.abort();
     let _ = fs::remove_file(&paths.socket);
-    // Last: the mark now records exactly where this database stands, so the next start can
-    // tell it from a restored older copy.
-    if let Err(e) = board.store().mark_clean_stop() {
-        tracing::error!(error = %e, "could not record the clean stop in the high-water mark");
-    }
     tracing::info!("board stopped");
-    Ok(())
+    Ok(board)
 }
 
 /// Design rule 8: on start, re-check every live session's processes by pid *and* start time
