@@ -2,9 +2,9 @@
 //! tools rather than shell commands).
 //!
 //! Tools: `board_status`, `board_ready`, `board_claim`, `board_done`, `board_release`,
-//! `board_note`, `board_add`, `board_show`. Each forwards one request to the board socket over one
-//! shared connection ([`Link`]) with the identity of the environment (`BOARD_AGENT`,
-//! `BOARD_TOKEN`), so the server must run inside the agent's session (the agent starts it, and the
+//! `board_note`, `board_add`, `board_show`, and `board_send`, `board_inbox` (see [`inbox`]).
+//! Each forwards one request to the board socket over one shared connection ([`Link`]) with
+//! the identity of the environment (`BOARD_AGENT`, `BOARD_TOKEN`), so the server must run inside the agent's session (the agent starts it, and the
 //! agent runs under `board run`). A success returns the request's `result` as structured content
 //! (and as JSON text); a refusal returns a tool error (`isError: true`) whose text starts with
 //! `KIND (CODE): message` and carries the whole JSON-RPC error object.
@@ -20,6 +20,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::agent_tools::json::Link;
+
+#[path = "mcp_inbox.rs"]
+mod inbox;
 use crate::proto::error::BoardError;
 
 /// Errors that end `board mcp`.
@@ -128,7 +131,7 @@ impl BoardTools {
     pub fn new() -> Self {
         BoardTools {
             link: Arc::new(Mutex::new(Link::new())),
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::inbox_router(),
         }
     }
 
@@ -142,8 +145,14 @@ impl BoardTools {
         .await
         .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
         match out {
-            Ok(v) => CallToolResult::structured(v),
-            Err(e) => tool_error(&e),
+            Ok(v) => {
+                let unread = v.get("inbox").cloned();
+                inbox::with_notice(CallToolResult::structured(v), unread.as_ref())
+            }
+            Err(e) => {
+                let unread = e.data.get("inbox").cloned();
+                inbox::with_notice(tool_error(&e), unread.as_ref())
+            }
         }
     }
 

@@ -13,6 +13,7 @@ use std::time::SystemTime;
 mod claims;
 mod events;
 mod import;
+mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -26,6 +27,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
+pub use messages::{Sent, Unread};
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -42,6 +44,7 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
+        M::up(include_str!("../../migrations/0003_messages_and_tty.sql")),
     ])
 }
 

@@ -27,6 +27,7 @@ mod json_stdio;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
+mod messages_between_agents;
 mod profiles;
 mod project;
 mod restart;

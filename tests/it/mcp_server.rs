@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::project::{check, Project};
 use serde_json::{json, Value};
 
-struct McpClient {
+pub(crate) struct McpClient {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -18,14 +18,14 @@ struct McpClient {
 }
 
 impl McpClient {
-    fn send(&mut self, msg: &Value) {
+    pub(crate) fn send(&mut self, msg: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{msg}").unwrap();
         stdin.flush().unwrap();
     }
 
     /// Sends a request and returns the response with its id (skipping notifications).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -43,7 +43,7 @@ impl McpClient {
     }
 
     /// tools/call; returns the CallToolResult.
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         r.get("result")
             .cloned()
@@ -51,7 +51,7 @@ impl McpClient {
     }
 }
 
-fn start(p: &Project, name: &str) -> McpClient {
+pub(crate) fn start(p: &Project, name: &str) -> McpClient {
     let mut cmd = p.cmd(crate::project::bin());
     cmd.args(["run", "--name", name, "--", "board", "mcp"]);
     spawn(cmd)
@@ -124,9 +124,11 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             "board_add",
             "board_claim",
             "board_done",
+            "board_inbox",
             "board_note",
             "board_ready",
             "board_release",
+            "board_send",
             "board_show",
             "board_status"
         ]
