@@ -65,7 +65,7 @@ fn export(board: &Board) -> BoardResult<Value> {
     serde_json::to_value(Backlog::of_board(goal, &tasks)).map_err(|e| Board::internal("export", e))
 }
 
-/// `send {to, text, answer?}` → `{message, ended_wait}`. With `answer` (the TUI answering a
+/// `send {to, text, answer?}` → `{message, ended_wait, pane}`. With `answer` (the TUI answering a
 /// waiting agent), the recipient's wait ends in the same transaction.
 fn send(board: &Board, p: &Params, caller: &Caller) -> BoardResult<Value> {
     let to = p.str("to")?;
@@ -76,7 +76,7 @@ fn send(board: &Board, p: &Params, caller: &Caller) -> BoardResult<Value> {
         board.set_waiting_flag(&sent.message.to, false);
     }
     board.publish(ev);
-    Ok(json!({ "message": sent.message, "ended_wait": sent.ended_wait }))
+    Ok(json!({ "message": sent.message, "ended_wait": sent.ended_wait, "pane": sent.pane }))
 }
 
 /// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread

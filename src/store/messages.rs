@@ -13,6 +13,8 @@ pub struct Sent {
     pub message: MessageView,
     /// The message was an answer and the recipient was waiting: its wait ended.
     pub ended_wait: bool,
+    /// The recipient's tmux pane, when it runs in one (where an answer can also be typed).
+    pub pane: Option<String>,
 }
 
 /// What the recipient has not read yet.
@@ -55,11 +57,13 @@ impl Store {
                     [] => return Err(no_recipient(tx, to)?),
                     [one] => one.clone(),
                     [first, ..] if first == to => first.clone(),
-                    several => return Err(BoardError::usage(format!(
+                    several => {
+                        return Err(BoardError::usage(format!(
                         "{} live agent sessions are named {to:?} ({}): send to one of these ids",
                         several.len(),
                         several.join(", ")
-                    ))),
+                    )))
+                    }
                 }
             };
             let sent_at = now_wall();
@@ -98,7 +102,16 @@ impl Store {
                     &format!("answered by {from}"),
                 )?;
             }
+            let pane: Option<String> = tx
+                .query_row(
+                    "SELECT pane_id FROM sessions WHERE id = ?1",
+                    [&recipient],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .flatten();
             Ok(Sent {
+                pane,
                 message: MessageView {
                     id,
                     from: from.to_string(),

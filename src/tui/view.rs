@@ -246,7 +246,7 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     for a in &waiting[..shown] {
         out.push(Banner {
             text: format!(
-                "⚠ WAITING FOR YOU: {} asks: {}",
+                "⚠ WAITING FOR YOU: {} asks: {}  (A answers)",
                 a.id,
                 a.waiting.as_deref().unwrap_or("")
             ),
@@ -929,6 +929,8 @@ const HELP: &[(&str, &str)] = &[
     ("/", "filter the backlog (words, #id, holder)"),
     ("Esc", "clear the filter / close a dialog"),
     ("c", "show or hide cancelled tasks"),
+    ("m", "message the selected agent (its inbox)"),
+    ("A", "answer an agent waiting for you"),
     ("R F5", "refresh now"),
     ("?", "this help"),
     ("q ^c", "quit"),

@@ -7,6 +7,7 @@
 
 mod agent_panes_in_tmux;
 mod agent_worktrees;
+mod answer_from_the_tui;
 mod backlog_import_export;
 mod board_crash_and_restart;
 mod claim_race;
