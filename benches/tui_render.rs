@@ -12,6 +12,9 @@
 //! It also times taking in a snapshot of that size (`on_snapshot`: sanitizing, grouping,
 //! sorting), which happens once per refresh rather than once per frame.
 
+// A benchmark that cannot set itself up has nothing to measure: failing loudly is right.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::time::{Duration, Instant};
 
 use board::tui::{fixture, state::App, view};

@@ -133,6 +133,24 @@ impl Default for IdentitySection {
     }
 }
 
+/// `[run]`: how `board run` supervises its agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// After the terminal or pane hung up (SIGHUP, forwarded to the agent), how long the agent
+    /// may take to exit on its own before its whole process tree gets SIGTERM, then SIGKILL 1 s
+    /// later (default 3 s). Some CLIs ignore SIGHUP at their prompt.
+    pub hangup_grace: Dur,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            hangup_grace: Dur(Duration::from_secs(3)),
+        }
+    }
+}
+
 /// One `[[agents]]` entry: what `board up` starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -148,6 +166,10 @@ pub struct AgentEntry {
     /// created by `board up` and removed by `board down` (default false).
     #[serde(default)]
     pub worktree: bool,
+    /// Overrides the profile's `attention_after` (needs attention when no hook or board call
+    /// came this long after the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_after: Option<Dur>,
 }
 
 fn one() -> u32 {
@@ -164,6 +186,8 @@ pub struct Config {
     pub lease: LeaseSection,
     /// `[identity]`
     pub identity: IdentitySection,
+    /// `[run]`
+    pub run: RunSection,
     /// `[[agents]]`
     pub agents: Vec<AgentEntry>,
 }
@@ -232,6 +256,9 @@ liveness = "activity"  # or "process": alive and not stopped is enough
 [identity]
 check_process_tree = true
 
+[run]
+hangup_grace = "3s"    # after a pane closes: time to exit before TERM, then KILL
+
 # What `board up` starts, one tmux pane each:
 # [[agents]]
 # name = "claude"
@@ -286,14 +313,23 @@ impl Paths {
     }
 }
 
+/// A stable short hash of a path, for names derived from it (the socket path, the tmux session
+/// name): the first `hex_digits` hex digits (at most 64) of SHA-256 over the path's bytes. Unlike
+/// `DefaultHasher`, whose output std documents as not stable across Rust releases, two builds
+/// of any version agree, so a board built with another toolchain finds the same socket.
+pub fn path_hash(path: &Path, hex_digits: usize) -> String {
+    use sha2::{Digest, Sha256};
+    use std::os::unix::ffi::OsStrExt;
+    let digest = Sha256::digest(path.as_os_str().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex[..hex_digits.min(hex.len())].to_string()
+}
+
 fn short_socket_path(data_dir: &Path) -> PathBuf {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    data_dir.hash(&mut h);
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join(format!("board-{}", nix::unistd::getuid())));
-    base.join(format!("board-{:016x}.sock", h.finish()))
+    base.join(format!("board-{}.sock", path_hash(data_dir, 16)))
 }
 
 /// Walks up from `start` to the first directory containing `board.toml`.
@@ -323,6 +359,17 @@ pub fn discover() -> Result<(Config, Paths), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_hashes_are_sha256_and_stable() {
+        // SHA-256("/srv/project/.board") computed independently (sha256sum), so a change of
+        // toolchain or hasher cannot move the socket.
+        assert_eq!(
+            path_hash(Path::new("/srv/project/.board"), 16),
+            "25c96ce5ed954a1e"
+        );
+        assert_eq!(path_hash(Path::new("/a"), 4).len(), 4);
+    }
 
     #[test]
     fn defaults_match_the_design() {

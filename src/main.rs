@@ -30,6 +30,9 @@ fn main() {
     };
     if cli.dies_on_closed_stdout() {
         // `board list | head -1`: end quietly like other Unix tools instead of panicking on EPIPE.
+        #[allow(unsafe_code, reason = "signal(2) is unsafe by signature")]
+        // SAFETY: restoring the default SIGPIPE disposition before any thread starts; no handler
+        // of ours is replaced.
         let _ = unsafe {
             nix::sys::signal::signal(
                 nix::sys::signal::Signal::SIGPIPE,

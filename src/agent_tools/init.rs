@@ -1,9 +1,11 @@
 //! `board init --agents` and `board init --mcp`: tell the project's agents about the board.
 //!
-//! `--agents` writes the board protocol ([`crate::agent_tools::profile::INSTRUCTIONS`]) into `AGENTS.md` and
-//! `CLAUDE.md` between [`BEGIN`] and [`END`] marker lines. Only the text between the markers is
-//! ever replaced; a file without markers gets the block appended; running it again changes
-//! nothing. `--mcp` adds the `board` server to `.mcp.json`, keeping every other server and key.
+//! `--agents` writes the board protocol ([`crate::agent_tools::profile::INSTRUCTIONS`]) into the
+//! instruction file of every profile (`AGENTS.md`, `CLAUDE.md`, `CONVENTIONS.md`) between
+//! [`BEGIN`] and [`END`] marker lines, and each CLI's own settings
+//! ([`crate::agent_tools::cli_files`]). Only the text between the markers is ever replaced; a
+//! file without markers gets the block appended; running it again changes nothing. `--mcp` adds
+//! the `board` server to `.mcp.json`, keeping every other server and key.
 
 use std::path::{Path, PathBuf};
 
@@ -13,9 +15,6 @@ use serde_json::{json, Map, Value};
 pub const BEGIN: &str = "<!-- board:begin -->";
 /// Marker line closing the board's block.
 pub const END: &str = "<!-- board:end -->";
-
-/// The instruction files `--agents` writes, relative to the project root.
-pub const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md"];
 
 /// The MCP config file `--mcp` writes, relative to the project root.
 pub const MCP_FILE: &str = ".mcp.json";
@@ -42,6 +41,14 @@ pub enum AgentsInitError {
     /// `.mcp.json` exists but is not a JSON object with an object `mcpServers`.
     #[error("{path} is not a valid MCP config ({problem}); fix it or move it away and run again")]
     McpConfig {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A CLI's settings file cannot take the board's settings without losing the user's.
+    #[error("{path}: {problem}; nothing was written, fix it by hand and run again")]
+    Settings {
         /// The file.
         path: PathBuf,
         /// What is wrong.
@@ -80,10 +87,26 @@ pub fn block(instructions: &str) -> String {
 /// replaced (markers included), or the block is appended after a blank line. Errors: a begin
 /// marker without an end after it, or more than one block (the message says which).
 pub fn with_block(existing: &str, instructions: &str) -> Result<String, String> {
-    let new_block = block(instructions);
-    let begins = existing.matches(BEGIN).count();
-    let ends = existing.matches(END).count();
+    with_marked_block(existing, instructions, (BEGIN, END), false)
+}
+
+/// [`with_block`] with other marker lines (`# board:begin` in TOML and YAML), and the block put
+/// first instead of last when new (`at_top`: TOML keys before any table header).
+pub fn with_marked_block(
+    existing: &str,
+    content: &str,
+    (begin, end): (&str, &str),
+    at_top: bool,
+) -> Result<String, String> {
+    let new_block = format!("{begin}\n{}\n{end}", content.trim_end_matches('\n'));
+    let begins = existing.matches(begin).count();
+    let ends = existing.matches(end).count();
     match (begins, ends) {
+        (0, 0) if at_top => Ok(if existing.is_empty() {
+            format!("{new_block}\n")
+        } else {
+            format!("{new_block}\n\n{existing}")
+        }),
         (0, 0) => {
             let mut out = existing.to_string();
             if !out.is_empty() {
@@ -97,25 +120,26 @@ pub fn with_block(existing: &str, instructions: &str) -> Result<String, String> 
             Ok(out)
         }
         (1, 1) => {
-            let start = existing.find(BEGIN).unwrap_or_default();
-            let end_at = existing.find(END).unwrap_or_default();
+            let start = existing.find(begin).unwrap_or_default();
+            let end_at = existing.find(end).unwrap_or_default();
             if end_at < start {
-                return Err(format!("`{END}` comes before `{BEGIN}`"));
+                return Err(format!("`{end}` comes before `{begin}`"));
             }
-            let end = end_at + END.len();
+            let stop = end_at + end.len();
             Ok(format!(
                 "{}{new_block}{}",
                 &existing[..start],
-                &existing[end..]
+                &existing[stop..]
             ))
         }
         (b, e) => Err(format!(
-            "found {b} `{BEGIN}` and {e} `{END}` line(s); expected one of each"
+            "found {b} `{begin}` and {e} `{end}` line(s); expected one of each"
         )),
     }
 }
 
-fn read_optional(path: &Path) -> Result<Option<String>, AgentsInitError> {
+/// The file at `path`, or None when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>, AgentsInitError> {
     match std::fs::read_to_string(path) {
         Ok(s) => Ok(Some(s)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -126,7 +150,13 @@ fn read_optional(path: &Path) -> Result<Option<String>, AgentsInitError> {
     }
 }
 
-fn write_if_changed(path: &Path, old: Option<&str>, new: &str) -> Result<Action, AgentsInitError> {
+/// Writes `new` to `path` unless it equals `old` (atomically: beside, then renamed; parent
+/// directories created), keeping the file's permissions.
+pub fn write_if_changed(
+    path: &Path,
+    old: Option<&str>,
+    new: &str,
+) -> Result<Action, AgentsInitError> {
     let action = match old {
         None => Action::Created,
         Some(o) if o == new => return Ok(Action::Unchanged),
@@ -138,6 +168,9 @@ fn write_if_changed(path: &Path, old: Option<&str>, new: &str) -> Result<Action,
         path: path.into(),
         source,
     };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
     std::fs::write(&tmp, new).map_err(io)?;
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(&tmp, meta.permissions());
@@ -146,14 +179,15 @@ fn write_if_changed(path: &Path, old: Option<&str>, new: &str) -> Result<Action,
     Ok(action)
 }
 
-/// Writes the instruction block into each of [`INSTRUCTION_FILES`] under `root`. All files are
+/// Writes the instruction block into each of `files` (paths relative to `root`). All files are
 /// checked before any is written. Returns each file's path and what happened.
 pub fn write_instructions(
     root: &Path,
+    files: &[String],
     instructions: &str,
 ) -> Result<Vec<(PathBuf, Action)>, AgentsInitError> {
     let mut planned = Vec::new();
-    for name in INSTRUCTION_FILES {
+    for name in files {
         let path = root.join(name);
         let old = read_optional(&path)?;
         let new = with_block(old.as_deref().unwrap_or(""), instructions).map_err(|problem| {
@@ -173,15 +207,16 @@ pub fn write_instructions(
         .collect()
 }
 
-/// The `.mcp.json` entry for the board server.
-pub fn mcp_entry() -> Value {
-    json!({ "command": "board", "args": ["mcp"] })
+/// The `.mcp.json` entry for the board server; `command` is the board binary (an absolute path:
+/// an agent CLI may not have board's directory on its PATH).
+pub fn mcp_entry(command: &str) -> Value {
+    json!({ "command": command, "args": ["mcp"] })
 }
 
 /// `existing` `.mcp.json` text (None: no file) with `mcpServers.board` set to [`mcp_entry`];
 /// every other key and server is kept. Errors: text that is not a JSON object, or whose
 /// `mcpServers` is not an object.
-pub fn with_mcp_server(existing: Option<&str>) -> Result<String, String> {
+pub fn with_mcp_server(existing: Option<&str>, command: &str) -> Result<String, String> {
     let mut doc = match existing.map(str::trim) {
         None | Some("") => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
@@ -196,29 +231,30 @@ pub fn with_mcp_server(existing: Option<&str>) -> Result<String, String> {
     let Value::Object(servers) = servers else {
         return Err("`mcpServers` is not an object".into());
     };
-    servers.insert("board".into(), mcp_entry());
+    servers.insert("board".into(), mcp_entry(command));
     let text = serde_json::to_string_pretty(&Value::Object(doc))
         .map_err(|e| format!("cannot encode: {e}"))?;
     Ok(format!("{text}\n"))
 }
 
-/// Adds the board server to `root/.mcp.json`. A file that already has the same `board` entry is
-/// left byte for byte as it is.
-pub fn write_mcp(root: &Path) -> Result<(PathBuf, Action), AgentsInitError> {
+/// Adds the board server (`command`: the board binary) to `root/.mcp.json`. A file that already
+/// has the same `board` entry is left byte for byte as it is.
+pub fn write_mcp(root: &Path, command: &str) -> Result<(PathBuf, Action), AgentsInitError> {
     let path = root.join(MCP_FILE);
     let old = read_optional(&path)?;
     if let Some(text) = &old {
         let same = serde_json::from_str::<Value>(text)
             .ok()
-            .is_some_and(|v| v["mcpServers"]["board"] == mcp_entry());
+            .is_some_and(|v| v["mcpServers"]["board"] == mcp_entry(command));
         if same {
             return Ok((path, Action::Unchanged));
         }
     }
-    let new = with_mcp_server(old.as_deref()).map_err(|problem| AgentsInitError::McpConfig {
-        path: path.clone(),
-        problem,
-    })?;
+    let new =
+        with_mcp_server(old.as_deref(), command).map_err(|problem| AgentsInitError::McpConfig {
+            path: path.clone(),
+            problem,
+        })?;
     let action = write_if_changed(&path, old.as_deref(), &new)?;
     Ok((path, action))
 }
@@ -250,11 +286,11 @@ mod tests {
     #[test]
     fn other_mcp_servers_are_kept() {
         let old = r#"{"mcpServers":{"other":{"command":"x"}},"extra":1}"#;
-        let v: Value = serde_json::from_str(&with_mcp_server(Some(old)).unwrap()).unwrap();
+        let v: Value = serde_json::from_str(&with_mcp_server(Some(old), "/b").unwrap()).unwrap();
         assert_eq!(v["mcpServers"]["other"]["command"], "x");
-        assert_eq!(v["mcpServers"]["board"], mcp_entry());
+        assert_eq!(v["mcpServers"]["board"], mcp_entry("/b"));
         assert_eq!(v["extra"], 1);
-        assert!(with_mcp_server(Some("[1]")).is_err());
-        assert!(with_mcp_server(Some(r#"{"mcpServers":3}"#)).is_err());
+        assert!(with_mcp_server(Some("[1]"), "/b").is_err());
+        assert!(with_mcp_server(Some(r#"{"mcpServers":3}"#), "/b").is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! How agents reach the board besides the CLI: `board json`, `board mcp`, agent profiles, and the
 //! `board init` extras (instructions, MCP entries, git hooks).
 
+pub mod agent_hooks;
+pub mod cli_files;
 pub mod hooks;
 pub mod init;
 pub mod json;

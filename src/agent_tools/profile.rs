@@ -23,6 +23,22 @@ pub const BUILTIN: &[(&str, &str)] = &[
 /// The agent protocol text given to agents (`agents/INSTRUCTIONS.md`).
 pub const INSTRUCTIONS: &str = include_str!("../../agents/INSTRUCTIONS.md");
 
+/// The bash rc file of the `shell` profile, in the data directory (`.board/`).
+pub const SHELL_RC: &str = "agent.bashrc";
+
+/// The environment variables that carry an agent's identity to the board; MCP servers and hooks
+/// must get them passed through.
+pub const IDENTITY_VARS: &[&str] = &["BOARD_AGENT", "BOARD_TOKEN", "BOARD_SOCKET", "BOARD_ROOT"];
+
+/// `["a", "b"]` as an inline TOML array of strings.
+pub fn toml_list(items: &[&str]) -> String {
+    let parts: Vec<String> = items
+        .iter()
+        .map(|s| toml::Value::String((*s).to_string()).to_string())
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
 /// Errors loading a profile.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
@@ -47,14 +63,64 @@ pub enum ProfileError {
     },
 }
 
+/// Which agent CLI a profile starts: it decides which of that CLI's own files
+/// `board init --agents` writes and which settings `board up` passes on its command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CliKind {
+    /// Claude Code: `CLAUDE.md`, `.mcp.json`, `.claude/settings.json` (permissions, hooks),
+    /// `.claude/settings.local.json` (MCP approval).
+    Claude,
+    /// Codex CLI: `AGENTS.md`, `.codex/config.toml`, `.codex/hooks.json`; MCP as `-c` flags.
+    Codex,
+    /// Gemini CLI: `.gemini/settings.json` (context files, MCP, redaction allow-list, hooks).
+    Gemini,
+    /// aider: the conventions file and `.aider.conf.yml`.
+    Aider,
+    /// bash: an rc file that shows the agent in the prompt.
+    Shell,
+}
+
+impl CliKind {
+    /// Every kind, in the order `board init --agents` reports them.
+    pub const ALL: [CliKind; 5] = [
+        CliKind::Claude,
+        CliKind::Codex,
+        CliKind::Gemini,
+        CliKind::Aider,
+        CliKind::Shell,
+    ];
+
+    /// `claude`, `codex`, `gemini`, `aider`, `shell`: also the `<cli>` of `board hook <cli> <event>`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CliKind::Claude => "claude",
+            CliKind::Codex => "codex",
+            CliKind::Gemini => "gemini",
+            CliKind::Aider => "aider",
+            CliKind::Shell => "shell",
+        }
+    }
+
+    /// The kind named `s`, if any.
+    pub fn parse(s: &str) -> Option<CliKind> {
+        CliKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// One agent profile.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// What this agent is, for people.
     pub description: String,
-    /// The command line; `{board}` is replaced by the path of the running board binary.
+    /// The command line; `{board}` is replaced by the path of the running board binary,
+    /// `{root}` by the project root, `{shell_rc}` by the bash rc file `board up` writes
+    /// ([`SHELL_RC`]).
     pub command: Vec<String>,
+    /// The agent CLI this profile starts (None: a program board knows nothing about).
+    #[serde(default)]
+    pub cli: Option<CliKind>,
     /// Arguments appended to pass the initial prompt; `{prompt}` is replaced by [`Profile::prompt`].
     #[serde(default)]
     pub prompt_args: Vec<String>,
@@ -65,18 +131,26 @@ pub struct Profile {
     /// where `board init --agents` writes the instruction block.
     #[serde(default)]
     pub instructions_file: Option<String>,
-    /// Whether the agent takes MCP tools (`board mcp`).
+    /// Whether the agent takes MCP tools (`board mcp`): `board init --agents` registers the
+    /// server in the CLI's own MCP configuration, and `board up` passes it on the command line
+    /// where the CLI reads none from the project (Codex, for an untrusted project).
     #[serde(default)]
     pub mcp: bool,
+    /// A session that has neither called the board nor fired a hook this long after its start is
+    /// shown as **needs attention** (it is most likely stuck in a first-run dialog). None: never
+    /// (for agents with no hook that fires at start, such as aider).
+    #[serde(default)]
+    pub attention_after: Option<crate::config::Dur>,
     /// Extra environment for the agent.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
 }
 
-/// The prompt given when a profile names none.
+/// The prompt given when a profile names none. `board instructions` exists wherever board is
+/// installed, unlike any file of this repository.
 pub const DEFAULT_PROMPT: &str = "You are one agent of a team working from a shared board. \
-Follow the board protocol in agents/INSTRUCTIONS.md (or `board --help`): run `board claim` to take \
-a task, work only on what you claimed, and finish with `board done ID --note ...`.";
+Run `board instructions` and follow that protocol: `board claim --json` to take a task, work only \
+on what you claimed, and finish with `board done ID --generation N --note ...`.";
 
 impl Profile {
     /// Parses profile text; `name` only labels errors.
@@ -111,18 +185,47 @@ impl Profile {
             .unwrap_or_else(|| Err(ProfileError::NotFound(name.into())))
     }
 
-    /// The full command line: `command` then `prompt_args`, placeholders filled in.
-    pub fn argv(&self, board_bin: &str) -> Vec<String> {
+    /// The full command line: `command`, the settings board adds for this CLI
+    /// ([`Profile::cli_args`]), then `prompt_args`; placeholders filled in.
+    pub fn argv(&self, board_bin: &str, root: &Path, data_dir: &Path) -> Vec<String> {
         let prompt = self.prompt.as_deref().unwrap_or(DEFAULT_PROMPT);
+        let rc = data_dir.join(SHELL_RC);
+        let (root, rc) = (root.to_string_lossy(), rc.to_string_lossy());
         self.command
             .iter()
-            .map(|a| a.replace("{board}", board_bin))
+            .map(|a| {
+                a.replace("{board}", board_bin)
+                    .replace("{root}", &root)
+                    .replace("{shell_rc}", &rc)
+            })
+            .chain(self.cli_args(board_bin))
             .chain(
                 self.prompt_args
                     .iter()
                     .map(|a| a.replace("{prompt}", prompt)),
             )
             .collect()
+    }
+
+    /// Settings that only the command line can carry. Codex reads a project's
+    /// `.codex/config.toml` only once the user trusted the project, so with `mcp` the board
+    /// server (with the identity variables passed through, which Codex strips otherwise) goes
+    /// in `-c` flags, which need no trust.
+    pub fn cli_args(&self, board_bin: &str) -> Vec<String> {
+        match self.cli {
+            Some(CliKind::Codex) if self.mcp => {
+                let bin = toml::Value::String(board_bin.to_string());
+                vec![
+                    "-c".into(),
+                    format!("mcp_servers.board.command={bin}"),
+                    "-c".into(),
+                    "mcp_servers.board.args=[\"mcp\"]".into(),
+                    "-c".into(),
+                    format!("mcp_servers.board.env_vars={}", toml_list(IDENTITY_VARS)),
+                ]
+            }
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -149,8 +252,23 @@ mod tests {
     fn placeholders_are_filled() {
         let p = Profile::parse("x", "description = \"x\"\ncommand = [\"{board}\", \"demo-agent\"]\nprompt_args = [\"-p\", \"{prompt}\"]\nprompt = \"go\"\n").unwrap();
         assert_eq!(
-            p.argv("/bin/board"),
+            p.argv("/bin/board", Path::new("/r"), Path::new("/r/.board")),
             ["/bin/board", "demo-agent", "-p", "go"]
         );
+    }
+
+    #[test]
+    fn codex_gets_the_board_server_on_its_command_line() {
+        let p = Profile::parse(
+            "c",
+            "description = \"x\"\ncommand = [\"codex\"]\ncli = \"codex\"\nmcp = true\n",
+        )
+        .unwrap();
+        let argv = p.argv("/opt/b\"x/board", Path::new("/r"), Path::new("/d"));
+        let (key, value) = argv[2].split_once('=').unwrap();
+        assert_eq!(key, "mcp_servers.board.command");
+        let parsed: toml::Table = format!("v = {value}").parse().unwrap();
+        assert_eq!(parsed["v"].as_str(), Some("/opt/b\"x/board"));
+        assert!(argv[6].contains("\"BOARD_TOKEN\""), "{argv:?}");
     }
 }

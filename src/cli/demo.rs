@@ -438,14 +438,14 @@ fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Opt
         .and_then(|t| titles.get(&t))
         .map(|t| one_line(t))
         .unwrap_or_default();
-    let gen = e["generation"]
+    let generation = e["generation"]
         .as_i64()
         .map(|g| format!(" (generation {g})"))
         .unwrap_or_default();
     let reason = one_line(e["reason"].as_str().unwrap_or(""));
     let t = task.map(|t| format!("#{t}")).unwrap_or_default();
     let what = match e["kind"].as_str()? {
-        "grant" => format!("{agent:<8} claimed  {t:<4} {title}{gen}"),
+        "grant" => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
         "done" => format!("{agent:<8} finished {t:<4} {title}"),
         "expel" => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
         "lapse" => format!("{agent:<8} lapsed   {t:<4} {reason}"),

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::Cli;
 use crate::agent_tools::init::{self, Action};
+use crate::agent_tools::profile::Profile;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// `board completions SHELL`: prints the completion script; returns the exit code.
@@ -119,10 +120,16 @@ pub enum DoorCmd {
     },
     /// Print the man page (roff) on stdout (e.g. `board man | man -l -`).
     Man,
-    /// The work of a git hook installed by `board init --git-hooks`.
+    /// Print the protocol an agent follows on the board (the text `board init --agents` puts in
+    /// AGENTS.md, CLAUDE.md, …).
+    Instructions,
+    /// The work of a hook: git hooks installed by `board init --git-hooks` (`board hook
+    /// pre-commit`), and agent CLI hooks installed by `board init --agents` (`board hook claude
+    /// Stop`: reads the CLI's JSON payload on stdin, tells the board, always exits 0).
     #[command(hide = true)]
     Hook {
-        /// Hook name (pre-commit, prepare-commit-msg).
+        /// Git hook name (pre-commit, prepare-commit-msg), or the agent CLI (claude, codex,
+        /// gemini, aider, shell) followed by its hook event.
         name: String,
         /// The hook's arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -138,7 +145,14 @@ pub fn run(cmd: DoorCmd) -> i32 {
         DoorCmd::Mcp => crate::agent_tools::mcp::run(),
         DoorCmd::Completions { shell } => completions(shell),
         DoorCmd::Man => man(),
-        DoorCmd::Hook { name, args } => crate::agent_tools::hooks::run(&name, &args),
+        DoorCmd::Instructions => print_bytes(
+            "board instructions",
+            crate::agent_tools::profile::INSTRUCTIONS.as_bytes(),
+        ),
+        DoorCmd::Hook { name, args } => match crate::agent_tools::profile::CliKind::parse(&name) {
+            Some(cli) => crate::agent_tools::agent_hooks::run(cli, &args),
+            None => crate::agent_tools::hooks::run(&name, &args),
+        },
     }
 }
 
@@ -161,6 +175,27 @@ fn action_json(path: &std::path::Path, a: Action) -> Value {
     json!({ "path": path, "action": a.as_str() })
 }
 
+/// The profiles `board init --agents` configures: every built-in one that starts a known CLI,
+/// and every profile `board.toml` names (a project's `agents/NAME.toml` wins over the built-in).
+fn agent_profiles(root: &std::path::Path) -> BoardResult<Vec<Profile>> {
+    let mut names: Vec<String> = crate::agent_tools::profile::BUILTIN
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let cfg_path = root.join(crate::config::CONFIG_FILE);
+    let cfg =
+        crate::config::Config::load(&cfg_path).map_err(|e| BoardError::usage(e.to_string()))?;
+    for a in &cfg.agents {
+        if !names.contains(&a.profile) {
+            names.push(a.profile.clone());
+        }
+    }
+    names
+        .iter()
+        .map(|n| Profile::load(root, n).map_err(|e| BoardError::usage(e.to_string())))
+        .collect()
+}
+
 /// Adds the requested extras to the result of plain `board init` (`v`, `human`): writes the
 /// files and reports them under `agents`, `mcp` and `git_hooks`. Errors: `usage` when a file
 /// cannot be understood (unbalanced markers, a broken .mcp.json, not a git repository, a chained
@@ -177,26 +212,63 @@ pub fn init_extras(
         init::AgentsInitError::Io { .. } => BoardError::internal(e.to_string()),
         _ => BoardError::usage(e.to_string()),
     };
+    let exe = || {
+        std::env::current_exe()
+            .and_then(|p| p.canonicalize())
+            .map_err(|e| BoardError::internal(format!("cannot find the board binary: {e}")))
+    };
     if extras.agents {
-        let written = init::write_instructions(&root, crate::agent_tools::profile::INSTRUCTIONS)
-            .map_err(usage_or_internal)?;
-        for (path, a) in &written {
+        let profiles = agent_profiles(&root)?;
+        let mut files: Vec<String> = Vec::new();
+        for p in &profiles {
+            if let Some(f) = &p.instructions_file {
+                if !files.contains(f) {
+                    files.push(f.clone());
+                }
+            }
+        }
+        let written =
+            init::write_instructions(&root, &files, crate::agent_tools::profile::INSTRUCTIONS)
+                .map_err(usage_or_internal)?;
+        let mut all: Vec<crate::agent_tools::cli_files::Written> = written
+            .into_iter()
+            .map(|(path, action)| crate::agent_tools::cli_files::Written {
+                path,
+                action,
+                what: format!(
+                    "board instructions between {} and {}",
+                    init::BEGIN,
+                    init::END
+                ),
+            })
+            .collect();
+        let bin = exe()?;
+        all.extend(
+            crate::agent_tools::cli_files::configure(&root, &bin, &profiles)
+                .map_err(usage_or_internal)?,
+        );
+        for w in &all {
             human.push_str(&format!(
-                "\n{} {} (board instructions between {} and {})",
-                a.as_str(),
-                path.display(),
-                init::BEGIN,
-                init::END
+                "\n{} {} ({})",
+                w.action.as_str(),
+                w.path.display(),
+                w.what
             ));
         }
-        v["agents"] = written
+        human.push_str(&format!(
+            "\nhooks and MCP entries call {}; run `board init --agents` again if board moves",
+            bin.display()
+        ));
+        v["agents"] = all
             .iter()
-            .map(|(p, a)| action_json(p, *a))
+            .map(|w| json!({ "path": w.path, "action": w.action.as_str(), "what": w.what }))
             .collect::<Vec<_>>()
             .into();
     }
     if extras.mcp {
-        let (path, a) = init::write_mcp(&root).map_err(usage_or_internal)?;
+        let bin = exe()?;
+        let (path, a) =
+            init::write_mcp(&root, &bin.to_string_lossy()).map_err(usage_or_internal)?;
         human.push_str(&format!(
             "\n{} {} (MCP server `board mcp`)",
             a.as_str(),
@@ -205,9 +277,7 @@ pub fn init_extras(
         v["mcp"] = action_json(&path, a);
     }
     if extras.git_hooks {
-        let exe = std::env::current_exe()
-            .and_then(|p| p.canonicalize())
-            .map_err(|e| BoardError::internal(format!("cannot find the board binary: {e}")))?;
+        let exe = exe()?;
         let report = crate::agent_tools::hooks::install(&root, &exe).map_err(|e| match e {
             crate::agent_tools::hooks::HooksError::Io { .. }
             | crate::agent_tools::hooks::HooksError::Git(_) => BoardError::internal(e.to_string()),

@@ -8,6 +8,7 @@
 pub mod backlog_cmd;
 pub mod demo;
 pub mod run;
+pub mod supervise;
 pub mod up;
 
 pub mod doors;
@@ -227,6 +228,14 @@ pub enum Cmd {
         /// then wait (Enter starts it again, Ctrl-D closes). `board up` panes use this.
         #[arg(long)]
         hold: bool,
+        /// After a hangup (pane closed), how long the agent may take to exit before its process
+        /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        hangup_grace: Option<std::time::Duration>,
+        /// Show the session as "needs attention" when neither a board call nor a hook of the
+        /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
+        #[arg(long, value_parser = crate::config::parse_duration)]
+        attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -284,8 +293,19 @@ pub fn run(cli: Cli) -> i32 {
             name,
             pane,
             hold,
+            hangup_grace,
+            attention_after,
             cmd,
-        } => return crate::cli::run::run(&name, pane.as_deref(), hold, &cmd),
+        } => {
+            return crate::cli::run::run(
+                &name,
+                pane.as_deref(),
+                hold,
+                hangup_grace,
+                attention_after,
+                &cmd,
+            )
+        }
         Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
         Cmd::Log {
             follow: true,
@@ -375,6 +395,10 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     if json_out {
         println!("{}", e.to_json());
     } else {
+        let data = Value::Object(e.data.clone());
+        if let Some(lost) = print::lost_lines(&data) {
+            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
+        }
         eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
     }
     e.kind.exit_code()

@@ -87,6 +87,34 @@ fn tasks(v: &Value) -> String {
 
 /// The human text for the result `v` of `method`.
 pub fn human(method: &str, v: &Value) -> String {
+    let base = human_result(method, v);
+    match lost_lines(v) {
+        Some(lost) => format!("{lost}\n{base}"),
+        None => base,
+    }
+}
+
+/// `lost` of an answer or error data (claims the agent lost since its previous call), one
+/// line each: `lost #3 (generation 2): lapse — lease expired …`. None when there are none.
+pub fn lost_lines(v: &Value) -> Option<String> {
+    let lost = v["lost"].as_array().filter(|l| !l.is_empty())?;
+    Some(
+        lost.iter()
+            .map(|l| {
+                format!(
+                    "lost #{} (generation {}): {} — {}",
+                    l["task"],
+                    l["generation"],
+                    s(&l["end"]),
+                    s(&l["reason"])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+fn human_result(method: &str, v: &Value) -> String {
     match method {
         "goal" => match v["goal"].is_null() {
             true => "no goal set (set one with `board goal TEXT`)".into(),
@@ -121,6 +149,13 @@ pub fn human(method: &str, v: &Value) -> String {
             }
             out.join("\n")
         }
+        "claim" if v["already"].as_bool() == Some(true) => format!(
+            "you already hold #{} at generation {} (lease {}): {}",
+            v["task"]["id"],
+            v["generation"],
+            countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
+            s(&v["task"]["title"])
+        ),
         "claim" => format!(
             "claimed #{} generation {} (lease {}): {}",
             v["task"]["id"],
@@ -237,6 +272,9 @@ pub fn human(method: &str, v: &Value) -> String {
                     }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
+                    }
+                    if let Some(why) = a["attention"].as_str() {
+                        line.push_str(&format!("  NEEDS ATTENTION: {}", one_line(why)));
                     }
                     if let Some(r) = a["end_reason"].as_str() {
                         line.push_str(&format!("  ended: {}", one_line(r)));

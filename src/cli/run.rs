@@ -1,22 +1,19 @@
 //! `board run [--name N] -- CMD…`: the launcher that starts an agent under the board.
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
-//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, forwards
-//! SIGINT/SIGTERM/SIGHUP, and when the child exits (SIGCHLD) reports the exit to the board at once
-//! so its claims are expelled, then terminates leftover descendants (TERM, then KILL) and exits
-//! with the child's status. It never renews claims: its own liveness proves nothing about the
+//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, supervises
+//! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
+//! reports the exit to the board at once so its claims are expelled, then terminates leftover
+//! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
 //! agent (design rule 2).
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde_json::{json, Value};
-use tokio::signal::unix::{signal, SignalKind};
 
-use crate::os::procfs;
+use super::supervise::{supervise, terminate_leftovers, Signals};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
 
@@ -26,7 +23,19 @@ use crate::proto::error::{BoardError, BoardResult};
 /// ended: it prints the agent's exit status and the board's reason under the agent's last output,
 /// marks its tmux pane `@board_state ended`, and waits: Enter starts the agent again in place,
 /// Ctrl-D or Ctrl-C closes the pane (as does `board up` or the TUI restarting it).
-pub fn run(name: &str, pane: Option<&str>, hold: bool, cmd: &[String]) -> i32 {
+///
+/// `hangup_grace` overrides `[run] hangup_grace` of board.toml.
+///
+/// `attention_after`: the session needs attention when neither a board call nor a hook of its
+/// agent came this long after its start (None: never).
+pub fn run(
+    name: &str,
+    pane: Option<&str>,
+    hold: bool,
+    hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
+    cmd: &[String],
+) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -45,7 +54,7 @@ pub fn run(name: &str, pane: Option<&str>, hold: bool, cmd: &[String]) -> i32 {
         if hold {
             mark_pane("running");
         }
-        let (code, summary, hung_up) = match launch(name, pane, cmd, &mut signals).await {
+        let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
             Ok(end) => (end.code, end.summary(name), end.hung_up),
             Err(e) => {
                 let msg = crate::proto::sanitize::inert(&e.message);
@@ -125,14 +134,18 @@ async fn hold_wait(signals: &mut Signals) -> bool {
         let mut s = String::new();
         std::io::stdin().read_line(&mut s).map(|n| n > 0)
     });
-    let Some((int, term, hup)) = signals.0.as_mut() else {
-        return matches!(line.await, Ok(Ok(true)));
+    let closing = async {
+        loop {
+            match signals.next().await {
+                Some(Signal::SIGINT | Signal::SIGTERM | Signal::SIGHUP) => return,
+                Some(_) => continue,
+                None => std::future::pending::<()>().await,
+            }
+        }
     };
     tokio::select! {
         r = line => matches!(r, Ok(Ok(true))),
-        _ = int.recv() => false,
-        _ = term.recv() => false,
-        _ = hup.recv() => false,
+        _ = closing => false,
     }
 }
 
@@ -162,14 +175,21 @@ fn connect(target: &Target) -> BoardResult<Client> {
 async fn launch(
     name: &str,
     pane: Option<&str>,
+    hangup_grace: Option<Duration>,
+    attention_after: Option<Duration>,
     cmd: &[String],
     signals: &mut Signals,
 ) -> BoardResult<Ended> {
     let target = client::target()?;
+    let hangup_grace = hangup_grace.unwrap_or_else(|| configured_grace(&target));
     let mut c = connect(&target)?;
     let reg = c.call(
         "session.register",
-        json!({ "name": name, "branch": current_branch() }),
+        json!({
+            "name": name,
+            "branch": current_branch(),
+            "attention_ms": attention_after.map(|d| d.as_millis() as u64),
+        }),
     )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
@@ -188,8 +208,17 @@ async fn launch(
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
     }
+    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
+    // missing: the instructions tell agents to fall back on this absolute path.
+    if let Ok(exe) = std::env::current_exe() {
+        command.env("BOARD_BIN", exe);
+    }
     // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
     // has already expelled its claims: ask the kernel to end the agent too.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
     unsafe {
         command.pre_exec(|| {
@@ -240,80 +269,17 @@ async fn launch(
             let _ = c.call("session.exit", params);
         }
     };
-    let status = supervise(&mut child, pid, signals, on_hangup).await;
+    let (status, kill_at) = supervise(&mut child, pid, signals, hangup_grace, on_hangup).await;
     let (code, sig) = (status.code(), status.signal());
     // Report first (the claims must be freed at once), then clean up.
     let reason = report_exit(&target, &agent, &token, code, sig);
-    terminate_leftovers();
+    terminate_leftovers(kill_at);
     Ok(Ended {
         code: code.unwrap_or_else(|| 128 + sig.unwrap_or(0)),
         agent,
         reason,
         hung_up: hung_up.get(),
     })
-}
-
-/// SIGINT, SIGTERM and SIGHUP, caught from creation on (tokio keeps one that arrives before
-/// anyone waits for it).
-struct Signals(Option<(Sig, Sig, Sig)>);
-
-type Sig = tokio::signal::unix::Signal;
-
-impl Signals {
-    fn new() -> Self {
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(a), Ok(b), Ok(c)) => Signals(Some((a, b, c))),
-            _ => Signals(None),
-        }
-    }
-}
-
-/// Waits for the child, forwarding SIGINT/SIGTERM/SIGHUP to it.
-async fn supervise(
-    child: &mut tokio::process::Child,
-    pid: i32,
-    signals: &mut Signals,
-    on_hangup: impl Fn(),
-) -> std::process::ExitStatus {
-    let (int, term, hup) = match signals.0.as_mut() {
-        Some(s) => s,
-        None => {
-            return child
-                .wait()
-                .await
-                .unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8))
-        }
-    };
-    loop {
-        let sig = tokio::select! {
-            st = child.wait() => return st.unwrap_or_else(|_| std::process::ExitStatus::from_raw(1 << 8)),
-            _ = int.recv() => Signal::SIGINT,
-            _ = term.recv() => Signal::SIGTERM,
-            _ = hup.recv() => Signal::SIGHUP,
-        };
-        // A Ctrl-C typed in our terminal already reached the child (same foreground process
-        // group): forwarding it again would make the agent see two.
-        if sig == Signal::SIGINT && terminal_delivers_to_child() {
-            continue;
-        }
-        if sig == Signal::SIGHUP {
-            on_hangup();
-        }
-        let _ = kill(Pid::from_raw(pid), sig);
-    }
-}
-
-fn terminal_delivers_to_child() -> bool {
-    use std::os::fd::AsFd;
-    let stdin = std::io::stdin();
-    match nix::unistd::tcgetpgrp(stdin.as_fd()) {
-        Ok(fg) => fg == nix::unistd::getpgrp(),
-        Err(_) => false,
-    }
 }
 
 /// Reports the agent's exit; returns the board's reason for the session's end (the first
@@ -355,38 +321,14 @@ fn stored_end_reason(target: &Target, agent: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// TERM every remaining descendant, wait up to 1 s, then KILL; reap them all.
-fn terminate_leftovers() {
-    let me = std::process::id() as i32;
-    let left = procfs::descendants(me);
-    if left.is_empty() {
-        reap();
-        return;
-    }
-    for p in &left {
-        let _ = kill(Pid::from_raw(*p), Signal::SIGTERM);
-    }
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while Instant::now() < deadline {
-        reap();
-        if procfs::descendants(me).is_empty() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    for p in procfs::descendants(me) {
-        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    reap();
-}
-
-fn reap() {
-    while let Ok(st) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
-        if st == nix::sys::wait::WaitStatus::StillAlive {
-            break;
-        }
-    }
+/// `[run] hangup_grace` of the board's board.toml (the default when it cannot be read).
+fn configured_grace(target: &Target) -> Duration {
+    let cfg = target
+        .paths
+        .as_ref()
+        .and_then(|p| crate::config::Config::load(&p.root.join(crate::config::CONFIG_FILE)).ok())
+        .unwrap_or_default();
+    cfg.run.hangup_grace.0
 }
 
 /// The git branch checked out in the working directory (None outside a git work tree, on a

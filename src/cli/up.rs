@@ -30,6 +30,12 @@ pub fn up(attach: bool) -> BoardResult<Value> {
     // Everything that can be checked is checked before the board or tmux is touched.
     let mut slots = team::slots(&cfg, &paths)?;
     team::check_commands(&slots, &exe)?;
+    if slots
+        .iter()
+        .any(|s| s.profile.cli == Some(crate::agent_tools::profile::CliKind::Shell))
+    {
+        write_shell_rc(&paths, &exe)?;
+    }
     team::prepare_worktrees(&mut slots, &paths.root)?;
     // Make sure the board runs before any agent tries to register.
     let target = client::target()?;
@@ -51,6 +57,25 @@ pub fn up(attach: bool) -> BoardResult<Value> {
         )));
     }
     Ok(json!({ "session": name, "panes": panes }))
+}
+
+/// Writes the bash rc file of the `shell` profile ([`crate::agent_tools::profile::SHELL_RC`]):
+/// it reads what an interactive bash reads (`--rcfile` replaces both), then shows the agent in
+/// the prompt, and at each prompt tells the board the shell is at its prompt (in the background,
+/// so a stopped board never slows the prompt).
+fn write_shell_rc(paths: &Paths, exe: &str) -> BoardResult<()> {
+    let rc = format!(
+        "# Written by `board up` for the shell profile; rewritten at every `board up`.\n\
+         [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc\n\
+         [ -r \"$HOME/.bashrc\" ] && . \"$HOME/.bashrc\"\n\
+         PS1='[board:'\"${{BOARD_AGENT:-?}}\"'] \\w\\$ '\n\
+         __board_prompt() {{ ( {} hook shell prompt </dev/null >/dev/null 2>&1 & ) ; }}\n\
+         PROMPT_COMMAND=\"__board_prompt${{PROMPT_COMMAND:+; $PROMPT_COMMAND}}\"\n",
+        team::tmux::shell_quote(exe)
+    );
+    let path = paths.data_dir.join(crate::agent_tools::profile::SHELL_RC);
+    std::fs::write(&path, rc)
+        .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))
 }
 
 fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {

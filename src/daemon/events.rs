@@ -1,16 +1,20 @@
-//! Event broadcast: every committed transition goes to all subscribers (the TUI, `log --follow`).
+//! Event fan-out. Every committed transition is in the append-only log; this bus only *wakes*
+//! the streams (the TUI, `log --follow`), which then read the log by id. Carrying the events
+//! themselves let two transitions committed at nearly the same time by two threads reach a
+//! subscriber out of id order, and a follower resuming with `after` = the highest id it saw
+//! could lose the other one for good.
 
 use tokio::sync::broadcast;
 
 use crate::proto::EventView;
 
-/// How many events a slow subscriber may fall behind before it is told it lagged.
-const CAPACITY: usize = 4096;
+/// Wake-ups a stream may miss before it is told it lagged; harmless here, the stream re-reads.
+const CAPACITY: usize = 1024;
 
-/// Fan-out of committed events to subscribers. Sending never blocks the board.
+/// Wakes event streams after a transaction committed. Sending never blocks the board.
 #[derive(Clone)]
 pub struct EventBus {
-    tx: broadcast::Sender<EventView>,
+    tx: broadcast::Sender<i64>,
 }
 
 impl Default for EventBus {
@@ -21,16 +25,45 @@ impl Default for EventBus {
 }
 
 impl EventBus {
-    /// Publishes events after their transaction committed (no subscribers is fine).
+    /// Logs committed events (to `board.log`) and wakes every stream (no stream is fine).
     pub fn publish(&self, events: Vec<EventView>) {
+        let mut last = None;
         for e in events {
-            tracing::info!(kind = %e.kind, task = ?e.task, agent = ?e.agent, generation = ?e.generation, reason = ?e.reason, "event");
-            let _ = self.tx.send(e);
+            tracing::info!(id = e.id, kind = %e.kind, task = ?e.task, agent = ?e.agent, generation = ?e.generation, reason = ?e.reason, "event");
+            last = Some(e.id);
+        }
+        if let Some(id) = last {
+            let _ = self.tx.send(id);
         }
     }
 
-    /// A new receiver that sees events published from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<EventView> {
-        self.tx.subscribe()
+    /// A wake-up receiver for one stream.
+    pub fn subscribe(&self) -> Wake {
+        Wake(self.tx.subscribe())
+    }
+}
+
+/// The wake-ups of one event stream.
+pub struct Wake(broadcast::Receiver<i64>);
+
+impl Wake {
+    /// Forgets pending wake-ups (call before reading the log).
+    pub fn drain(&mut self) {
+        use broadcast::error::TryRecvError;
+        loop {
+            match self.0.try_recv() {
+                Ok(_) | Err(TryRecvError::Lagged(_)) => continue,
+                Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Waits for the next wake-up; false once the board is shutting down.
+    pub async fn wait(&mut self) -> bool {
+        use broadcast::error::RecvError;
+        match self.0.recv().await {
+            Ok(_) | Err(RecvError::Lagged(_)) => true,
+            Err(RecvError::Closed) => false,
+        }
     }
 }

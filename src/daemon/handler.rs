@@ -23,13 +23,31 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     }
     let caller = authenticate(board, &p, peer)?;
     if let Caller::Agent(a) = &caller {
-        if req.method != "wait" && board.is_waiting(a) {
+        // A hook saying "waiting" or "idle" must not end that very state; anything else the
+        // agent does shows it is past it.
+        let activity = (req.method == "activity")
+            .then(|| p.opt_str("kind").ok().flatten())
+            .flatten();
+        let keeps_waiting = req.method == "wait" || activity == Some("waiting");
+        if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store().set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
+        if activity != Some("idle") && board.is_idle(a) {
+            board.store().set_idle(a, None)?;
+            board.set_idle_flag(a, false);
+        }
+        board.note_contact(a)?;
         board.touch(a)?;
     }
+    // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
+    // once, on its next call, whatever that call is (`hello` is the handshake that clients
+    // send before every call and whose answer they do not show).
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != "hello" => board.store().take_lost(a)?,
+        _ => Vec::new(),
+    };
     let op_id = p
         .opt_str("op_id")?
         .filter(|_| WRITES.contains(&req.method.as_str()));
@@ -56,9 +74,34 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     if let Err(e) = &out {
         record_rejection(board, &req.method, &p, &caller, e);
     }
-    let mut out = out;
+    let mut out = with_lost(out, &lost);
     super::team::add_inbox_notice(board, &req.method, &caller, &mut out);
     out
+}
+
+/// Adds `lost` (every claim the caller lost since its previous call, see
+/// [`crate::store::LostClaim`]) to an answer's result object or error data.
+fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> BoardResult<Value> {
+    if lost.is_empty() {
+        return out;
+    }
+    let list = serde_json::to_value(lost).unwrap_or_default();
+    match out {
+        Ok(Value::Object(mut m)) => {
+            m.insert("lost".into(), list);
+            Ok(Value::Object(m))
+        }
+        Ok(v) => Ok(v),
+        Err(mut e) => {
+            // A refusal may name claims it lapsed itself (`renew`): earlier losses come first.
+            let mut all = list.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(own)) = e.data.get("lost") {
+                all.extend(own.iter().cloned());
+            }
+            e = e.with("lost", Value::Array(all));
+            Err(e)
+        }
+    }
 }
 
 fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e: &BoardError) {
@@ -172,14 +215,15 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
         "claim" => {
             let agent = require_agent(caller, "claim")?;
             let rules = board.rules();
-            let ((task, c), ev) =
+            let (out, ev) =
                 board
                     .store()
                     .claim(agent, p.opt_i64("task")?, now, rules.expiry(now))?;
             board.publish(ev);
-            Ok(
-                json!({ "task": task, "generation": c.generation, "expires_in_ms": c.expires_ms - now }),
-            )
+            Ok(json!({
+                "task": out.task, "generation": out.claim.generation,
+                "expires_in_ms": out.claim.expires_ms - now, "already": out.already
+            }))
         }
         "done" => {
             let agent = require_agent(caller, "done")?;
@@ -219,10 +263,13 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             Ok(json!({ "task": t }))
         }
         "note" => {
-            let (n, ev) =
-                board
-                    .store()
-                    .note(caller.agent(), p.i64("task")?, p.str("text")?, now)?;
+            let (n, ev) = board.store().note(
+                caller.agent(),
+                p.i64("task")?,
+                p.str("text")?,
+                p.opt_i64("generation")?,
+                now,
+            )?;
             board.publish(ev);
             Ok(json!({ "note": n }))
         }
@@ -252,6 +299,37 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             board.set_waiting_flag(agent, true);
             board.publish(ev);
             Ok(json!({ "waiting": q }))
+        }
+        "activity" => {
+            // What an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
+            // happened in `handle`, as for any call.
+            let agent = require_agent(caller, "activity")?;
+            let kind = p.str("kind")?;
+            let message = p.opt_str("message")?;
+            match kind {
+                "renew" => {}
+                "idle" => {
+                    let reason = message.unwrap_or("turn finished");
+                    let (_, ev) = board.store().set_idle(agent, Some(reason))?;
+                    board.set_idle_flag(agent, true);
+                    board.publish(ev);
+                }
+                "waiting" => {
+                    let q = message.ok_or_else(|| {
+                        BoardError::invalid("`message` is required with kind \"waiting\"")
+                    })?;
+                    let (_, ev) = board.store().set_waiting(agent, Some(q))?;
+                    board.set_waiting_flag(agent, true);
+                    board.publish(ev);
+                }
+                other => {
+                    let shown: String = other.chars().take(32).collect();
+                    return Err(BoardError::invalid(format!(
+                        "unknown activity kind {shown:?}: use renew, idle or waiting"
+                    )));
+                }
+            }
+            Ok(json!({ "kind": kind }))
         }
         "resume" => {
             // The wait already ended in `handle` (any call ends it); this answers what it was.
@@ -316,12 +394,17 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
             let token = new_token();
             let start = crate::os::procfs::start_time(launcher_pid).ok();
             let launcher = start.map(|s| (launcher_pid, s));
+            let attention_ms = p.opt_i64("attention_ms")?;
+            if attention_ms.is_some_and(|ms| ms < 0) {
+                return Err(BoardError::invalid("`attention_ms` must not be negative"));
+            }
             let (id, ev) = board.store().register_session(
                 name,
                 &hash_token(&token),
                 &board.boot_id,
                 launcher,
                 branch,
+                attention_ms,
             )?;
             board.publish(ev);
             if let Some((pid, start)) = launcher {

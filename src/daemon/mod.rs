@@ -211,6 +211,7 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_idle_flag(&row.id, row.idle_since.is_some());
                 if let Some((pid, start)) = row.launcher {
                     watchers::watch(board, &row.id, pid, start, watchers::Role::Launcher);
                 }

@@ -9,7 +9,7 @@ use tokio::net::{UnixListener, UnixStream};
 use super::handler::{handle, Peer};
 use super::state::Board;
 use crate::proto::error::BoardError;
-use crate::proto::{self, error_line, event_line, parse_request, result_line, Params, MAX_LINE};
+use crate::proto::{self, error_line, parse_request, result_line, Params, MAX_LINE};
 
 /// One line read from a client, bounded by [`MAX_LINE`].
 #[derive(Debug, PartialEq, Eq)]
@@ -145,9 +145,11 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
     }
 }
 
-/// Streams events: first those after `after` from the log, then live ones, until the client
-/// hangs up. Live events can arrive slightly out of id order (see below), never missing. A
-/// subscriber that falls too far behind gets an `invalid` error and is dropped.
+/// Streams events in id order with no gaps: first those after `after` (or, without `after`,
+/// from the next event on), then each new one, until the client hangs up. Events are always
+/// read from the log by id ([`crate::daemon::events::EventBus`] only wakes the stream): the log
+/// is written by one connection in commit order, so reading past the last id sent can neither
+/// skip nor repeat an event, however the threads that committed them were scheduled.
 async fn subscribe(
     board: Arc<Board>,
     mut wr: tokio::net::unix::OwnedWriteHalf,
@@ -155,37 +157,46 @@ async fn subscribe(
     id: serde_json::Value,
     after: Option<i64>,
 ) -> std::io::Result<()> {
-    let mut rx = board.events.subscribe();
-    let backlog = match after {
-        Some(a) => board.store().events(a, 100_000).unwrap_or_default(),
-        None => Vec::new(),
+    let mut wake = board.events.subscribe();
+    let mut sent = match after {
+        Some(a) => a,
+        None => board.store().last_event_id().unwrap_or(0),
     };
-    // Live events up to this id were already sent from the log. Only those are skipped: events
-    // are published after their transaction commits, by whichever thread made them, so two
-    // transitions committed at nearly the same time can arrive here out of id order, and
-    // skipping everything below the highest id seen would lose the later-published one.
-    let sent = backlog.last().map(|e| e.id).or(after).unwrap_or(0);
     let ack = serde_json::json!({ "subscribed": true });
     wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes())
         .await?;
-    for e in &backlog {
-        wr.write_all(format!("{}\n", event_line(e)).as_bytes())
-            .await?;
-    }
     loop {
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Ok(e) if e.id > sent => {
-                    wr.write_all(format!("{}\n", proto::event_line(&e)).as_bytes()).await?;
-                }
-                Ok(_) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    let e = BoardError::unavailable(format!("subscriber fell {n} events behind; resubscribe with `after`"));
-                    wr.write_all(format!("{}\n", error_line(&serde_json::Value::Null, &e)).as_bytes()).await?;
+        // Take the pending wake-ups *before* reading: an event committed after this read
+        // publishes a new one, so nothing committed is left unread.
+        wake.drain();
+        loop {
+            let b = Arc::clone(&board);
+            let batch = tokio::task::spawn_blocking(move || b.store().events(sent, 1000))
+                .await
+                .map_err(std::io::Error::other)?;
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    let e =
+                        BoardError::unavailable(format!("reading the event log: {}", e.message));
+                    let line = error_line(&serde_json::Value::Null, &e);
+                    wr.write_all(format!("{line}\n").as_bytes()).await?;
                     return Ok(());
                 }
-                Err(_) => return Ok(()),
-            },
+            };
+            let Some(last) = batch.last().map(|e| e.id) else {
+                break;
+            };
+            let mut out = String::new();
+            for e in &batch {
+                out.push_str(&proto::event_line(e));
+                out.push('\n');
+            }
+            wr.write_all(out.as_bytes()).await?;
+            sent = last;
+        }
+        tokio::select! {
+            alive = wake.wait() => if !alive { return Ok(()) },
             line = read_line_bounded(&mut rd, MAX_LINE) => {
                 if matches!(line, Ok(Line::Eof) | Err(_)) {
                     return Ok(());

@@ -25,6 +25,10 @@ pub struct Activity {
     pub cpu_ticks: Option<u64>,
     /// It is waiting for a human (`board wait`).
     pub waiting: bool,
+    /// Its agent finished its turn (a hook said so).
+    pub idle: bool,
+    /// Its first call or hook is on record (`contacted_at`).
+    pub contacted: bool,
     /// Liveness seen by the last sweep: `alive`, `stopped`.
     pub seen: Option<&'static str>,
 }
@@ -68,13 +72,17 @@ impl Board {
         boot_id: String,
         pidfd: bool,
     ) -> Self {
+        let mut store = store;
+        let events = EventBus::default();
+        let bus = events.clone();
+        store.set_notify(Box::new(move |ev| bus.publish(ev)));
         Board {
             store: Mutex::new(store),
             clock,
             config: RwLock::new(config),
             config_error: RwLock::new(None),
             paths,
-            events: EventBus::default(),
+            events,
             activity: Mutex::new(HashMap::new()),
             boot_id,
             started: Instant::now(),
@@ -163,6 +171,29 @@ impl Board {
             .entry(agent.to_string())
             .or_default()
             .waiting = waiting;
+    }
+
+    /// Marks or clears "finished its turn" in memory (the store is updated by the caller).
+    pub fn set_idle_flag(&self, agent: &str, idle: bool) {
+        self.activity().entry(agent.to_string()).or_default().idle = idle;
+    }
+
+    /// Whether `agent` finished its turn, as the board remembers.
+    pub fn is_idle(&self, agent: &str) -> bool {
+        self.activity().get(agent).map(|a| a.idle).unwrap_or(false)
+    }
+
+    /// Records the first call of `agent` once (the store write happens only the first time).
+    pub fn note_contact(&self, agent: &str) -> BoardResult<()> {
+        let first = {
+            let mut act = self.activity();
+            let a = act.entry(agent.to_string()).or_default();
+            !std::mem::replace(&mut a.contacted, true)
+        };
+        if first {
+            self.store().mark_contacted(agent)?;
+        }
+        Ok(())
     }
 
     /// Whether `agent` is waiting for a human, as the board remembers.

@@ -173,7 +173,11 @@ fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
     // Count from the launcher when there is one: helpers the agent double-forked were re-parented
     // to it (it is a subreaper), and their work is the agent's progress too.
     let cpu_root = row.launcher.map(|l| l.0).unwrap_or(pid);
-    let cpu = (state == ProcessState::Alive).then(|| procfs::tree_cpu_ticks(cpu_root));
+    // The board itself may be in that tree (autostarted from inside the agent and adopted by
+    // the launcher): its own work is not the agent's progress.
+    let me = std::process::id() as i32;
+    let cpu = (state == ProcessState::Alive)
+        .then(|| procfs::tree_cpu_ticks_pruned(cpu_root, |p| p == me));
     (state, cpu)
 }
 

@@ -68,6 +68,10 @@ pub fn open(pid: i32) -> Result<ProcessWatch, WatchError> {
         return Err(WatchError::NoRuntime);
     }
     let fd = open_fd(pid)?;
+    #[allow(
+        unsafe_code,
+        reason = "registering a raw descriptor with the reactor is unsafe by signature"
+    )]
     // SAFETY: an `OwnedFd` is a valid open descriptor and `as_raw_fd` always returns that same
     // descriptor; it stays owned by the `AsyncFd` (never replaced through `get_mut`) until drop.
     let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(|e| {

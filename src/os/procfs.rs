@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 /// Error reading or parsing `/proc`.
 #[derive(Debug, thiserror::Error)]
@@ -232,6 +233,13 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
 /// died) is no longer counted — re-parented to a child subreaper such as `board run`, it stays in
 /// the subreaper's tree. To detect progress compare samples with `!=` rather than `>`.
 pub fn tree_cpu_ticks(root: i32) -> u64 {
+    tree_cpu_ticks_pruned(root, |_| false)
+}
+
+/// Like [`tree_cpu_ticks`], leaving out every process for which `prune` is true together with
+/// its descendants (the board itself, when a client inside an agent's tree started it and the
+/// launcher, a subreaper, adopted it: its work is not the agent's progress).
+pub fn tree_cpu_ticks_pruned(root: i32, prune: impl Fn(i32) -> bool) -> u64 {
     let stats = all_stats();
     let Some(root_stat) = stats.iter().find(|stat| stat.pid == root) else {
         return 0;
@@ -241,7 +249,7 @@ pub fn tree_cpu_ticks(root: i32) -> u64 {
         stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
     };
     own(root_stat)
-        + descendants_in(&stats, root)
+        + descendants_in(&stats, root, &prune)
             .iter()
             .filter_map(|pid| by_pid.get(pid))
             .map(|stat| own(stat))
@@ -294,11 +302,28 @@ pub fn ancestry(pid: i32) -> Vec<(i32, u64)> {
 /// itself, parents before their children (breadth-first). Scans `/proc` once; empty when `root`
 /// has no children or does not exist.
 pub fn descendants(root: i32) -> Vec<i32> {
-    descendants_in(&all_stats(), root)
+    descendants_in(&all_stats(), root, &|_| false)
 }
 
-/// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`.
-fn descendants_in(stats: &[ProcStat], root: i32) -> Vec<i32> {
+/// The pids of the children of `parent` that have exited and wait to be reaped (state `Z`).
+/// Scans `/proc` once.
+pub fn zombie_children(parent: i32) -> Vec<i32> {
+    all_stats()
+        .into_iter()
+        .filter(|stat| stat.ppid == parent && stat.state == 'Z')
+        .map(|stat| stat.pid)
+        .collect()
+}
+
+/// Like [`descendants`], leaving out every process for which `prune` is true together with its
+/// descendants.
+pub fn descendants_pruned(root: i32, prune: impl Fn(i32) -> bool) -> Vec<i32> {
+    descendants_in(&all_stats(), root, &prune)
+}
+
+/// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`
+/// and every pruned process with its subtree.
+fn descendants_in(stats: &[ProcStat], root: i32, prune: &dyn Fn(i32) -> bool) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for stat in stats {
         children.entry(stat.ppid).or_default().push(stat.pid);
@@ -309,13 +334,47 @@ fn descendants_in(stats: &[ProcStat], root: i32) -> Vec<i32> {
     while let Some(parent) = queue.pop_front() {
         for &child in children.get(&parent).into_iter().flatten() {
             // A pid reused during the scan could make a cycle; visit each pid once.
-            if seen.insert(child) {
+            if seen.insert(child) && !prune(child) {
                 out.push(child);
                 queue.push_back(child);
             }
         }
     }
     out
+}
+
+/// Whether `pid` is a board process (`board serve`) of this binary: the leftover cleanup of
+/// `board run` must never end a board that a command inside the agent autostarted and that the
+/// launcher, a child subreaper, adopted when that command exited.
+pub fn is_board_daemon(pid: i32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = cmdline.split(|b| *b == 0);
+    let argv0 = args.next().unwrap_or_default();
+    if args.next() != Some(b"serve".as_slice()) {
+        return false;
+    }
+    let me = std::env::current_exe().ok();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let same_exe = match (&me, &exe) {
+        // A rebuilt binary shows as "PATH (deleted)".
+        (Some(me), Some(exe)) => {
+            let exe = exe.to_string_lossy();
+            exe.trim_end_matches(" (deleted)") == me.to_string_lossy()
+        }
+        _ => false,
+    };
+    let name_of = |p: &[u8]| {
+        std::path::Path::new(std::ffi::OsStr::from_bytes(p))
+            .file_name()
+            .map(|f| f.to_os_string())
+    };
+    let same_name = me
+        .as_ref()
+        .and_then(|m| m.file_name().map(|f| f.to_os_string()))
+        .is_some_and(|n| name_of(argv0) == Some(n));
+    same_exe || same_name
 }
 
 /// The stat of every process in `/proc` that could be read; processes that vanish mid-scan are
@@ -581,7 +640,9 @@ mod tests {
             stat(10, 12),
             stat(13, 10),
         ];
-        assert_eq!(descendants_in(&stats, 10), vec![11, 13, 12]);
-        assert_eq!(descendants_in(&stats, 99), Vec::<i32>::new());
+        assert_eq!(descendants_in(&stats, 10, &|_| false), vec![11, 13, 12]);
+        assert_eq!(descendants_in(&stats, 99, &|_| false), Vec::<i32>::new());
+        // A pruned process takes its subtree with it.
+        assert_eq!(descendants_in(&stats, 10, &|p| p == 11), vec![13]);
     }
 }

@@ -104,6 +104,37 @@ const ANSWER_LOST: &str =
     "the board closed the connection before answering: the request may or may \
 not have been applied (check with `board show`/`board list`, or retry with the same op_id)";
 
+/// Set by Codex in the commands it runs in a sandbox without network access (which also blocks
+/// Unix sockets on Linux).
+const CODEX_NO_NETWORK: &str = "CODEX_SANDBOX_NETWORK_DISABLED";
+
+/// Whether a failed connect to the socket means a sandbox (or the system) forbids it: the socket
+/// may well be served, so starting a board would only wait in vain. EPERM is what seccomp
+/// sandboxes answer (Codex on Linux), EACCES what file permissions or Landlock answer.
+fn sandboxed(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(code) if code == nix::libc::EPERM || code == nix::libc::EACCES
+    ) || std::env::var(CODEX_NO_NETWORK).is_ok_and(|v| v == "1")
+}
+
+/// The `unavailable` error for a connect that a sandbox blocked: says so and how to allow it.
+fn sandbox_error(socket: &std::path::Path, e: &std::io::Error) -> BoardError {
+    let codex = if std::env::var(CODEX_NO_NETWORK).is_ok_and(|v| v == "1") {
+        format!(" ({CODEX_NO_NETWORK}=1 is set: this runs in Codex's sandbox)")
+    } else {
+        String::new()
+    };
+    BoardError::unavailable(format!(
+        "the agent's sandbox blocks the board socket {} ({e}){codex}: allow the agent to \
+         connect to it (for Codex: `-c sandbox_workspace_write.network_access=true`, or run \
+         `board` outside the sandbox); if no sandbox is involved, the socket or its directory \
+         belongs to another user or lacks permissions",
+        socket.display()
+    ))
+    .with("sandbox", true)
+}
+
 /// A connection to the board.
 pub struct Client {
     writer: UnixStream,
@@ -119,6 +150,7 @@ impl Client {
     pub fn connect(target: &Target, autostart: bool) -> BoardResult<Client> {
         match UnixStream::connect(&target.socket) {
             Ok(s) => Client::from_stream(s),
+            Err(e) if sandboxed(&e) => Err(sandbox_error(&target.socket, &e)),
             Err(e) => {
                 let Some(paths) = target.paths.as_ref().filter(|_| autostart) else {
                     return Err(BoardError::unavailable(format!(
@@ -134,6 +166,7 @@ impl Client {
                     let exited = started.try_recv().ok();
                     match UnixStream::connect(&target.socket) {
                         Ok(s) => return Client::from_stream(s),
+                        Err(e) if sandboxed(&e) => return Err(sandbox_error(&target.socket, &e)),
                         // The board it started gave up (an invalid board.toml, say): waiting
                         // out the deadline would only stall the caller.
                         Err(e) if exited.is_some() => {
@@ -197,6 +230,17 @@ impl Client {
             Some(e) => Err(BoardError::from_json(e)),
             None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
         }
+    }
+
+    /// Bounds every later read and write on this connection by `limit` (a hook must never hang
+    /// its CLI on a board that accepts but does not answer). Errors: `unavailable`.
+    pub fn set_timeout(&self, limit: Duration) -> BoardResult<()> {
+        let e = |e: std::io::Error| BoardError::unavailable(e.to_string());
+        self.writer.set_write_timeout(Some(limit)).map_err(e)?;
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(limit))
+            .map_err(e)
     }
 
     /// Sends `hello` and `method` in one write (one round trip) and returns `method`'s result.
@@ -275,10 +319,15 @@ pub fn without_identity(cmd: &mut Command) -> &mut Command {
         .env_remove("BOARD_TOKEN")
 }
 
-/// Starts `board serve` for `paths` in the background, detached from this terminal (own session,
-/// no stdio), so it outlives the command that started it. The receiver gets its exit status
-/// (e.g. `exit status: 2`) if it ends.
+/// Starts `board serve` for `paths` in the background, detached from this terminal and from
+/// this process: it is forked twice (the middle process exits at once) into its own session
+/// with no stdio, so it outlives the command that started it and is not that command's child.
+/// A `board run` launcher that autostarts the board thus never has it in its process tree
+/// (it becomes a child subreaper only after connecting). The receiver gets a line (`exited`)
+/// if the board ends within 10 s.
 pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
     let exe = std::env::current_exe()
         .map_err(|e| BoardError::unavailable(format!("cannot find the board binary: {e}")))?;
     let mut cmd = Command::new(exe);
@@ -286,21 +335,61 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe; it only detaches the child from our session.
+    // The middle process tells us the board's pid through this pipe (close-on-exec: the board
+    // itself never holds it).
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+    let wr_fd = wr.as_raw_fd();
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only forks, writes, exits or calls setsid"
+    )]
+    // SAFETY: between fork and exec only async-signal-safe calls run: fork, write, _exit,
+    // setsid.
     unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            Ok(())
-        });
+        cmd.pre_exec(
+            move || match nix::unistd::fork().map_err(std::io::Error::from)? {
+                nix::unistd::ForkResult::Parent { child } => {
+                    let pid = child.as_raw().to_ne_bytes();
+                    nix::libc::write(wr_fd, pid.as_ptr().cast(), pid.len());
+                    nix::libc::_exit(0);
+                }
+                nix::unistd::ForkResult::Child => {
+                    nix::unistd::setsid().map_err(std::io::Error::from)?;
+                    Ok(())
+                }
+            },
+        );
     }
-    let mut child = cmd
+    let mut middle = cmd
         .spawn()
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
-    // Reap it in the background so it never lingers as a zombie of a long-lived client.
+    drop(wr);
+    let _ = middle.wait();
+    let mut buf = [0u8; 4];
+    let mut rd = std::fs::File::from(rd);
+    let pid = match rd.read_exact(&mut buf) {
+        Ok(()) => i32::from_ne_bytes(buf),
+        Err(e) => return Err(BoardError::unavailable(format!("starting the board: {e}"))),
+    };
+    let start = crate::os::procfs::start_time(pid).ok();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let status = child.wait().map(|s| s.to_string());
-        let _ = tx.send(status.unwrap_or_else(|e| e.to_string()));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            let gone = match start {
+                Some(st) => matches!(
+                    crate::os::procfs::liveness(pid, st),
+                    crate::os::procfs::Liveness::Gone | crate::os::procfs::Liveness::Zombie
+                ),
+                None => true,
+            };
+            if gone {
+                let _ = tx.send("exited".to_string());
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     });
     Ok(rx)
 }

@@ -41,6 +41,7 @@ pub const METHODS: &[&str] = &[
     "check",
     "wait",
     "resume",
+    "activity",
     "agents",
     "log",
     "subscribe",
@@ -286,7 +287,8 @@ pub struct SessionView {
     pub launcher_pid: Option<i64>,
     /// tmux pane id, when started by `board up`.
     pub pane: Option<String>,
-    /// `working` (holds claims), `idle`, `waiting`, `stopped`, `gone`.
+    /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
+    /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
     pub state: String,
     /// Task ids of live claims.
     pub claims: Vec<i64>,
@@ -307,6 +309,14 @@ pub struct SessionView {
     /// The git branch the agent started on, when it started in a git work tree.
     #[serde(default)]
     pub branch: Option<String>,
+    /// RFC 3339 UTC; when its agent finished its turn, as its CLI's hook said (cleared by its
+    /// next call).
+    #[serde(default)]
+    pub idle_since: Option<String>,
+    /// Why it needs attention: it neither called the board nor fired a hook within its profile's
+    /// `attention_after` of its start.
+    #[serde(default)]
+    pub attention: Option<String>,
 }
 
 /// One entry of the append-only event log.
@@ -317,9 +327,9 @@ pub struct EventView {
     /// RFC 3339 UTC.
     pub at: String,
     /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
-    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `board_start`,
-    /// `config` (board.toml refused or fixed), `message` (`send`), `warn` (a claim is about to
-    /// lapse).
+    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
+    /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
+    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
     pub kind: String,
     /// Task concerned, if any.
     pub task: Option<i64>,

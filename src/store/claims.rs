@@ -3,7 +3,7 @@
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::refusals::{explain_claim_refusal, explain_write_refusal};
+use super::refusals::{explain_claim_refusal, explain_force_refusal, explain_write_refusal};
 use super::tasks::{insert_note, task_view};
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
@@ -14,21 +14,46 @@ impl Store {
 
     /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
     /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
-    /// incremented in the same transaction. Errors: `not_found`, `conflict` (held: `data.holder`,
-    /// `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks; for a named
-    /// task: `data.blocked_by` when it waits, `data.state` when it is done or cancelled),
-    /// `lapsed` if the session has ended.
+    /// incremented in the same transaction (and lifted above the floor of a new epoch, see
+    /// `store::identity`). Claiming a task the caller already holds (live) answers
+    /// `already: true` with the same generation; a named task whose live claim has expired is
+    /// lapsed first, in the same transaction. Errors: `not_found`, `conflict` (held:
+    /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
+    /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
+    /// cancelled), `lapsed` if the session has ended.
     pub fn claim(
         &mut self,
         agent: &str,
         task: Option<i64>,
         now_ms: i64,
         expires_ms: i64,
-    ) -> BoardResult<((TaskView, ClaimInfo), Events)> {
+    ) -> BoardResult<(ClaimOutcome, Events)> {
         self.tx(|tx, ev| {
+            if let Some(id) = task {
+                let mine: Option<(i64, i64)> = tx
+                    .query_row(
+                        "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
+                         WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
+                           AND expires_ms > ?4
+                         RETURNING generation, expires_ms",
+                        params![id, agent, expires_ms, now_ms],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
+                if let Some((generation, expires_ms)) = mine {
+                    return Ok(ClaimOutcome {
+                        task: task_view(tx, id, now_ms)?,
+                        claim: ClaimInfo { task: id, generation, expires_ms },
+                        already: true,
+                    });
+                }
+                lapse_expired(tx, ev, id, None, now_ms, false)?;
+            }
             let granted: Option<(i64, i64)> = tx
                 .query_row(
-                    "UPDATE tasks SET state = 'claimed', generation = generation + 1, updated_at = ?3
+                    "UPDATE tasks SET state = 'claimed', updated_at = ?3,
+                            generation = MAX(generation, (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0)
+                                                           FROM meta WHERE key = 'generation_floor')) + 1
                      WHERE id = (
                          SELECT t.id FROM tasks t
                          WHERE t.state = 'open' AND (?1 IS NULL OR t.id = ?1)
@@ -50,7 +75,11 @@ impl Store {
                 params![id, agent, generation, now_wall(), expires_ms],
             )?;
             emit(tx, ev, "grant", Some(id), Some(agent), Some(generation), "claimed")?;
-            Ok((task_view(tx, id, now_ms)?, ClaimInfo { task: id, generation, expires_ms }))
+            Ok(ClaimOutcome {
+                task: task_view(tx, id, now_ms)?,
+                claim: ClaimInfo { task: id, generation, expires_ms },
+                already: false,
+            })
         })
     }
 
@@ -100,15 +129,45 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Explicit `renew`: like [`Store::renew`] but an agent whose last claim ended gets `lapsed`.
+    /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
+    /// are lapsed first (in the same transaction, design rule 5), and an agent left with no live
+    /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
     pub fn renew_checked(
         &mut self,
         agent: &str,
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<Vec<ClaimInfo>> {
+        let lost = self.tx_refusable(|tx, ev| {
+            let ended = {
+                let mut st = tx.prepare(
+                    "SELECT task_id FROM claims
+                     WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2",
+                )?;
+                let rows = st.query_map(params![agent, now_ms], |r| r.get::<_, i64>(0))?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            for task in ended {
+                lapse_expired(tx, ev, task, Some(agent), now_ms, false)?;
+            }
+            Ok(Ok(()))
+        });
+        lost?;
         let claims = self.renew(agent, now_ms, expires_ms)?;
         if claims.is_empty() {
+            let lost = self.take_lost(agent)?;
+            if !lost.is_empty() {
+                let list = lost
+                    .iter()
+                    .map(|l| format!("task {} ({})", l.task, l.end))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(BoardError::new(
+                    ErrorKind::Lapsed,
+                    format!("agent session {agent} holds no live claim; it lost {list}"),
+                )
+                .with("lost", serde_json::to_value(&lost).unwrap_or_default()));
+            }
             let last: Option<(i64, i64)> = self
                 .conn
                 .query_row(
@@ -129,6 +188,43 @@ impl Store {
         Ok(claims)
     }
 
+    /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
+    /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
+    /// transaction on the common path, where there is nothing to tell.
+    pub fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
+        let any: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM claims
+                            WHERE session_id = ?1 AND told = 0 AND ended_at IS NOT NULL)",
+            [agent],
+            |r| r.get(0),
+        )?;
+        if !any {
+            return Ok(Vec::new());
+        }
+        let (mut lost, _) = self.tx(|tx, _| {
+            let mut st = tx.prepare(
+                "UPDATE claims SET told = 1
+                 WHERE session_id = ?1 AND told = 0 AND ended_at IS NOT NULL
+                 RETURNING id, task_id, generation, end_kind, end_reason, ended_at",
+            )?;
+            let rows = st.query_map([agent], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    LostClaim {
+                        task: r.get(1)?,
+                        generation: r.get(2)?,
+                        end: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        reason: r.get(4)?,
+                        ended_at: r.get(5)?,
+                    },
+                ))
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })?;
+        lost.sort_by_key(|(id, _)| *id);
+        Ok(lost.into_iter().map(|(_, l)| l).collect())
+    }
+
     /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
     /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
     /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
@@ -143,9 +239,9 @@ impl Store {
         if let Some(n) = note {
             check_text("note", n, MAX_TEXT, false)?;
         }
-        self.tx(|tx, ev| {
+        self.tx_refusable(|tx, ev| {
             let ended = end_own_claim(tx, agent, task, generation, now_ms, "done", "done")?;
-            let Some(gen) = ended else {
+            let Some(generation) = ended else {
                 let already: Option<i64> = tx
                     .query_row(
                         "SELECT done_generation FROM tasks WHERE id = ?1 AND state = 'done'
@@ -155,23 +251,23 @@ impl Store {
                     )
                     .optional()?;
                 if let Some(g) = already {
-                    return Ok(DoneOutcome {
+                    return Ok(Ok(DoneOutcome {
                         task: task_view(tx, task, now_ms)?,
                         generation: g,
                         already: true,
-                    });
+                    }));
                 }
-                return Err(explain_write_refusal(tx, agent, task, generation)?);
+                return refuse_write(tx, ev, agent, task, generation, now_ms);
             };
             let now = now_wall();
             tx.execute(
                 "UPDATE tasks SET state = 'done', done_by = ?2, done_generation = ?3, done_at = ?4,
                         updated_at = ?4
                  WHERE id = ?1 AND state = 'claimed'",
-                params![task, agent, gen, now],
+                params![task, agent, generation, now],
             )?;
             if let Some(n) = note {
-                insert_note(tx, task, agent, Some(gen), n)?;
+                insert_note(tx, task, agent, Some(generation), n)?;
             }
             emit(
                 tx,
@@ -179,19 +275,20 @@ impl Store {
                 "done",
                 Some(task),
                 Some(agent),
-                Some(gen),
+                Some(generation),
                 note.unwrap_or("done"),
             )?;
-            Ok(DoneOutcome {
+            Ok(Ok(DoneOutcome {
                 task: task_view(tx, task, now_ms)?,
-                generation: gen,
+                generation,
                 already: false,
-            })
+            }))
         })
     }
 
     /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
-    /// `force` (ends whoever's live claim). The task becomes open again.
+    /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
+    /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
     pub fn release(
         &mut self,
         agent: Option<&str>,
@@ -203,12 +300,12 @@ impl Store {
         if let Some(n) = note {
             check_text("note", n, MAX_TEXT, false)?;
         }
-        self.tx(|tx, ev| {
-            let (gen, holder) = match agent {
+        self.tx_refusable(|tx, ev| {
+            let (generation, holder) = match agent {
                 Some(agent) => {
                     match end_own_claim(tx, agent, task, generation, now_ms, "release", "released")? {
                         Some(g) => (g, agent.to_string()),
-                        None => return Err(explain_write_refusal(tx, agent, task, generation)?),
+                        None => return refuse_write(tx, ev, agent, task, generation, now_ms),
                     }
                 }
                 None => {
@@ -217,21 +314,15 @@ impl Store {
                             "UPDATE claims SET ended_at = ?2, end_kind = 'release',
                                     end_reason = 'force-released by operator'
                              WHERE task_id = ?1 AND ended_at IS NULL
+                               AND (?3 IS NULL OR generation = ?3)
                              RETURNING generation, session_id",
-                            params![task, now_wall()],
+                            params![task, now_wall(), generation],
                             |r| Ok((r.get(0)?, r.get(1)?)),
                         )
                         .optional()?;
                     match ended {
                         Some(x) => x,
-                        None => {
-                            let state = task_state(tx, task)?;
-                            return Err(BoardError::new(
-                                ErrorKind::Conflict,
-                                format!("task {task} is {state}, not claimed: nothing to release"),
-                            )
-                            .with("state", state));
-                        }
+                        None => return Ok(Err(explain_force_refusal(tx, task, generation)?)),
                     }
                 }
             };
@@ -241,43 +332,44 @@ impl Store {
             )?;
             let author = agent.unwrap_or(OPERATOR);
             if let Some(n) = note {
-                insert_note(tx, task, author, Some(gen), n)?;
+                insert_note(tx, task, author, Some(generation), n)?;
             }
             let reason = match agent {
                 Some(_) => "released by holder".to_string(),
                 None => format!("force-released by operator (held by {holder})"),
             };
-            emit(tx, ev, "release", Some(task), Some(&holder), Some(gen), &reason)?;
-            task_view(tx, task, now_ms)
+            emit(tx, ev, "release", Some(task), Some(&holder), Some(generation), &reason)?;
+            Ok(Ok(task_view(tx, task, now_ms)?))
         })
     }
 
-    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`); from an
-    /// operator it is accepted on any task.
+    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
+    /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
     pub fn note(
         &mut self,
         agent: Option<&str>,
         task: i64,
         text: &str,
+        generation: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(NoteView, Events)> {
         check_text("note", text, MAX_TEXT, false)?;
-        self.tx(|tx, ev| {
-            let (author, gen) = match agent {
+        self.tx_refusable(|tx, ev| {
+            let (author, generation) = match agent {
                 Some(a) => {
-                    let gen: Option<i64> = tx
+                    let generation: Option<i64> = tx
                         .query_row(
                             "UPDATE claims SET expires_ms = expires_ms
                              WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                               AND expires_ms > ?3
+                               AND expires_ms > ?3 AND (?4 IS NULL OR generation = ?4)
                              RETURNING generation",
-                            params![task, a, now_ms],
+                            params![task, a, now_ms, generation],
                             |r| r.get(0),
                         )
                         .optional()?;
-                    match gen {
+                    match generation {
                         Some(g) => (a.to_string(), Some(g)),
-                        None => return Err(explain_write_refusal(tx, a, task, None)?),
+                        None => return refuse_write(tx, ev, a, task, generation, now_ms),
                     }
                 }
                 None => {
@@ -285,16 +377,16 @@ impl Store {
                     (OPERATOR.to_string(), None)
                 }
             };
-            let id = insert_note(tx, task, &author, gen, text)?;
-            emit(tx, ev, "note", Some(task), agent, gen, text)?;
-            Ok(NoteView {
+            let id = insert_note(tx, task, &author, generation, text)?;
+            emit(tx, ev, "note", Some(task), agent, generation, text)?;
+            Ok(Ok(NoteView {
                 id,
                 task,
                 author,
-                generation: gen,
+                generation,
                 text: text.to_string(),
                 at: now_wall(),
-            })
+            }))
         })
     }
 
@@ -356,7 +448,7 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, agent, gen) in ended {
+            for (task, agent, generation) in ended {
                 reopen(tx, task)?;
                 emit(
                     tx,
@@ -364,7 +456,7 @@ impl Store {
                     "lapse",
                     Some(task),
                     Some(&agent),
-                    Some(gen),
+                    Some(generation),
                     &reason,
                 )?;
             }
@@ -405,7 +497,7 @@ pub(super) fn end_own_claim(
 ) -> BoardResult<Option<i64>> {
     Ok(tx
         .query_row(
-            "UPDATE claims SET ended_at = ?5, end_kind = ?6, end_reason = ?7
+            "UPDATE claims SET ended_at = ?5, end_kind = ?6, end_reason = ?7, told = 1
              WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL AND expires_ms > ?3
                AND (?4 IS NULL OR generation = ?4)
              RETURNING generation",
@@ -430,14 +522,14 @@ pub(super) fn end_live_claims_of_task(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    if let Some((agent, gen)) = ended {
+    if let Some((agent, generation)) = ended {
         emit(
             tx,
             ev,
             "release",
             Some(task),
             Some(&agent),
-            Some(gen),
+            Some(generation),
             reason,
         )?;
     }
@@ -450,4 +542,57 @@ pub(super) fn reopen(tx: &Transaction, task: i64) -> BoardResult<()> {
         params![task, now_wall()],
     )?;
     Ok(())
+}
+
+/// A holder write found no live, unexpired claim of the caller at the given generation: lapse
+/// the caller's own expired claim on `task` now (so the log shows its end before the refusal,
+/// design rule 5), then answer why the write is refused. The refusal names the lapse itself,
+/// so that claim counts as told.
+fn refuse_write<T>(
+    tx: &Transaction,
+    ev: &mut Events,
+    agent: &str,
+    task: i64,
+    generation: Option<i64>,
+    now_ms: i64,
+) -> BoardResult<BoardResult<T>> {
+    lapse_expired(tx, ev, task, Some(agent), now_ms, true)?;
+    Ok(Err(explain_write_refusal(tx, agent, task, generation)?))
+}
+
+/// Lapses the live claim on `task` (only `holder`'s, when given) if its expiry is at or before
+/// `now_ms`: ends it, reopens the task, appends the `lapse` event. `told` marks the claim as
+/// reported to its holder (the refusal that found it says so). Returns the ended claim.
+pub(super) fn lapse_expired(
+    tx: &Transaction,
+    ev: &mut Events,
+    task: i64,
+    holder: Option<&str>,
+    now_ms: i64,
+    told: bool,
+) -> BoardResult<Option<(String, i64)>> {
+    let reason = "lease expired (not renewed in time; found by a later call)";
+    let ended: Option<(String, i64)> = tx
+        .query_row(
+            "UPDATE claims SET ended_at = ?4, end_kind = 'lapse', end_reason = ?5, told = ?6
+             WHERE task_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2
+               AND (?3 IS NULL OR session_id = ?3)
+             RETURNING session_id, generation",
+            params![task, now_ms, holder, now_wall(), reason, told],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((agent, generation)) = &ended {
+        reopen(tx, task)?;
+        emit(
+            tx,
+            ev,
+            "lapse",
+            Some(task),
+            Some(agent),
+            Some(*generation),
+            reason,
+        )?;
+    }
+    Ok(ended)
 }

@@ -7,6 +7,13 @@ use crate::proto::error::BoardResult;
 use crate::proto::EventView;
 
 impl Store {
+    /// The id of the newest event (0 for an empty log).
+    pub fn last_event_id(&self) -> BoardResult<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
+    }
+
     // ----- events -----------------------------------------------------------------------------
 
     /// Events with id > `after`, oldest first, at most `limit`.

@@ -44,7 +44,9 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("../../migrations/0001_init.sql")),
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
-        M::up(include_str!("../../migrations/0003_messages_and_tty.sql")),
+        M::up(include_str!("../../migrations/0003_lost_claims.sql")),
+        M::up(include_str!("../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
     ])
 }
 
@@ -70,6 +72,8 @@ pub struct SessionRow {
     pub pane: Option<(String, i32, u64)>,
     /// Question when waiting for a human.
     pub waiting: Option<String>,
+    /// When its agent finished its turn (a hook said so), until its next call.
+    pub idle_since: Option<String>,
     /// None while the session is live.
     pub ended_at: Option<String>,
 }
@@ -83,6 +87,35 @@ pub struct ClaimInfo {
     pub generation: i64,
     /// Expiry on the lease clock (ms).
     pub expires_ms: i64,
+}
+
+/// Answer of a successful `claim`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimOutcome {
+    /// The task after the call.
+    pub task: TaskView,
+    /// The live claim.
+    pub claim: ClaimInfo,
+    /// True when the caller already held this live claim: nothing was granted, the generation is
+    /// the one it holds (design rule 1).
+    pub already: bool,
+}
+
+/// A claim its holder lost without asking (lapse, expel, force-release, cancel, new epoch), as
+/// reported on that agent's next call (`lost` in the answer). Shape on the wire:
+/// `{"task":3,"generation":2,"end":"lapse","reason":"lease expired …","ended_at":"…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LostClaim {
+    /// Task id.
+    pub task: i64,
+    /// The generation the claim had.
+    pub generation: i64,
+    /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
+    pub end: String,
+    /// Why, in words.
+    pub reason: Option<String>,
+    /// When (RFC 3339 UTC).
+    pub ended_at: Option<String>,
 }
 
 /// Answer of a successful `done`.
@@ -99,15 +132,24 @@ pub struct DoneOutcome {
 /// Events appended by one transaction, to broadcast after commit.
 pub type Events = Vec<EventView>;
 
+/// Called with the events of a transaction that committed but whose call answers an error (a
+/// refused write that lapsed the caller's expired claim): nobody else would publish them.
+pub type Notify = Box<dyn Fn(Events) + Send>;
+
 /// The board's SQLite database.
 pub struct Store {
     conn: Connection,
+    notify: Option<Notify>,
 }
 
 impl Store {
     /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
     /// then applies pending migrations in order, each in its own transaction.
     pub fn open(path: &Path) -> BoardResult<Store> {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the store is where the database is opened"
+        )]
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -118,7 +160,7 @@ impl Store {
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        Ok(Store { conn })
+        Ok(Store { conn, notify: None })
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
@@ -133,6 +175,36 @@ impl Store {
         let out = f(&tx, &mut events)?;
         tx.commit()?;
         Ok((out, events))
+    }
+
+    /// Sets the hook that publishes events committed by a refused call (see [`Notify`]).
+    pub fn set_notify(&mut self, notify: Notify) {
+        self.notify = Some(notify);
+    }
+
+    /// Like [`Store::tx`] for a call that may be refused *after* changing something that must
+    /// stand (a refused write lapses the caller's expired claim first, design rule 5): `f`
+    /// returns `Ok(Err(refusal))` to commit and answer the refusal; its events go to the
+    /// [`Notify`] hook. An outer `Err` rolls back as usual.
+    fn tx_refusable<T>(
+        &mut self,
+        f: impl FnOnce(&Transaction, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut events = Vec::new();
+        let out = f(&tx, &mut events)?;
+        tx.commit()?;
+        match out {
+            Ok(v) => Ok((v, events)),
+            Err(refusal) => {
+                if let (Some(n), false) = (&self.notify, events.is_empty()) {
+                    n(events);
+                }
+                Err(refusal)
+            }
+        }
     }
 
     /// `PRAGMA integrity_check` → "ok" when sound.

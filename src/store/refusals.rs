@@ -46,7 +46,7 @@ pub(super) fn explain_claim_refusal(
     let state = task_state(tx, id)?;
     Ok(match state.as_str() {
         "claimed" => {
-            let (holder, gen): (String, i64) = tx.query_row(
+            let (holder, generation): (String, i64) = tx.query_row(
                 "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -56,7 +56,7 @@ pub(super) fn explain_claim_refusal(
                 format!("task {id} is held by {holder}"),
             )
             .with("holder", holder)
-            .with("generation", gen)
+            .with("generation", generation)
             .with("task", id)
         }
         "open" => {
@@ -181,9 +181,63 @@ pub(super) fn explain_write_refusal(
             format!("you hold no claim on task {task}; {now_held}"),
         ),
     };
-    err = err.with("task", task).with("state", state);
-    if let Some((h, g, _)) = live {
-        err = err.with("holder", h).with("generation", g);
+    // Every refusal says where the task stands now: its current generation (the fencing token
+    // a successor holds) and its live holder (null when none).
+    let current: i64 = tx.query_row("SELECT generation FROM tasks WHERE id = ?1", [task], |r| {
+        r.get(0)
+    })?;
+    err = err
+        .with("task", task)
+        .with("state", state)
+        .with("generation", current)
+        .with(
+            "holder",
+            live.map(|(h, _, _)| serde_json::Value::from(h))
+                .unwrap_or(serde_json::Value::Null),
+        );
+    if let Some(given) = generation {
+        err = err.with("given_generation", given);
     }
     Ok(err)
+}
+
+/// Why an operator's `release --force [--generation N]` found nothing to end: the task is not
+/// claimed (`conflict`), or its live claim is at another generation than N (`lapsed`: the
+/// operator acted on a stale view; nothing changed).
+pub(super) fn explain_force_refusal(
+    tx: &Transaction,
+    task: i64,
+    generation: Option<i64>,
+) -> BoardResult<BoardError> {
+    let state = task_state(tx, task)?;
+    let live: Option<(String, i64)> = tx
+        .query_row(
+            "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
+            [task],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let current: i64 = tx.query_row("SELECT generation FROM tasks WHERE id = ?1", [task], |r| {
+        r.get(0)
+    })?;
+    let err = match (live, generation) {
+        (Some((holder, g)), Some(given)) => BoardError::new(
+            ErrorKind::Lapsed,
+            format!(
+                "generation {given} is not current: task {task} is held by {holder} at \
+                 generation {g}; nothing was released"
+            ),
+        )
+        .with("holder", holder)
+        .with("given_generation", given),
+        _ => BoardError::new(
+            ErrorKind::Conflict,
+            format!("task {task} is {state}, not claimed: nothing to release"),
+        )
+        .with("holder", serde_json::Value::Null),
+    };
+    Ok(err
+        .with("task", task)
+        .with("state", state)
+        .with("generation", current))
 }

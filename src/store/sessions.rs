@@ -20,6 +20,7 @@ impl Store {
         boot_id: &str,
         launcher: Option<(i32, u64)>,
         branch: Option<&str>,
+        attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         self.tx(|tx, ev| {
@@ -32,8 +33,8 @@ impl Store {
                 };
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch)
-                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+                                           launcher_start, started_at, branch, attention_ms)
+                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
                      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
                     params![
                         id,
@@ -43,7 +44,8 @@ impl Store {
                         launcher.map(|l| l.0),
                         launcher.map(|l| l.1 as i64),
                         now,
-                        branch
+                        branch,
+                        attention_ms
                     ],
                 )?;
                 if inserted == 1 {
@@ -113,9 +115,17 @@ impl Store {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
-            for (task, gen) in ended {
+            for (task, generation) in ended {
                 reopen(tx, task)?;
-                emit(tx, ev, "expel", Some(task), Some(id), Some(gen), reason)?;
+                emit(
+                    tx,
+                    ev,
+                    "expel",
+                    Some(task),
+                    Some(id),
+                    Some(generation),
+                    reason,
+                )?;
             }
             emit(tx, ev, "session_end", None, Some(id), None, reason)?;
             Ok(true)
@@ -139,6 +149,48 @@ impl Store {
                     None => emit(tx, ev, "resume", None, Some(id), None, "resumed")?,
                 };
             }
+            Ok(n == 1)
+        })
+    }
+
+    /// Records the first call or hook with the session's identity (it reached its prompt).
+    /// Returns whether this call recorded it.
+    pub fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+        let (n, _) = self.tx(|tx, _| {
+            Ok(tx.execute(
+                "UPDATE sessions SET contacted_at = ?2
+                 WHERE id = ?1 AND ended_at IS NULL AND contacted_at IS NULL",
+                params![id, now_wall()],
+            )?)
+        })?;
+        Ok(n == 1)
+    }
+
+    /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
+    /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
+    /// an agent clears it, and the log would drown in them). Returns whether anything changed.
+    pub fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)> {
+        if let Some(r) = reason {
+            check_text("reason", r, MAX_TEXT, false)?;
+        }
+        self.tx(|tx, ev| {
+            let n = match reason {
+                Some(r) => {
+                    let n = tx.execute(
+                        "UPDATE sessions SET idle_since = ?2
+                         WHERE id = ?1 AND ended_at IS NULL AND idle_since IS NULL",
+                        params![id, now_wall()],
+                    )?;
+                    if n == 1 {
+                        emit(tx, ev, "idle", None, Some(id), None, r)?;
+                    }
+                    n
+                }
+                None => tx.execute(
+                    "UPDATE sessions SET idle_since = NULL WHERE id = ?1 AND idle_since IS NOT NULL",
+                    [id],
+                )?,
+            };
             Ok(n == 1)
         })
     }
@@ -206,11 +258,19 @@ impl Store {
                     (SELECT group_concat(task_id) FROM claims c
                       WHERE c.session_id = s.id AND c.ended_at IS NULL),
                     (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
-                    s.branch
+                    s.branch, s.idle_since, s.contacted_at, s.attention_ms
              FROM sessions s WHERE ?1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
         )?;
+        let now = std::time::SystemTime::now();
         let rows = st.query_map([all], |r| {
             let claims: Option<String> = r.get(10)?;
+            let started_at: String = r.get(6)?;
+            let contacted: Option<String> = r.get(14)?;
+            let attention_ms: Option<i64> = r.get(15)?;
+            let attention = match (contacted, attention_ms) {
+                (None, Some(ms)) => needs_attention(&started_at, ms, now),
+                _ => None,
+            };
             Ok(SessionView {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -227,6 +287,8 @@ impl Store {
                     .unwrap_or_default(),
                 restarts: r.get(11)?,
                 branch: r.get(12)?,
+                idle_since: r.get(13)?,
+                attention,
                 state: String::new(),
             })
         })?;
@@ -240,8 +302,13 @@ impl Store {
                     None => "gone".into(),
                 },
             };
+            if s.state != "alive" {
+                s.attention = None;
+            }
             if s.state == "alive" {
-                s.state = if s.claims.is_empty() {
+                s.state = if s.attention.is_some() {
+                    "needs_attention".into()
+                } else if s.idle_since.is_some() || s.claims.is_empty() {
                     "idle".into()
                 } else {
                     "working".into()
@@ -254,7 +321,7 @@ impl Store {
 
 pub(super) const SESSION_ROW: &str =
     "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
-    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at FROM sessions";
+    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
 
 pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
@@ -278,6 +345,25 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         pane,
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
+        idle_since: r.get(12)?,
+    })
+}
+
+/// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
+/// `now`, once `attention_ms` passed; None before that.
+fn needs_attention(
+    started_at: &str,
+    attention_ms: i64,
+    now: std::time::SystemTime,
+) -> Option<String> {
+    let started = humantime::parse_rfc3339(started_at).ok()?;
+    let age = now.duration_since(started).ok()?;
+    (age.as_millis() >= attention_ms as u128).then(|| {
+        format!(
+            "no hook and no board call {} after its start: its CLI is most likely showing a \
+             first-run dialog (trust, sign-in, approval); answer it in the agent's pane",
+            humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
+        )
     })
 }
 

@@ -10,7 +10,9 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn agent(s: &mut Store, name: &str) -> String {
-    s.register_session(name, "h", "boot", None, None).unwrap().0
+    s.register_session(name, "h", "boot", None, None, None)
+        .unwrap()
+        .0
 }
 
 #[test]
@@ -19,8 +21,8 @@ fn a_grant_increments_the_generation_and_a_second_claim_conflicts() {
     let (t, _) = s.add_task("write docs", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "claude");
     let b = agent(&mut s, "codex");
-    let ((_, c), ev) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
-    assert_eq!(c.generation, 1);
+    let (c, ev) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    assert_eq!(c.claim.generation, 1);
     assert_eq!(ev[0].kind, "grant");
     let e = s.claim(&b, Some(t.id), 0, 1000).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict);
@@ -36,8 +38,8 @@ fn a_lapsed_holder_cannot_finish_and_the_next_holder_gets_generation_plus_one() 
     s.claim(&a, Some(t.id), 0, 1000).unwrap();
     let ev = s.lapse_due(1000, 1000).unwrap();
     assert_eq!(ev[0].kind, "lapse");
-    let ((_, c), _) = s.claim(&b, Some(t.id), 1000, 2000).unwrap();
-    assert_eq!(c.generation, 2);
+    let (c, _) = s.claim(&b, Some(t.id), 1000, 2000).unwrap();
+    assert_eq!(c.claim.generation, 2);
     let e = s.done(&a, t.id, None, None, 1001).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     assert!(e.message.contains("now held by b"), "{}", e.message);
@@ -61,7 +63,8 @@ fn a_write_after_expiry_is_fenced_even_before_the_sweep() {
         s.done(&a, t.id, None, None, 1000).unwrap_err().kind,
         ErrorKind::Lapsed
     );
-    assert_eq!(s.task(t.id, 1000).unwrap().state, "claimed");
+    // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
+    assert_eq!(s.task(t.id, 1000).unwrap().state, "open");
 }
 
 #[test]
@@ -71,9 +74,9 @@ fn dependencies_gate_readiness_and_cycles_are_refused() {
     let (t2, _) = s.add_task("two", "", 5, &[t1.id], OPERATOR, 0).unwrap();
     assert!(!t2.ready);
     let a = agent(&mut s, "a");
-    let ((got, _), _) = s.claim(&a, None, 0, 100).unwrap();
+    let (got, _) = s.claim(&a, None, 0, 100).unwrap();
     assert_eq!(
-        got.id, t1.id,
+        got.task.id, t1.id,
         "the blocked task is skipped despite its priority"
     );
     let e = s
@@ -128,4 +131,93 @@ fn the_event_log_is_append_only() {
     s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     assert!(s.conn.execute("DELETE FROM events", []).is_err());
     assert!(s.conn.execute("UPDATE events SET kind = 'x'", []).is_err());
+}
+
+#[test]
+fn claiming_your_own_live_claim_answers_already_with_the_same_generation() {
+    let (_d, mut s) = store();
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(&mut s, "a");
+    let (first, _) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    let (again, ev) = s.claim(&a, Some(t.id), 10, 1010).unwrap();
+    assert!(again.already && !first.already);
+    assert_eq!(again.claim.generation, first.claim.generation);
+    assert!(ev.is_empty(), "nothing was granted: {ev:?}");
+    assert_eq!(s.task(t.id, 10).unwrap().generation, 1);
+}
+
+#[test]
+fn a_write_refused_for_an_expired_lease_lapses_the_claim_first() {
+    let (_d, mut s) = store();
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(&mut s, "a");
+    s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    let e = s.done(&a, t.id, Some(1), None, 1500).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+    assert!(e.message.contains("lease expired"), "{}", e.message);
+    // The lapse committed although the call was refused; the task is free again.
+    let log = s.task_events(t.id).unwrap();
+    assert_eq!(log.last().unwrap().kind, "lapse", "{log:?}");
+    let task = s.task(t.id, 1500).unwrap();
+    assert!(task.ready && task.holder.is_none());
+    // The refusal named it: not reported again as lost.
+    assert!(s.take_lost(&a).unwrap().is_empty());
+}
+
+#[test]
+fn every_lapsed_error_carries_the_current_generation_and_holder() {
+    let (_d, mut s) = store();
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(&mut s, "a");
+    let b = agent(&mut s, "b");
+    s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    s.lapse_due(1000, 1000).unwrap();
+    let e = s.note(Some(&a), t.id, "late", None, 1001).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+    assert_eq!(e.data["generation"], 1);
+    assert_eq!(e.data["holder"], serde_json::Value::Null);
+    s.claim(&b, Some(t.id), 1001, 5000).unwrap();
+    let e = s.done(&a, t.id, Some(1), None, 1002).unwrap_err();
+    assert_eq!(
+        (e.data["generation"].clone(), e.data["holder"].clone()),
+        (2.into(), "b".into())
+    );
+    // A holder's note with a stale generation is refused too.
+    let e = s.note(Some(&b), t.id, "x", Some(1), 1003).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+}
+
+#[test]
+fn an_agent_that_lost_several_claims_is_told_every_one_once() {
+    let (_d, mut s) = store();
+    let (t1, _) = s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
+    let (t2, _) = s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
+    let (t3, _) = s.add_task("three", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(&mut s, "a");
+    s.claim(&a, Some(t1.id), 0, 1000).unwrap();
+    s.claim(&a, Some(t2.id), 0, 1000).unwrap();
+    s.claim(&a, Some(t3.id), 0, 9000).unwrap();
+    s.lapse_due(1000, 1000).unwrap();
+    s.release(None, t3.id, None, None, 1000).unwrap();
+    let lost = s.take_lost(&a).unwrap();
+    let tasks: Vec<(i64, &str)> = lost.iter().map(|l| (l.task, l.end.as_str())).collect();
+    assert_eq!(
+        tasks,
+        vec![(t1.id, "lapse"), (t2.id, "lapse"), (t3.id, "release")]
+    );
+    assert!(s.take_lost(&a).unwrap().is_empty(), "told once");
+}
+
+#[test]
+fn force_release_with_a_stale_generation_changes_nothing() {
+    let (_d, mut s) = store();
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(&mut s, "a");
+    s.claim(&a, Some(t.id), 0, 10_000).unwrap();
+    let e = s.release(None, t.id, Some(7), None, 1).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+    assert_eq!(e.data["generation"], 1);
+    assert_eq!(s.task(t.id, 1).unwrap().holder.as_deref(), Some("a"));
+    s.release(None, t.id, Some(1), None, 2).unwrap();
+    assert!(s.task(t.id, 2).unwrap().ready);
 }

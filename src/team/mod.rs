@@ -12,8 +12,11 @@
 //! pane it checks every agent's command exists (on `PATH` or as a path), so a session is never
 //! half built.
 
+pub mod panes;
 pub mod tmux;
 pub mod worktree;
+
+pub use panes::{attach, open_pane, respawn, start_slot, stop};
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -48,6 +51,20 @@ pub struct Slot {
     pub workdir: PathBuf,
     /// The slot's own git worktree and branch (`worktree = true`).
     pub worktree: Option<worktree::Worktree>,
+    /// The project root (the profiles' `{root}`).
+    pub root: PathBuf,
+    /// The board's data directory (where the `shell` profile's rc file is).
+    pub data_dir: PathBuf,
+    /// Needs attention when no hook or board call came this long after the start: the entry's
+    /// `attention_after`, else the profile's.
+    pub attention_after: Option<crate::config::Dur>,
+}
+
+impl Slot {
+    /// The agent's command line (`board_bin` fills the profile's `{board}`).
+    pub fn argv(&self, board_bin: &str) -> Vec<String> {
+        self.profile.argv(board_bin, &self.root, &self.data_dir)
+    }
 }
 
 /// The slot names of one `[[agents]]` entry: `name`, then `name-2`, `name-3`, … for `count` > 1.
@@ -106,6 +123,9 @@ pub fn slots(cfg: &Config, paths: &Paths) -> BoardResult<Vec<Slot>> {
                 profile: profile.clone(),
                 workdir: paths.root.clone(),
                 worktree,
+                root: paths.root.clone(),
+                data_dir: paths.data_dir.clone(),
+                attention_after: entry.attention_after.or(profile.attention_after),
             });
         }
     }
@@ -144,7 +164,7 @@ pub fn find_program(program: &str, cwd: &Path, path: Option<&OsStr>) -> Option<P
 pub fn check_commands(slots: &[Slot], board_bin: &str) -> BoardResult<()> {
     let path = std::env::var_os("PATH");
     for s in slots {
-        let argv = s.profile.argv(board_bin);
+        let argv = s.argv(board_bin);
         let Some(program) = argv.first() else {
             continue;
         };
@@ -167,11 +187,9 @@ pub fn check_commands(slots: &[Slot], board_bin: &str) -> BoardResult<()> {
 }
 
 /// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
-/// hash of its root, so two projects with the same name never share (or end) a session.
+/// hash of its root (the first 4 hex digits of SHA-256, [`crate::config::path_hash`]), so two
+/// projects with the same name never share (or end) a session, whatever toolchain built it.
 pub fn session_name(cfg: &Config, root: &Path) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    root.hash(&mut h);
     let n: String = cfg
         .board
         .name
@@ -185,7 +203,7 @@ pub fn session_name(cfg: &Config, root: &Path) -> String {
         })
         .collect();
     let n = if n.is_empty() { "board".into() } else { n };
-    format!("{n}-{:04x}", h.finish() & 0xffff)
+    format!("{n}-{}", crate::config::path_hash(root, 4))
 }
 
 /// The `sh -c` line of a slot's pane: `board run --name SLOT --hold -- CMD…`.
@@ -196,14 +214,13 @@ pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
         "--name".into(),
         tmux::shell_quote(&slot.name),
         "--hold".into(),
-        "--".into(),
     ];
-    cmd.extend(
-        slot.profile
-            .argv(board_bin)
-            .iter()
-            .map(|a| tmux::shell_quote(a)),
-    );
+    if let Some(d) = slot.attention_after {
+        cmd.push("--attention-after".into());
+        cmd.push(format!("{}ms", d.0.as_millis()));
+    }
+    cmd.push("--".into());
+    cmd.extend(slot.argv(board_bin).iter().map(|a| tmux::shell_quote(a)));
     cmd.join(" ")
 }
 
@@ -329,97 +346,6 @@ fn complete(
         ])?;
     }
     Ok(out)
-}
-
-fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
-    // The pane runs with the PATH the command was checked against, not the tmux server's; and
-    // finds its board by BOARD_ROOT, since a worktree may hold its own copy of board.toml.
-    let mut args = vec!["-e".into(), format!("BOARD_ROOT={}", root.display())];
-    if let Ok(path) = std::env::var("PATH") {
-        args.extend(["-e".into(), format!("PATH={path}")]);
-    }
-    for (k, v) in &slot.profile.env {
-        args.extend(["-e".into(), format!("{k}={v}")]);
-    }
-    args
-}
-
-fn pane_of(out: &str) -> (String, i64) {
-    let mut parts = out.split_whitespace();
-    let pane = parts.next().unwrap_or_default().to_string();
-    let pid = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    (pane, pid)
-}
-
-/// Opens a new pane for `slot` in the `agents` window (creating the window when `new_window`).
-pub fn open_pane(
-    session: &str,
-    slot: &Slot,
-    root: &Path,
-    board_bin: &str,
-    new_window: bool,
-) -> BoardResult<(String, i64)> {
-    let target = format!("={session}:{AGENTS_WINDOW}");
-    let mut args: Vec<String> = if new_window {
-        vec![
-            "new-window".into(),
-            "-d".into(),
-            "-t".into(),
-            format!("={session}:"),
-            "-n".into(),
-            AGENTS_WINDOW.into(),
-        ]
-    } else {
-        vec![
-            "split-window".into(),
-            "-d".into(),
-            "-t".into(),
-            target.clone(),
-        ]
-    };
-    args.extend([
-        "-c".into(),
-        slot.workdir.to_string_lossy().to_string(),
-        "-P".into(),
-        "-F".into(),
-        "#{pane_id} #{pane_pid}".into(),
-    ]);
-    args.extend(env_args(slot, root));
-    args.push(pane_command(slot, board_bin));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (pane, pid) = pane_of(&tmux::run(&refs)?);
-    tmux::set_pane_option(&pane, "@board_slot", &slot.name)?;
-    if !new_window {
-        // Keep room for the next split.
-        let _ = tmux::run(&["select-layout", "-t", &target, "tiled"]);
-    }
-    Ok((pane, pid))
-}
-
-/// Starts `slot` again in pane `pane`, ending whatever runs there (its launcher sees the pane's
-/// SIGHUP, reports the agent's exit and ends it).
-pub fn respawn(
-    pane: &str,
-    slot: &Slot,
-    root: &Path,
-    board_bin: &str,
-) -> BoardResult<(String, i64)> {
-    // The new launcher marks the pane `running` itself; until then it must not read as ended.
-    tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
-    let mut args: Vec<String> = vec![
-        "respawn-pane".into(),
-        "-k".into(),
-        "-t".into(),
-        pane.into(),
-        "-c".into(),
-        slot.workdir.to_string_lossy().to_string(),
-    ];
-    args.extend(env_args(slot, root));
-    args.push(pane_command(slot, board_bin));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    tmux::run(&refs)?;
-    let pid = tmux::run(&["display-message", "-p", "-t", pane, "#{pane_pid}"])?;
-    Ok((pane.to_string(), pid.parse().unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -73,6 +73,8 @@ fn session(
         end_reason: ended.map(|(_, r)| r.to_string()),
         restarts: 0,
         branch: None,
+        idle_since: None,
+        attention: None,
     }
 }
 

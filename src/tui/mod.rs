@@ -3,12 +3,12 @@
 //! Threads and data flow:
 //!
 //! - **events**: a connection subscribed to the board's event stream ([`Client::follow`]). Each
-//!   event becomes a [`Msg::Event`]; when the board goes away it reports
-//!   [`Msg::Disconnected`] and reconnects with backoff (100 ms doubling to 2 s), resuming after
+//!   event becomes a `Msg::Event`; when the board goes away it reports
+//!   `Msg::Disconnected` and reconnects with backoff (100 ms doubling to 2 s), resuming after
 //!   the last event it saw.
-//! - **fetch**: a second connection that answers [`Job`]s: a refresh (`status`, `goal`, `list`,
-//!   `agents`, `log` → [`Msg::Snapshot`]) or a steering call (`add`, `edit`, `goal`, `release`,
-//!   `cancel`, `show` → [`Msg::CallDone`]). Writes carry an `op_id`, so the one retry after a
+//! - **fetch**: a second connection that answers `Job`s: a refresh (`status`, `goal`, `list`,
+//!   `agents`, `log` → `Msg::Snapshot`) or a steering call (`add`, `edit`, `goal`, `release`,
+//!   `cancel`, `show` → `Msg::CallDone`). Writes carry an `op_id`, so the one retry after a
 //!   broken connection is never applied twice.
 //! - **input**: crossterm key, paste and resize events.
 //! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update
@@ -18,9 +18,11 @@
 //!
 //! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
 
+pub mod agents;
 pub mod fixture;
 pub mod messages;
 pub mod state;
+mod team_io;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
@@ -306,6 +308,13 @@ fn event_loop(
                 Effect::Call(c) => {
                     if jobs.send(Job::Call(c)).is_err() {
                         return Ok(());
+                    }
+                }
+                Effect::Team(op) => {
+                    // A few tmux calls (tens of ms): done here, so no second op can overlap.
+                    let r = team_io::perform(&op);
+                    if !agents::on_result(&mut app, r).is_empty() {
+                        refreshes.request(jobs);
                     }
                 }
             }

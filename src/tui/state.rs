@@ -131,7 +131,7 @@ impl Group {
 pub struct TaskItem {
     /// The task as the board sent it (raw text; never draw these strings directly).
     pub task: TaskView,
-    /// Title, one line, inert, at most [`LINE_COLS`] columns.
+    /// Title, one line, inert, at most `LINE_COLS` columns.
     pub title: String,
     /// Holder's session id, inert ("" when none).
     pub holder: String,
@@ -158,7 +158,7 @@ pub struct AgentItem {
     pub view: SessionView,
     /// Session id, inert.
     pub id: String,
-    /// `working`, `idle`, `waiting`, `stopped`, `gone`, `starting`.
+    /// `working`, `idle`, `waiting`, `needs_attention`, `stopped`, `gone`, `starting`.
     pub state: String,
     /// tmux pane id, inert ("" when unknown).
     pub pane: String,
@@ -166,6 +166,8 @@ pub struct AgentItem {
     pub waiting: Option<String>,
     /// Why it ended, inert.
     pub end_reason: Option<String>,
+    /// Why it needs attention (it never reached its prompt), inert.
+    pub attention: Option<String>,
     /// When it last talked to the board (or started), ms since the Unix epoch.
     pub last_heard_ms: Option<i64>,
 }
@@ -551,6 +553,8 @@ pub enum Effect {
     },
     /// Leave the TUI.
     Quit,
+    /// Start, go to, restart or stop an agent (see [`super::agents`]).
+    Team(super::agents::TeamOp),
 }
 
 /// The whole state of the TUI.
@@ -609,6 +613,8 @@ pub struct App {
     pub size: (u16, u16),
     /// After the pending `send` succeeds, type this into the agent's pane (if it has one).
     pub type_after_send: Option<String>,
+    /// A restart or stop of an agent waiting for y/n.
+    pub team_pending: Option<super::agents::Pending>,
 }
 
 fn parse_ms(s: &str) -> Option<i64> {
@@ -677,6 +683,7 @@ impl App {
             page: 10,
             size: (80, 24),
             type_after_send: None,
+            team_pending: None,
         }
     }
 
@@ -714,6 +721,13 @@ impl App {
             .filter(|a| a.waiting.is_some() && a.view.ended_at.is_none())
     }
 
+    /// The live agents that never reached their prompt (needs attention).
+    pub fn needing_attention(&self) -> impl Iterator<Item = &AgentItem> {
+        self.agents
+            .iter()
+            .filter(|a| a.state == "needs_attention" && a.view.ended_at.is_none())
+    }
+
     /// The footer message, if still current.
     pub fn current_flash(&self) -> Option<&Flash> {
         self.flash
@@ -721,7 +735,8 @@ impl App {
             .filter(|f| self.now_ms.saturating_sub(f.at_ms) < FLASH_MS)
     }
 
-    fn say(&mut self, text: impl Into<String>, error: bool) {
+    /// Shows `text` in the footer for a moment (`error`: in red).
+    pub fn say(&mut self, text: impl Into<String>, error: bool) {
         self.flash = Some(Flash {
             text: one_line(&text.into()),
             error,
@@ -801,6 +816,7 @@ impl App {
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
             waiting: v.waiting.as_deref().map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
+            attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v
                 .ended_at
                 .as_deref()
@@ -1096,6 +1112,11 @@ impl App {
         }
         if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
             return vec![Effect::Quit];
+        }
+        if let Some(fx) =
+            super::agents::on_confirm_key(self, &key).or_else(|| super::agents::on_key(self, &key))
+        {
+            return fx;
         }
         match self.mode {
             Mode::Normal => self.key_normal(key),

@@ -73,6 +73,7 @@ impl Theme {
         match state {
             "working" => self.fg(Color::Green),
             "waiting" => self.bar(Color::Yellow),
+            "needs_attention" => self.bar(Color::Magenta),
             "stopped" => self.bold(Color::Yellow),
             "gone" => self.fg(Color::Red),
             "idle" => Style::new(),
@@ -241,6 +242,17 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Red),
         });
     }
+    let stuck: Vec<&AgentItem> = app.needing_attention().collect();
+    if !stuck.is_empty() {
+        let names: Vec<&str> = stuck.iter().map(|a| a.id.as_str()).collect();
+        out.push(Banner {
+            text: format!(
+                "⚠ NEEDS ATTENTION: {} never reached the prompt (no hook, no board call): answer the dialog in its pane",
+                names.join(", ")
+            ),
+            style: t.bar(Color::Magenta),
+        });
+    }
     let waiting: Vec<&AgentItem> = app.waiting().collect();
     let shown = if waiting.len() > 3 { 2 } else { waiting.len() };
     for a in &waiting[..shown] {
@@ -318,6 +330,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             None
         }
     };
+    super::agents::draw_pending(buf, area, app);
     let cursor = cursor.or_else(|| {
         (app.mode == Mode::Filter).then(|| {
             let (_, col) = app.filter.window(filter_width(areas.footer));
@@ -669,10 +682,10 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         } else {
             Style::new().add_modifier(Modifier::BOLD)
         };
-        let state = if a.state == "waiting" {
-            "WAITING".to_string()
-        } else {
-            a.state.clone()
+        let state = match a.state.as_str() {
+            "waiting" => "WAITING".to_string(),
+            "needs_attention" => "ATTENTION".to_string(),
+            _ => a.state.clone(),
         };
         let pid = a.view.pid.map(|p| p.to_string()).unwrap_or_default();
         let claims: Vec<String> = a.view.claims.iter().map(|c| format!("#{c}")).collect();
@@ -680,10 +693,17 @@ fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             .last_heard_ms
             .map(|ms| ago(app.now_wall_ms - ms))
             .unwrap_or_default();
-        let note = match (&a.waiting, &a.end_reason) {
-            (Some(q), _) => q.clone(),
-            (None, Some(r)) => r.clone(),
+        let note = match (&a.waiting, &a.end_reason, &a.attention) {
+            (Some(q), _, _) => q.clone(),
+            (None, Some(r), _) => r.clone(),
+            (None, None, Some(why)) => why.clone(),
             _ => String::new(),
+        };
+        let extra = super::agents::note(&a.view);
+        let note = match (note.is_empty(), extra.is_empty()) {
+            (_, true) => note,
+            (true, false) => extra,
+            (false, false) => format!("{note} · {extra}"),
         };
         let cells: [(&str, Style); 7] = [
             (&a.id, name_style),
@@ -859,6 +879,16 @@ fn draw_footer(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         ],
         Mode::Form(_) => &[("Enter", "save"), ("Tab", "next field"), ("Esc", "cancel")],
         Mode::Confirm(_) => &[("y", "yes"), ("n", "no")],
+        _ if app.team_pending.is_some() => &[("y", "yes"), ("n", "no")],
+        _ if app.focus == super::state::Focus::Agents => &[
+            ("q", "quit"),
+            ("⏎", "go to pane"),
+            ("S", "start"),
+            ("R", "restart"),
+            ("X", "stop"),
+            ("U", "start all"),
+            ("Tab", "backlog"),
+        ],
         _ => &[
             ("q", "quit"),
             ("?", "help"),
@@ -929,9 +959,9 @@ const HELP: &[(&str, &str)] = &[
     ("/", "filter the backlog (words, #id, holder)"),
     ("Esc", "clear the filter / close a dialog"),
     ("c", "show or hide cancelled tasks"),
-    ("m", "message the selected agent (its inbox)"),
-    ("A", "answer an agent waiting for you"),
+    ("m A", "message the selected agent / answer one waiting"),
     ("R F5", "refresh now"),
+    ("⏎ S R X U", "agent: go to pane, start, restart, stop, all"),
     ("?", "this help"),
     ("q ^c", "quit"),
 ];
@@ -1030,6 +1060,11 @@ fn draw_form(buf: &mut Buffer, area: Rect, f: &Form, t: Theme) -> Option<Positio
         );
     }
     cursor
+}
+
+/// Draws a yes/no question dialog over `area` (used by the agent keys of [`super::agents`]).
+pub fn draw_question(buf: &mut Buffer, area: Rect, question: &str, color: bool) {
+    draw_confirm(buf, area, question, Theme { color });
 }
 
 fn draw_confirm(buf: &mut Buffer, area: Rect, question: &str, t: Theme) {

@@ -172,7 +172,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
             );
         }
         for &(t, g) in &log.dones {
-            let (state, by, gen): (String, Option<String>, Option<i64>) = db
+            let (state, by, generation): (String, Option<String>, Option<i64>) = db
                 .query_row(
                     "SELECT state, done_by, done_generation FROM tasks WHERE id = ?1",
                     [t],
@@ -180,7 +180,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
                 )
                 .unwrap();
             assert_eq!(
-                (state.as_str(), by.as_deref(), gen),
+                (state.as_str(), by.as_deref(), generation),
                 ("done", Some(*agent), Some(g)),
                 "{agent}'s acknowledged done of task {t} at generation {g} is lost"
             );
@@ -219,7 +219,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
         if let Some((t, g)) = log.holding {
             // Its done may have landed with the answer lost in the kill; otherwise it still
             // holds the claim.
-            let (state, holder, done_by, gen): (String, Option<String>, Option<String>, i64) = db
+            let (state, holder, done_by, generation): (String, Option<String>, Option<String>, i64) = db
                 .query_row(
                     "SELECT t.state, c.session_id, t.done_by, COALESCE(c.generation, t.done_generation)
                      FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL
@@ -231,8 +231,8 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
             let kept = (state == "claimed" && holder.as_deref() == Some(*agent))
                 || (state == "done" && done_by.as_deref() == Some(*agent));
             assert!(
-                kept && gen == g,
-                "{agent} held task {t} (generation {g}) before the kill; now {state} {holder:?} {done_by:?} {gen}"
+                kept && generation == g,
+                "{agent} held task {t} (generation {g}) before the kill; now {state} {holder:?} {done_by:?} {generation}"
             );
             if state == "claimed" {
                 held += 1;

@@ -8,18 +8,18 @@ fn done_twice_at_the_same_generation_answers_ok_both_times() {
     let board = TestBoard::start();
     let task = board.add("write the changelog");
     let mut agent = board.agent("writer");
-    let gen = agent.claim(task);
+    let generation = agent.claim(task);
     let t = task.to_string();
-    let g = gen.to_string();
+    let g = generation.to_string();
 
     let first = agent.json(&["done", &t, "--generation", &g]);
     assert_eq!(first["already"], false);
-    assert_eq!(first["generation"], gen);
+    assert_eq!(first["generation"], generation);
     assert_eq!(first["task"]["state"], "done");
 
     let second = agent.json(&["done", &t, "--generation", &g]);
     assert_eq!(second["already"], true, "a repeated done says so");
-    assert_eq!(second["generation"], gen);
+    assert_eq!(second["generation"], generation);
     assert_eq!(second["task"]["state"], "done");
 
     // Without --generation too (a retry by a script that did not keep it).
@@ -32,7 +32,7 @@ fn done_twice_at_the_same_generation_answers_ok_both_times() {
     );
     let task_now = board.task(task);
     assert_eq!(task_now["done_by"], agent.id.as_str());
-    assert_eq!(task_now["generation"], gen);
+    assert_eq!(task_now["generation"], generation);
 }
 
 #[test]

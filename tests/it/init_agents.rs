@@ -11,12 +11,18 @@ fn read(p: &Project, name: &str) -> String {
     std::fs::read_to_string(p.path().join(name)).unwrap()
 }
 
+/// The actions on AGENTS.md and CLAUDE.md, in that order.
 fn actions(v: &Value) -> Vec<&str> {
-    v["agents"]
-        .as_array()
-        .unwrap()
+    let list = v["agents"].as_array().unwrap();
+    ["AGENTS.md", "CLAUDE.md"]
         .iter()
-        .map(|a| a["action"].as_str().unwrap())
+        .map(|name| {
+            list.iter()
+                .find(|a| a["path"].as_str().unwrap().ends_with(&format!("/{name}")))
+                .unwrap_or_else(|| panic!("{name} not reported: {v}"))["action"]
+                .as_str()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -29,7 +35,7 @@ fn twice_leaves_one_block_and_the_users_text_unchanged() {
     let (first, code) = p.json(&["init", "--agents"]);
     assert_eq!(code, 0, "{first}");
     check_cli("init", code, &first);
-    assert_eq!(actions(&first), ["created", "updated"]); // AGENTS.md, CLAUDE.md
+    assert_eq!(actions(&first), ["created", "updated"]);
     let claude_once = read(&p, "CLAUDE.md");
     let agents_once = read(&p, "AGENTS.md");
 
@@ -37,6 +43,11 @@ fn twice_leaves_one_block_and_the_users_text_unchanged() {
     assert_eq!(code, 0);
     check_cli("init", code, &second);
     assert_eq!(actions(&second), ["unchanged", "unchanged"]);
+    let all = second["agents"].as_array().unwrap();
+    assert!(
+        all.iter().all(|a| a["action"] == "unchanged"),
+        "a second run changes no file: {second}"
+    );
     assert_eq!(read(&p, "CLAUDE.md"), claude_once);
     assert_eq!(read(&p, "AGENTS.md"), agents_once);
 
@@ -88,10 +99,12 @@ fn mcp_config_keeps_other_servers() {
     let (second, _) = p.json(&["init", "--mcp", "--agents"]);
     assert_eq!(second["mcp"]["action"], "unchanged");
 
+    let board = std::fs::canonicalize(crate::project::bin()).unwrap();
+    let board = board.to_str().unwrap();
     let v: Value = serde_json::from_str(&read(&p, ".mcp.json")).unwrap();
     assert_eq!(
         v["mcpServers"]["board"],
-        json!({"command": "board", "args": ["mcp"]})
+        json!({"command": board, "args": ["mcp"]})
     );
     assert_eq!(v["mcpServers"]["search"], theirs["mcpServers"]["search"]);
     assert_eq!(v["note"], "kept");
@@ -104,6 +117,6 @@ fn mcp_config_keeps_other_servers() {
     let v: Value = serde_json::from_str(&read(&q, ".mcp.json")).unwrap();
     assert_eq!(
         v,
-        json!({"mcpServers": {"board": {"command": "board", "args": ["mcp"]}}})
+        json!({"mcpServers": {"board": {"command": board, "args": ["mcp"]}}})
     );
 }

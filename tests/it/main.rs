@@ -5,11 +5,22 @@
 //! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
 //! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
 
+// A failed expectation is the test failing; the test database is opened directly to inspect it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_methods
+)]
+
+mod agent_cli_hooks;
+mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod answer_from_the_tui;
 mod backlog_import_export;
 mod board_crash_and_restart;
+mod board_outlives_agent;
 mod claim_race;
 mod commit_fence_hooks;
 mod common;
@@ -17,14 +28,17 @@ mod completions_and_man;
 mod config_reload;
 mod demo_run;
 mod done_fencing;
+mod event_stream_order;
 mod expel_on_exit;
 mod expel_on_hard_signals;
 mod friendly_edges;
+mod honest_refusals;
 mod identity;
 mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod mcp_server;
@@ -32,6 +46,7 @@ mod messages_between_agents;
 mod profiles;
 mod project;
 mod restart;
+mod sandboxed_socket;
 mod supervision;
 mod tui_in_tmux;
 mod wire_malformed;

@@ -291,6 +291,14 @@ impl TestBoard {
         b
     }
 
+    /// A new project with `[lease]` set to `lease` plus the `extra` sections, and the board
+    /// started.
+    pub fn start_with(lease: &str, extra: &str) -> TestBoard {
+        let mut b = TestBoard::init(&config_text(lease, extra));
+        b.serve();
+        b
+    }
+
     /// A new project with this `board.toml`, not yet served.
     pub fn init(config: &str) -> TestBoard {
         let dir = tempfile::Builder::new()

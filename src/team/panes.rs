@@ -1,0 +1,170 @@
+//! A slot's pane: opening it, starting it again in place, going to it, stopping its agent.
+//! Used by `board up` (through [`super::up`]) and by the TUI's agent keys.
+
+use std::path::Path;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::{pane_command, pane_ended, tmux, up, Outcome, Slot, AGENTS_WINDOW};
+use crate::proto::error::{BoardError, BoardResult};
+
+fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
+    // The pane runs with the PATH the command was checked against, not the tmux server's; and
+    // finds its board by BOARD_ROOT, since a worktree may hold its own copy of board.toml.
+    let mut args = vec!["-e".into(), format!("BOARD_ROOT={}", root.display())];
+    if let Ok(path) = std::env::var("PATH") {
+        args.extend(["-e".into(), format!("PATH={path}")]);
+    }
+    for (k, v) in &slot.profile.env {
+        args.extend(["-e".into(), format!("{k}={v}")]);
+    }
+    args
+}
+
+fn pane_of(out: &str) -> (String, i64) {
+    let mut parts = out.split_whitespace();
+    let pane = parts.next().unwrap_or_default().to_string();
+    let pid = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (pane, pid)
+}
+
+/// Opens a new pane for `slot` in the `agents` window (creating the window when `new_window`).
+pub fn open_pane(
+    session: &str,
+    slot: &Slot,
+    root: &Path,
+    board_bin: &str,
+    new_window: bool,
+) -> BoardResult<(String, i64)> {
+    let target = format!("={session}:{AGENTS_WINDOW}");
+    let mut args: Vec<String> = if new_window {
+        vec![
+            "new-window".into(),
+            "-d".into(),
+            "-t".into(),
+            format!("={session}:"),
+            "-n".into(),
+            AGENTS_WINDOW.into(),
+        ]
+    } else {
+        vec![
+            "split-window".into(),
+            "-d".into(),
+            "-t".into(),
+            target.clone(),
+        ]
+    };
+    args.extend([
+        "-c".into(),
+        slot.workdir.to_string_lossy().to_string(),
+        "-P".into(),
+        "-F".into(),
+        "#{pane_id} #{pane_pid}".into(),
+    ]);
+    args.extend(env_args(slot, root));
+    args.push(pane_command(slot, board_bin));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (pane, pid) = pane_of(&tmux::run(&refs)?);
+    tmux::set_pane_option(&pane, "@board_slot", &slot.name)?;
+    if !new_window {
+        // Keep room for the next split.
+        let _ = tmux::run(&["select-layout", "-t", &target, "tiled"]);
+    }
+    Ok((pane, pid))
+}
+
+/// Starts `slot` again in pane `pane`, ending whatever runs there (its launcher sees the pane's
+/// SIGHUP, reports the agent's exit and ends it).
+pub fn respawn(
+    pane: &str,
+    slot: &Slot,
+    root: &Path,
+    board_bin: &str,
+) -> BoardResult<(String, i64)> {
+    // The new launcher marks the pane `running` itself; until then it must not read as ended.
+    tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
+    let mut args: Vec<String> = vec![
+        "respawn-pane".into(),
+        "-k".into(),
+        "-t".into(),
+        pane.into(),
+        "-c".into(),
+        slot.workdir.to_string_lossy().to_string(),
+    ];
+    args.extend(env_args(slot, root));
+    args.push(pane_command(slot, board_bin));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    tmux::run(&refs)?;
+    let pid = tmux::run(&["display-message", "-p", "-t", pane, "#{pane_pid}"])?;
+    Ok((pane.to_string(), pid.parse().unwrap_or(0)))
+}
+
+/// Starts `slot` in session `session`: a new pane when it has none (the whole session when
+/// there is none), its pane again when its agent ended, or (with `restart`) even while it runs.
+///
+/// Errors: `usage` when the agent runs and `restart` is false; a missing command; tmux failures.
+pub fn start_slot(
+    session: &str,
+    slot: &Slot,
+    root: &Path,
+    board_bin: &str,
+    restart: bool,
+) -> BoardResult<Outcome> {
+    super::check_commands(std::slice::from_ref(slot), board_bin)?;
+    if !tmux::has_session(session) {
+        up(session, std::slice::from_ref(slot), root, board_bin)?;
+        return Ok(Outcome::Started);
+    }
+    let panes = tmux::panes(session)?;
+    match panes.iter().find(|p| p.slot == slot.name) {
+        Some(p) if !pane_ended(p) && !restart => Err(BoardError::usage(format!(
+            "agent {} is running; restart it instead",
+            slot.name
+        ))),
+        Some(p) => {
+            respawn(&p.id, slot, root, board_bin)?;
+            Ok(Outcome::Restarted)
+        }
+        None => {
+            let new_window = !panes.iter().any(|p| p.window == AGENTS_WINDOW);
+            open_pane(session, slot, root, board_bin, new_window)?;
+            let _ = tmux::run(&[
+                "select-layout",
+                "-t",
+                &format!("={session}:{AGENTS_WINDOW}"),
+                "tiled",
+            ]);
+            Ok(Outcome::Started)
+        }
+    }
+}
+
+/// Brings `pane` on screen: makes its window its session's current one and the pane the active
+/// one, and switches the calling client there when it shows another session.
+pub fn attach(pane: &str) -> BoardResult<()> {
+    tmux::run(&["select-window", "-t", pane])?;
+    tmux::run(&["select-pane", "-t", pane])?;
+    if std::env::var_os("TMUX").is_some() {
+        // Only a client exists when a terminal is attached; a detached session needs none.
+        let _ = tmux::run(&["switch-client", "-t", pane]);
+    }
+    Ok(())
+}
+
+/// Stops an agent: SIGTERM to its `board run` launcher (`launcher_pid`), which forwards it to
+/// the agent, reports the exit to the board and, in a `board up` pane, shows why it ended.
+///
+/// Errors: `not_found` when no such process runs, `unauthorized` when it is not ours.
+pub fn stop(launcher_pid: i64) -> BoardResult<()> {
+    let pid = i32::try_from(launcher_pid)
+        .ok()
+        .filter(|p| *p > 1)
+        .ok_or_else(|| BoardError::usage(format!("no launcher pid {launcher_pid}")))?;
+    kill(Pid::from_raw(pid), Signal::SIGTERM).map_err(|e| match e {
+        nix::errno::Errno::ESRCH => {
+            BoardError::not_found(format!("the agent's launcher (pid {pid}) has ended"))
+        }
+        e => BoardError::unauthorized(format!("cannot signal pid {pid}: {e}")),
+    })
+}

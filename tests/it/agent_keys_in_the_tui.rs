@@ -1,0 +1,142 @@
+//! The TUI controls the team: in a real `board up` session (private tmux server), keys sent to
+//! the TUI's pane go to an agent's pane (Enter), stop it (X, y), start it again (S) and restart
+//! it (R, y). The agent keeps its configured name through it all; its session ids stay unique.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::supervision::*;
+
+const SLEEPER: &str =
+    "description = \"sleeps\"\ncommand = [\"sh\", \"-c\", \"echo worker is up; exec sleep 300\"]\n";
+
+fn pane_in(b: &mut TestBoard, session: &str, window: &str) -> String {
+    b.tmux().run(&[
+        "list-panes",
+        "-t",
+        &format!("={session}:{window}"),
+        "-F",
+        "#{pane_id}",
+    ])
+}
+
+fn wait_screen(b: &mut TestBoard, pane: &str, what: &str, check: impl Fn(&str) -> bool) {
+    let mut last = String::new();
+    let ok = wait_until(Duration::from_secs(10), || {
+        last = b.tmux().run(&["capture-pane", "-p", "-J", "-t", pane]);
+        check(&last)
+    });
+    assert!(
+        ok,
+        "timed out waiting for {what}; screen of {pane}:\n{last}"
+    );
+}
+
+fn keys(b: &mut TestBoard, pane: &str, keys: &[&str]) {
+    let mut args = vec!["send-keys", "-t", pane];
+    args.extend_from_slice(keys);
+    b.tmux().run(&args);
+}
+
+/// The live session of slot `name`, once there is one other than `not`.
+fn live_session(b: &TestBoard, name: &str, not: &str) -> Value {
+    poll(Duration::from_secs(10), || {
+        b.ok(&["agents"])["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name && a["id"] != not && a["pid"].is_i64())
+            .cloned()
+    })
+    .unwrap_or_else(|| panic!("no live session of {name} besides {not:?}"))
+}
+
+fn wait_ended(b: &TestBoard, id: &str) -> Value {
+    poll(Duration::from_secs(10), || {
+        b.session(id).filter(|s| s["ended_at"].is_string())
+    })
+    .unwrap_or_else(|| panic!("session {id} did not end: {:?}", b.session(id)))
+}
+
+#[test]
+fn tui_keys_attach_stop_start_and_restart_an_agent() {
+    let mut b = TestBoard::init(&config_text(
+        "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"",
+        "[[agents]]\nname = \"w\"\nprofile = \"sleeper\"\n",
+    ));
+    b.write_profile("sleeper", SLEEPER);
+    b.serve();
+    b.tmux();
+    let up = b.ok(&["up"]);
+    let session = up["session"].as_str().unwrap().to_string();
+    let agent_pane = up["panes"][0]["pane"].as_str().unwrap().to_string();
+    let tui = pane_in(&mut b, &session, "board");
+    let first = live_session(&b, "w", "");
+    assert_eq!(first["id"], "w");
+    wait_screen(&mut b, &tui, "the TUI with agent w", |s| {
+        s.contains("● live") && s.lines().any(|l| l.contains(" w ") && l.contains("idle"))
+    });
+
+    // Enter on the agents panel brings the agent's pane on screen.
+    keys(&mut b, &tui, &["Tab"]);
+    wait_screen(&mut b, &tui, "the agent keys in the footer", |s| {
+        s.contains("go to pane")
+    });
+    keys(&mut b, &tui, &["Enter"]);
+    let shown = poll(Duration::from_secs(5), || {
+        let v = b.tmux().run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={session}:"),
+            "#{window_name} #{pane_id}",
+        ]);
+        (v == format!("agents {agent_pane}")).then_some(v)
+    });
+    assert!(
+        shown.is_some(),
+        "the agent's pane was not brought on screen; the TUI shows:\n{}",
+        b.tmux().run(&["capture-pane", "-p", "-t", &tui])
+    );
+    b.tmux()
+        .run(&["select-window", "-t", &format!("={session}:board")]);
+
+    // X asks, y stops it: the session ends, the pane stays and says why.
+    keys(&mut b, &tui, &["X"]);
+    wait_screen(&mut b, &tui, "the stop question", |s| {
+        s.contains("Stop agent w?")
+    });
+    keys(&mut b, &tui, &["y"]);
+    let ended = wait_ended(&b, "w");
+    assert_eq!(ended["end_reason"], "killed by SIGTERM", "{ended}");
+    wait_screen(&mut b, &agent_pane, "the stopped agent's pane", |s| {
+        s.contains("agent w was killed by signal 15; the board says: killed by SIGTERM")
+    });
+
+    // S starts it again in its pane, under its name.
+    keys(&mut b, &tui, &["S"]);
+    let second = live_session(&b, "w", "w");
+    assert_eq!(second["id"], "w-2");
+    assert_eq!(second["pane"], agent_pane.as_str());
+    assert_eq!(second["restarts"], 1, "{second}");
+
+    // R asks, y restarts the running agent: a new session, same name, same pane.
+    keys(&mut b, &tui, &["R"]);
+    wait_screen(&mut b, &tui, "the restart question", |s| {
+        s.contains("Restart agent w?")
+    });
+    keys(&mut b, &tui, &["y"]);
+    wait_ended(&b, "w-2");
+    let third = live_session(&b, "w", "w-2");
+    assert_eq!(third["id"], "w-3");
+    assert_eq!(third["pane"], agent_pane.as_str());
+    assert_eq!(third["restarts"], 2, "{third}");
+    wait_screen(&mut b, &tui, "the restarted agent in the panel", |s| {
+        s.lines()
+            .any(|l| l.contains("w-3") && l.contains("as w, restarted 2×"))
+    });
+    wait_screen(&mut b, &agent_pane, "the new agent in its pane", |s| {
+        s.contains("worker is up")
+    });
+}
