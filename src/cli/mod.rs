@@ -241,12 +241,15 @@ pub enum Cmd {
         cmd: Vec<String>,
     },
     /// Open the team in tmux: the TUI and one pane per agent of `[[agents]]` in board.toml.
+    /// Checks every agent's command first; run again, starts only the agents that are missing
+    /// or ended.
     Up {
         /// Attach to the tmux session afterwards.
         #[arg(long)]
         attach: bool,
     },
-    /// End the tmux session of `board up` (its agents' claims are expelled).
+    /// End the tmux session of `board up` (its agents' claims are expelled) and remove the
+    /// agents' worktrees that hold no uncommitted work (their branches stay).
     Down,
     /// Run the scripted demo agent (used by the demo profile).
     #[command(hide = true)]

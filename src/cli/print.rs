@@ -14,18 +14,7 @@ pub fn s(v: &Value) -> String {
     }
 }
 
-/// "1m 52s" style remaining time of a lease, or "lapsing" when at or past expiry.
-pub fn countdown(ms: i64) -> String {
-    if ms <= 0 {
-        return "lapsing".into();
-    }
-    let secs = (ms + 999) / 1000;
-    if secs >= 60 {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{secs}s")
-    }
-}
+pub use crate::proto::countdown;
 
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {

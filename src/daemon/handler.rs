@@ -124,7 +124,7 @@ fn record_rejection(board: &Board, method: &str, p: &Params, caller: &Caller, e:
 }
 
 fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> BoardResult<Value> {
-    let now = board.now_ms();
+    let now = board.now_checked()?;
     let by = caller.name();
     match method {
         "hello" => Ok(json!({

@@ -19,13 +19,57 @@ use crate::config::{LeaseSection, LivenessMode};
 pub trait Clock: Send + Sync {
     /// Milliseconds since an arbitrary origin fixed for this boot.
     fn now_ms(&self) -> i64;
+
+    /// Both clocks at once, to tell a machine suspend (boot time runs, monotonic time does not)
+    /// from the board itself being stopped (both run). Defaults to `now_ms` for both.
+    fn tick(&self) -> Tick {
+        let now = self.now_ms();
+        Tick {
+            boot_ms: now,
+            mono_ms: now,
+        }
+    }
+}
+
+/// One reading of the board's clocks (ms): `CLOCK_BOOTTIME` and `CLOCK_MONOTONIC`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tick {
+    /// `CLOCK_BOOTTIME`: the lease clock; counts time in suspend.
+    pub boot_ms: i64,
+    /// `CLOCK_MONOTONIC`: stands still while the machine is suspended.
+    pub mono_ms: i64,
+}
+
+/// A stretch of time during which the board was not running: the machine was suspended, or
+/// the board process was stopped (SIGSTOP) or starved. Found from the gap between two looks
+/// at the clocks that should have been one tick apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// How long the board did not run (ms, lease clock).
+    pub ms: i64,
+    /// Of which the machine was suspended (ms): boot time ran while monotonic time did not.
+    pub suspended_ms: i64,
 }
 
 /// `CLOCK_BOOTTIME`: the board's real lease clock.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BootClock;
 
+fn clock_ms(id: nix::time::ClockId) -> Option<i64> {
+    nix::time::clock_gettime(id)
+        .ok()
+        .map(|ts| ts.tv_sec() * 1000 + ts.tv_nsec() / 1_000_000)
+}
+
 impl Clock for BootClock {
+    fn tick(&self) -> Tick {
+        let boot_ms = self.now_ms();
+        Tick {
+            boot_ms,
+            mono_ms: clock_ms(nix::time::ClockId::CLOCK_MONOTONIC).unwrap_or(boot_ms),
+        }
+    }
+
     fn now_ms(&self) -> i64 {
         match nix::time::clock_gettime(nix::time::ClockId::CLOCK_BOOTTIME) {
             Ok(ts) => ts.tv_sec() * 1000 + ts.tv_nsec() / 1_000_000,
@@ -145,19 +189,51 @@ impl LeaseRules {
         }
     }
 
+    /// A gap between two looks at the clocks longer than this (ms) means the board was not
+    /// running meanwhile: a quarter of the lease, within 250 ms … 5 s. The board looks every
+    /// [`STALL_TICK_MS`], so a shorter gap is scheduling noise.
+    pub fn stall_threshold_ms(&self) -> i64 {
+        (self.duration_ms / 4).clamp(250, 5_000)
+    }
+
+    /// Design rule 8, last sentence: whether the board was not running between the looks `last`
+    /// and `now` (a sweep or tick that came far later than scheduled), and for how long.
+    pub fn stall(&self, last: Tick, now: Tick) -> Option<Stall> {
+        let gap = now.boot_ms - last.boot_ms;
+        if gap <= self.stall_threshold_ms() {
+            return None;
+        }
+        let ran = (now.mono_ms - last.mono_ms).clamp(0, gap);
+        Some(Stall {
+            ms: gap,
+            suspended_ms: gap - ran,
+        })
+    }
+
+    /// The expiry of a live claim after a stall of `stall_ms` found at `now_ms`: the stall does
+    /// not count against the lease (the expiry moves by it), and the holder gets at least one
+    /// sweep to show it is alive, as after a restart (rule 8). Never earlier than `expiry_ms`.
+    pub fn expiry_after_stall(&self, expiry_ms: i64, now_ms: i64, stall_ms: i64) -> i64 {
+        expiry_ms
+            .saturating_add(stall_ms.max(0))
+            .max(now_ms.saturating_add(self.sweep_ms))
+    }
+
     /// Whether a claim with `expiry_ms` has lapsed at `now_ms` (expiry is exclusive).
     pub fn lapsed(&self, expiry_ms: i64, now_ms: i64) -> bool {
         expiry_ms <= now_ms
     }
 
-    /// Design rule 3: gone or zombie → expel; stopped → hold; waiting for a human → renew;
-    /// `process` mode → renew; `activity` mode → renew only on CPU progress or a board call.
+    /// Design rule 3: gone or zombie → expel; waiting for a human → renew while the process
+    /// lives, even stopped (rule 12: a waiting session is never lapsed while its process
+    /// lives); stopped → hold; `process` mode → renew; `activity` mode → renew only on CPU
+    /// progress or a board call.
     pub fn sweep_verdict(&self, obs: &Observation) -> Verdict {
         match obs.process {
             ProcessState::Gone => Verdict::Expel("process gone".into()),
             ProcessState::Zombie => Verdict::Expel("process exited (zombie)".into()),
+            ProcessState::Stopped | ProcessState::Alive if obs.waiting => Verdict::Renew,
             ProcessState::Stopped => Verdict::Hold,
-            ProcessState::Alive if obs.waiting => Verdict::Renew,
             ProcessState::Alive => match self.liveness {
                 LivenessMode::Process => Verdict::Renew,
                 LivenessMode::Activity if obs.cpu_advanced || obs.talked => Verdict::Renew,
@@ -166,6 +242,10 @@ impl LeaseRules {
         }
     }
 }
+
+/// How often (ms) the board looks at its clocks to find stalls, besides every sweep and every
+/// agent request.
+pub const STALL_TICK_MS: u64 = 100;
 
 /// Formats a `waitpid` status for an expulsion reason: `exited (status 3)`, `killed by SIGKILL`.
 pub fn exit_reason(code: Option<i32>, signal: Option<i32>) -> String {
@@ -249,11 +329,73 @@ mod tests {
         assert!(matches!(r.sweep_verdict(&gone), Verdict::Expel(_)));
         assert!(matches!(r.sweep_verdict(&zombie), Verdict::Expel(_)));
         assert_eq!(r.sweep_verdict(&stopped), Verdict::Hold);
+        // Rule 12: a waiting session keeps its claims while its process lives, stopped or not.
         let waiting_but_stopped = Observation {
             waiting: true,
             ..stopped
         };
-        assert_eq!(r.sweep_verdict(&waiting_but_stopped), Verdict::Hold);
+        assert_eq!(r.sweep_verdict(&waiting_but_stopped), Verdict::Renew);
+        let waiting_and_gone = Observation {
+            waiting: true,
+            ..gone
+        };
+        assert!(matches!(
+            r.sweep_verdict(&waiting_and_gone),
+            Verdict::Expel(_)
+        ));
+    }
+
+    fn tick(boot_ms: i64, mono_ms: i64) -> Tick {
+        Tick { boot_ms, mono_ms }
+    }
+
+    #[test]
+    fn a_late_look_at_the_clocks_is_a_stall_and_says_how_much_was_suspend() {
+        let r = rules(LivenessMode::Activity);
+        assert_eq!(r.stall_threshold_ms(), 5_000);
+        // Ticks 100 ms apart, or a little late: no stall.
+        assert_eq!(r.stall(tick(0, 0), tick(100, 100)), None);
+        assert_eq!(r.stall(tick(0, 0), tick(4_000, 4_000)), None);
+        // SIGSTOP of the board for 30 s: both clocks ran.
+        assert_eq!(
+            r.stall(tick(0, 0), tick(30_000, 30_000)),
+            Some(Stall {
+                ms: 30_000,
+                suspended_ms: 0
+            })
+        );
+        // Machine suspended for 10 min: only boot time ran.
+        assert_eq!(
+            r.stall(tick(1_000, 1_000), tick(601_100, 1_100)),
+            Some(Stall {
+                ms: 600_100,
+                suspended_ms: 600_000
+            })
+        );
+        let short = LeaseRules {
+            duration_ms: 1_000,
+            sweep_ms: 100,
+            liveness: LivenessMode::Activity,
+        };
+        assert_eq!(short.stall_threshold_ms(), 250);
+    }
+
+    #[test]
+    fn a_stall_does_not_count_against_a_lease_and_leaves_one_sweep_of_grace() {
+        let r = rules(LivenessMode::Activity);
+        let clock = ManualClock::new(0);
+        let exp = r.expiry(clock.now_ms()); // 120 s
+                                            // 50 s into the lease the board stops for 300 s (more than 2 leases).
+        clock.advance(350_000);
+        let stall = 300_000;
+        let after = r.expiry_after_stall(exp, clock.now_ms(), stall);
+        assert_eq!(after, exp + stall, "the lease keeps its 70 s left");
+        assert!(!r.lapsed(after, clock.now_ms()));
+        // A claim that was about to lapse gets one sweep to show its holder is alive.
+        let nearly = r.expiry_after_stall(clock.now_ms() - stall + 1, clock.now_ms(), stall);
+        assert_eq!(nearly, clock.now_ms() + r.sweep_ms);
+        // Never earlier than it was.
+        assert!(r.expiry_after_stall(exp, 0, 0) >= exp);
     }
 
     #[test]

@@ -137,6 +137,15 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     recover(&board)?;
     tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
 
+    let ticker = Arc::clone(&board);
+    std::thread::Builder::new()
+        .name("stall-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_millis(lease::STALL_TICK_MS));
+            if let Err(e) = ticker.check_stall() {
+                tracing::error!(error = %e, "stall check failed");
+            }
+        })?;
     let server = tokio::spawn(server::serve(Arc::clone(&board), listener));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
@@ -212,6 +221,18 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
                 board.set_idle_flag(&row.id, row.idle_since.is_some());
+                // Rule 8: a living (not stopped) session gets one sweep of grace to show
+                // activity; the stored expiry stands otherwise.
+                let running = row
+                    .agent
+                    .or(row.launcher)
+                    .is_some_and(|(pid, start)| procfs::liveness(pid, start) == Liveness::Alive);
+                if running {
+                    let rules = board.rules();
+                    board
+                        .store()
+                        .grace_session(&row.id, board.now_ms() + rules.sweep_ms)?;
+                }
                 if let Some((pid, start)) = row.launcher {
                     watchers::watch(board, &row.id, pid, start, watchers::Role::Launcher);
                 }

@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use super::events::EventBus;
 use crate::config::{Config, Paths};
-use crate::daemon::lease::{Clock, LeaseRules};
+use crate::daemon::lease::{Clock, LeaseRules, Tick};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
 
@@ -60,6 +60,9 @@ pub struct Board {
     pub shutdown: Notify,
     /// Woken when the sweep interval changed.
     pub sweep_changed: Notify,
+    /// The last look at the clocks (see [`Board::check_stall`]); held while a stall is applied,
+    /// so no request or sweep acts on expiries the stall has not moved yet.
+    last_tick: Mutex<Tick>,
 }
 
 impl Board {
@@ -78,7 +81,7 @@ impl Board {
         store.set_notify(Box::new(move |ev| bus.publish(ev)));
         Board {
             store: Mutex::new(store),
-            clock,
+            clock: Arc::clone(&clock),
             config: RwLock::new(config),
             config_error: RwLock::new(None),
             paths,
@@ -90,6 +93,7 @@ impl Board {
             pidfd,
             shutdown: Notify::new(),
             sweep_changed: Notify::new(),
+            last_tick: Mutex::new(clock.tick()),
         }
     }
 
@@ -101,6 +105,15 @@ impl Board {
     /// Lease-clock now (ms).
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Lease-clock now (ms) for a decision that may lapse a claim: read *before* looking for a
+    /// stall, so a board stopped before this read has moved the expiries by then, and one
+    /// stopped after it acts on a time from before the stop. Do not call with the store locked.
+    pub fn now_checked(&self) -> BoardResult<i64> {
+        let now = self.clock.now_ms();
+        self.check_stall()?;
+        Ok(now)
     }
 
     /// The lease rules in force.
@@ -122,9 +135,51 @@ impl Board {
         self.activity.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Suspend is not silence (design rule 8, last sentence): looks at the clocks, and when the
+    /// board was not running since the last look (machine suspend, SIGSTOP of the board, a
+    /// sweep far later than scheduled), moves every live claim's expiry by that time, leaving
+    /// at least one sweep of grace. Called every [`crate::daemon::lease::STALL_TICK_MS`], at
+    /// the start of every sweep and before every agent request is handled.
+    pub fn check_stall(&self) -> BoardResult<()> {
+        let rules = self.rules();
+        let mut last = self.last_tick.lock().unwrap_or_else(|p| p.into_inner());
+        let now = self.clock.tick();
+        let stall = rules.stall(*last, now);
+        *last = now;
+        let Some(stall) = stall else {
+            return Ok(());
+        };
+        let reason = if stall.suspended_ms > 0 {
+            format!(
+                "the board did not run for {} ms (the machine was suspended for {} ms): that time does not count against any lease",
+                stall.ms, stall.suspended_ms
+            )
+        } else {
+            format!(
+                "the board did not run for {} ms (stopped or starved): that time does not count against any lease",
+                stall.ms
+            )
+        };
+        tracing::warn!(
+            stall_ms = stall.ms,
+            suspended_ms = stall.suspended_ms,
+            "stall"
+        );
+        let ev = self
+            .store()
+            .extend_after_stall(now.boot_ms, stall.ms, rules.sweep_ms, &reason)?;
+        self.events.publish(ev);
+        // In-memory renewal bookkeeping moved with the clock: let the next call write one.
+        self.activity()
+            .values_mut()
+            .for_each(|a| a.last_renew_write_ms = None);
+        Ok(())
+    }
+
     /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
     /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`.
     pub fn touch(&self, agent: &str) -> BoardResult<()> {
+        self.check_stall()?;
         let rules = self.rules();
         let now = self.now_ms();
         let due = {

@@ -59,6 +59,9 @@ pub fn sweep_once(
     board: &Arc<Board>,
     last_renewed: &BTreeSet<String>,
 ) -> BoardResult<BTreeSet<String>> {
+    // A sweep far later than scheduled means the board was not running: that time must not
+    // lapse anything.
+    board.check_stall()?;
     let rules = board.rules();
     let sessions = board.store().live_sessions()?;
     let mut renewed = BTreeSet::new();
@@ -108,7 +111,7 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
-    let now = board.now_ms();
+    let now = board.now_checked()?;
     if board.store().any_due(now)? {
         let ev = board.store().lapse_due(now, rules.duration_ms)?;
         board.publish(ev);

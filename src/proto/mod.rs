@@ -388,6 +388,20 @@ pub struct GoalView {
     pub set_by: String,
 }
 
+/// A lease's remaining time for people: `1m52s`, `9s`, or `lapsing` at or past expiry. Shared by
+/// the CLI's printing and the TUI.
+pub fn countdown(ms: i64) -> String {
+    if ms <= 0 {
+        return "lapsing".into();
+    }
+    let secs = (ms + 999) / 1000;
+    if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -474,6 +474,52 @@ impl Store {
         )?)
     }
 
+    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
+    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
+    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
+    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
+    pub fn extend_after_stall(
+        &mut self,
+        now_ms: i64,
+        stall_ms: i64,
+        sweep_ms: i64,
+        reason: &str,
+    ) -> BoardResult<Events> {
+        let (_, ev) = self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE claims SET expires_ms = MAX(expires_ms + ?2, ?1 + ?3)
+                 WHERE ended_at IS NULL",
+                params![now_ms, stall_ms.max(0), sweep_ms],
+            )?;
+            emit(
+                tx,
+                ev,
+                "stall",
+                None,
+                None,
+                None,
+                &format!("{reason}; {n} live claim(s) extended"),
+            )?;
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+
+    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
+    /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
+    /// that, extends a lease.
+    pub fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
+        self.tx(|tx, _| {
+            tx.execute(
+                "UPDATE claims SET expires_ms = MAX(expires_ms, ?2)
+                 WHERE session_id = ?1 AND ended_at IS NULL",
+                params![agent, until_ms],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
     /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
     pub fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
         Ok(self.conn.query_row(

@@ -16,7 +16,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::state::{
     AgentItem, App, Conn, Detail, EventItem, Focus, Form, FormKind, Group, Mode, Row, TaskItem,
 };
-use crate::cli::print::countdown;
+use crate::proto::countdown;
 use crate::proto::sanitize::{inert, one_line, truncate_width};
 
 /// Widths from which the agents and the feed sit to the right of the backlog.

@@ -48,5 +48,6 @@ mod project;
 mod restart;
 mod sandboxed_socket;
 mod supervision;
+mod suspend_is_not_silence;
 mod tui_in_tmux;
 mod wire_malformed;
