@@ -207,6 +207,31 @@ fn edit_block(
     })
 }
 
+/// Adds `entry` as a line of the project's `.gitignore` (kept as it is when the line is there).
+/// Claude Code ignores a `.claude/settings.local.json` that git tracks (measured): the approval
+/// must stay local to count.
+fn ignore_in_git(root: &Path, entry: &str) -> Result<Written, AgentsInitError> {
+    let path = root.join(".gitignore");
+    let old = init::read_optional(&path)?;
+    let text = old.as_deref().unwrap_or("");
+    let action = if text.lines().any(|l| l.trim() == entry) {
+        Action::Unchanged
+    } else {
+        let mut new = text.to_string();
+        if !new.is_empty() && !new.ends_with('\n') {
+            new.push('\n');
+        }
+        new.push_str(entry);
+        new.push('\n');
+        init::write_if_changed(&path, old.as_deref(), &new)?
+    };
+    Ok(Written {
+        path,
+        action,
+        what: format!("{entry} stays untracked (Claude ignores a tracked one)"),
+    })
+}
+
 fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitError> {
     let mut out = Vec::new();
     if mcp {
@@ -226,6 +251,9 @@ fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitE
                 add_strings(m, "enabledMcpjsonServers", &["board"])
             },
         )?);
+    }
+    if mcp {
+        out.push(ignore_in_git(root, ".claude/settings.local.json")?);
     }
     let own_bash = format!("Bash({bin}:*)");
     out.push(edit_json(

@@ -317,6 +317,9 @@ pub struct SessionView {
     /// `attention_after` of its start.
     #[serde(default)]
     pub attention: Option<String>,
+    /// RFC 3339 UTC; its first board call or hook (it reached its prompt).
+    #[serde(default)]
+    pub contacted_at: Option<String>,
 }
 
 /// One entry of the append-only event log.

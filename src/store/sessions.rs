@@ -267,7 +267,7 @@ impl Store {
             let started_at: String = r.get(6)?;
             let contacted: Option<String> = r.get(14)?;
             let attention_ms: Option<i64> = r.get(15)?;
-            let attention = match (contacted, attention_ms) {
+            let attention = match (&contacted, attention_ms) {
                 (None, Some(ms)) => needs_attention(&started_at, ms, now),
                 _ => None,
             };
@@ -289,6 +289,7 @@ impl Store {
                 branch: r.get(12)?,
                 idle_since: r.get(13)?,
                 attention,
+                contacted_at: contacted,
                 state: String::new(),
             })
         })?;

@@ -75,6 +75,7 @@ fn session(
         branch: None,
         idle_since: None,
         attention: None,
+        contacted_at: None,
     }
 }
 
