@@ -11,9 +11,9 @@ use crate::project::{check, Project};
 use serde_json::{json, Value};
 
 pub(crate) struct McpClient {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) lines: Receiver<String>,
     next_id: i64,
 }
 
@@ -57,7 +57,7 @@ pub(crate) fn start(p: &Project, name: &str) -> McpClient {
     spawn(cmd)
 }
 
-fn spawn(mut cmd: std::process::Command) -> McpClient {
+pub(crate) fn spawn(mut cmd: std::process::Command) -> McpClient {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -122,15 +122,22 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         names,
         [
             "board_add",
+            "board_agents",
+            "board_check",
             "board_claim",
             "board_done",
+            "board_goal",
             "board_inbox",
+            "board_list",
             "board_note",
             "board_ready",
             "board_release",
+            "board_renew",
+            "board_resume",
             "board_send",
             "board_show",
-            "board_status"
+            "board_status",
+            "board_wait"
         ]
     );
     for t in tools {
