@@ -14,6 +14,7 @@ mod claims;
 mod events;
 pub mod identity;
 mod import;
+mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -27,6 +28,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
+pub use messages::{Sent, Unread};
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -45,6 +47,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
     ])
 }
 
