@@ -1,13 +1,18 @@
-//! The methods that let a team share more than tasks: `import` and `export` of a backlog.
-//! One handler function per method, called from [`crate::daemon::handlers`].
+//! The methods that let a team share more than tasks: `send` and `inbox` (messages), `import`
+//! and `export` (a backlog as a file), and the unread-messages notice on every answer. One
+//! handler function per method, called from [`crate::daemon::handlers`].
 
 use std::collections::BTreeMap;
 
-use super::handlers::Cx;
+use serde_json::{json, Value};
+
+use super::handlers::{Caller, Cx};
+use super::state::Board;
 use crate::backlog::Backlog;
 use crate::proto::error::BoardResult;
-use crate::proto::methods::ImportParams;
-use crate::proto::results::{ExportResult, ImportResult};
+use crate::proto::methods::{ImportParams, SendParams};
+use crate::proto::results::{ExportResult, ImportResult, InboxResult, SendResult};
+use crate::proto::Method;
 use crate::store::{Events, Store};
 
 /// `import {goal?, tasks: [{key, title, body?, priority?, state?, after?}]}`: the whole backlog
@@ -46,4 +51,66 @@ pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
     let tasks = store.list_tasks(None, cx.now)?;
     drop(store);
     Ok(Backlog::of_board(goal, &tasks))
+}
+
+/// `send {to, text, answer?}`: stores a message; with `answer` (the TUI answering a waiting
+/// agent), the recipient's wait ends in the same transaction.
+pub fn send(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &SendParams,
+) -> BoardResult<SendResult> {
+    let (sent, e) = store.send(cx.caller.name(), &p.to, &p.text, p.answer.unwrap_or(false))?;
+    if sent.ended_wait {
+        cx.board.set_waiting_flag(&sent.message.to, false);
+    }
+    ev.extend(e);
+    Ok(SendResult {
+        message: sent.message,
+        ended_wait: sent.ended_wait,
+        pane: sent.pane,
+    })
+}
+
+/// `inbox`: the caller's unread messages, oldest first; each is returned once (marked read).
+pub fn inbox(cx: &Cx, store: &mut Store) -> BoardResult<InboxResult> {
+    Ok(InboxResult {
+        messages: store.inbox(cx.caller.name())?,
+    })
+}
+
+/// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread
+/// messages: `inbox: {unread, from, read_with}` is added to the result object, or to the error's
+/// `data`. Nothing is added when there are none, so answers stay as they were.
+pub fn add_inbox_notice(
+    board: &Board,
+    method: Method,
+    caller: &Caller,
+    out: &mut BoardResult<Value>,
+) {
+    let Caller::Agent(agent) = caller else {
+        return;
+    };
+    if matches!(method, Method::Hello | Method::Inbox) {
+        return;
+    }
+    let unread = match board.store().unread(agent) {
+        Ok(u) if u.count > 0 => u,
+        Ok(_) => return,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not count unread messages");
+            return;
+        }
+    };
+    let notice = json!({ "unread": unread.count, "from": unread.from, "read_with": "board inbox" });
+    match out {
+        Ok(Value::Object(m)) => {
+            m.insert("inbox".into(), notice);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            e.data.insert("inbox".into(), notice);
+        }
+    }
 }

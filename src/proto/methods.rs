@@ -149,6 +149,10 @@ methods! {
     Import = "import", Write, ImportParams => ImportResult;
     /// The backlog (goal and tasks, keys `tN`) as `import` takes it.
     Export = "export", Read, ExportParams => ExportResult;
+    /// Send a message to an agent session (id, or a name one live session has) or `operator`.
+    Send = "send", Write, SendParams => SendResult;
+    /// Read the caller's unread messages, oldest first; each is returned once (marked read).
+    Inbox = "inbox", Write, InboxParams => InboxResult;
 }
 
 impl Method {
@@ -238,6 +242,21 @@ pub type ResumeParams = NoParams;
 pub type StopParams = NoParams;
 /// `export`: no parameters.
 pub type ExportParams = NoParams;
+/// `inbox`: no parameters.
+pub type InboxParams = NoParams;
+
+/// `send` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendParams {
+    /// Recipient: an agent session id, the name exactly one live session has, or `operator`.
+    pub to: String,
+    /// The message.
+    pub text: String,
+    /// It answers the recipient's `wait`: its wait ends in the same transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<bool>,
+}
 /// `import`: a backlog document (`goal`, `tasks` with keys).
 pub type ImportParams = crate::backlog::Backlog;
 

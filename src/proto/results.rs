@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::proto::views::{EventView, GoalView, NoteView, SessionView, TaskView};
+pub use crate::proto::views::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
 
 /// `hello`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -322,3 +322,36 @@ pub struct ImportResult {
 
 /// `export`: the backlog as `import` takes it.
 pub type ExportResult = crate::backlog::Backlog;
+
+/// `send`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendResult {
+    /// The message stored.
+    pub message: MessageView,
+    /// The recipient was waiting for a human and no longer is.
+    pub ended_wait: bool,
+    /// The recipient's tmux pane, when it runs in one.
+    pub pane: Option<String>,
+}
+
+/// `inbox`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InboxResult {
+    /// Unread messages, oldest first (now read).
+    pub messages: Vec<MessageView>,
+}
+
+/// Added to an agent's answers (results and error data) while it has unread messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "inbox_notice")]
+pub struct InboxNotice {
+    /// How many unread messages (at least 1).
+    pub unread: i64,
+    /// Senders, each once, oldest first.
+    pub from: Vec<String>,
+    /// Always `board inbox`.
+    pub read_with: String,
+}

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::proto::error::ErrorKind;
 use crate::proto::methods::{method_schemas, Access, Identity, Method};
+use crate::proto::results::InboxNotice;
 use crate::store::LostClaim;
 
 const CLI_FRAGMENT: &str = include_str!("schema_cli.json");
@@ -60,6 +61,9 @@ struct ErrorData {
     /// Claims the caller lost since its previous call (see `$defs/lost`).
     #[serde(default)]
     lost: Option<Vec<LostClaim>>,
+    /// The caller has unread messages.
+    #[serde(default)]
+    inbox: Option<InboxNotice>,
     /// no_ready_task: unfinished tasks; 0 means the backlog is finished.
     #[serde(default)]
     remaining: Option<i64>,
@@ -118,6 +122,8 @@ pub fn schema() -> Value {
     }
 
     let lost_item = LostClaim::json_schema(&mut pgen).to_value();
+    // Named, so it lands in the definitions as `inbox_notice`.
+    let _ = pgen.subschema_for::<InboxNotice>();
     let mut defs = pgen.take_definitions(true);
     defs.extend(rgen.take_definitions(true));
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
@@ -234,7 +240,8 @@ fn add_identity(params: &mut Value, identity: &Value, access: Access) {
     }
 }
 
-/// Allows the optional `lost` member (see `$defs/lost`) on a result object.
+/// Allows the optional `lost` and `inbox` members (see `$defs/lost`, `$defs/inbox_notice`) on a
+/// result object: they are added to any answer of an agent's call.
 fn add_lost(result: &mut Value) {
     let variants = match result.get_mut("anyOf") {
         Some(Value::Array(v)) => v.iter_mut().collect::<Vec<_>>(),
@@ -243,6 +250,7 @@ fn add_lost(result: &mut Value) {
     for v in variants {
         if let Some(Value::Object(props)) = v.get_mut("properties") {
             props.insert("lost".into(), json!({ "$ref": "#/$defs/lost" }));
+            props.insert("inbox".into(), json!({ "$ref": "#/$defs/inbox_notice" }));
         }
     }
 }

@@ -152,3 +152,22 @@ pub struct GoalView {
     /// Who set it (`operator` or an agent id).
     pub set_by: String,
 }
+
+/// A message between agent sessions (or operators): `board send`, read by `board inbox`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "message")]
+pub struct MessageView {
+    /// Message id.
+    pub id: i64,
+    /// Sender: agent session id, or `operator`.
+    pub from: String,
+    /// Recipient: agent session id, or `operator`.
+    pub to: String,
+    /// The text as given (untrusted).
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub sent_at: String,
+    /// It answered the recipient's `board wait` (and ended the wait).
+    pub answer: bool,
+}

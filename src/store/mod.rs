@@ -12,7 +12,9 @@ use std::time::SystemTime;
 
 mod claims;
 mod events;
+pub mod identity;
 mod import;
+mod messages;
 mod op_results;
 mod refusals;
 mod sessions;
@@ -27,6 +29,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
+pub use messages::{Sent, Unread};
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -45,6 +48,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
     ])
 }
 
@@ -146,6 +150,9 @@ pub struct Store {
     /// step then runs in a savepoint inside it instead of a transaction of its own.
     in_op: bool,
     notify: Option<Notify>,
+    /// The high-water mark of issued generations ([`identity`]); None for a database opened
+    /// without it ([`Store::open`], tests and tools).
+    mark: Option<std::sync::Arc<std::sync::Mutex<identity::MarkFile>>>,
 }
 
 impl Store {
@@ -170,6 +177,7 @@ impl Store {
             conn,
             in_op: false,
             notify: None,
+            mark: None,
         })
     }
 

@@ -106,7 +106,9 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         now: board.now_checked()?,
     };
     if !req.method.is_write() {
-        return with_lost(read(&cx, &req.call), &lost);
+        let mut out = with_lost(read(&cx, &req.call), &lost);
+        super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+        return out;
     }
     let mut events = Vec::new();
     let out = {
@@ -124,7 +126,9 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
     };
     board.publish(events);
-    with_lost(out, &lost)
+    let mut out = with_lost(out, &lost);
+    super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+    out
 }
 
 /// Adds `lost` (every claim the caller lost since its previous call, see
@@ -165,6 +169,8 @@ fn write(cx: &Cx, store: &mut Store, ev: &mut Events, call: &Call) -> BoardResul
         Call::Release(p) => answer(claims::release(cx, store, ev, p)),
         Call::Note(p) => answer(claims::note(cx, store, ev, p)),
         Call::Import(p) => answer(super::team::import(cx, store, ev, p)),
+        Call::Send(p) => answer(super::team::send(cx, store, ev, p)),
+        Call::Inbox(_) => answer(super::team::inbox(cx, store)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a write",
             other.method()
