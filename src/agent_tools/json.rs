@@ -101,7 +101,8 @@ fn strip_cr(mut buf: Vec<u8>) -> Vec<u8> {
 /// One lazily opened connection to the board, shared by all requests of a door (`board json`,
 /// `board mcp`). It connects (starting the board if needed) on first use, checks the protocol
 /// version with one `hello`, then sends every request with [`Client::call_raw`]. A connection
-/// that failed is dropped and the next call opens a new one.
+/// the board closed (it restarted) is replaced before the next request is written; one that
+/// failed during a request is dropped and the next call opens a new one.
 pub struct Link {
     client: Option<Client>,
 }
@@ -122,6 +123,11 @@ impl Link {
     /// Errors: the board's own error for the request, or `unavailable` when no board answers
     /// (the connection is then dropped; the request may or may not have been applied).
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        // A board that restarted since the last call closed our connection: open a new one
+        // rather than fail this call with a broken pipe.
+        if self.client.as_ref().is_some_and(Client::peer_closed) {
+            self.client = None;
+        }
         let client = match self.client.as_mut() {
             Some(c) => c,
             None => self.client.insert(open()?),

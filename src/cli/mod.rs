@@ -312,10 +312,23 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
         Cmd::DemoAgent => return crate::cli::up::demo_agent(),
         Cmd::Up { attach } => crate::cli::up::up(attach).map(|v| {
+            let panes = v["panes"].as_array().cloned().unwrap_or_default();
+            let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+            let mut done = Vec::new();
+            for (o, word) in [
+                ("started", "started"),
+                ("restarted", "started again"),
+                ("running", "already running"),
+            ] {
+                if count(o) > 0 {
+                    done.push(format!("{} {word}", count(o)));
+                }
+            }
             let h = format!(
-                "tmux session {} is up with {} agent pane(s); `board up --attach` to see it",
+                "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
                 v["session"].as_str().unwrap_or(""),
-                v["panes"].as_array().map_or(0, |p| p.len())
+                panes.len(),
+                done.join(", ")
             );
             (v, h)
         }),
@@ -515,49 +528,13 @@ fn wait_gone(socket: &std::path::Path) {
     }
 }
 
-/// `claim --wait`: retries while work remains but nothing is ready; gives up with
-/// `no_ready_task` when the backlog is finished or the timeout passes.
+/// `claim --wait`: see [`crate::proto::claim_wait::claim_waiting`].
 fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, String)> {
-    let deadline = Instant::now() + timeout;
     let target = client::target()?;
-    let mut delay = Duration::from_millis(50);
-    loop {
-        let mut c = Client::connect(&target, true)?;
-        match c.call("claim", json!({ "task": task })) {
-            Ok(v) => {
-                let human = print::human("claim", &v);
-                return Ok((v, human));
-            }
-            Err(e) if e.kind == ErrorKind::NoReadyTask => {
-                let remaining = e.data.get("remaining").and_then(Value::as_i64).unwrap_or(1);
-                let blocked = e.data.contains_key("blocked_by");
-                // A done or cancelled task never becomes ready again.
-                let finished = e.data.contains_key("state");
-                if finished || (remaining == 0 && !blocked) {
-                    return Err(e);
-                }
-                if Instant::now() + delay > deadline {
-                    return Err(BoardError::new(
-                        ErrorKind::NoReadyTask,
-                        format!(
-                            "gave up waiting after {}: still no ready task ({remaining} unfinished)",
-                            humantime::format_duration(timeout)
-                        ),
-                    )
-                    .with("remaining", remaining)
-                    .with("timed_out", true));
-                }
-            }
-            Err(e) if e.kind == ErrorKind::Conflict && task.is_some() => {
-                if Instant::now() + delay > deadline {
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-        std::thread::sleep(delay);
-        delay = (delay * 2).min(Duration::from_millis(500));
-    }
+    let claim = || Client::connect(&target, true)?.call("claim", json!({ "task": task }));
+    let v = crate::proto::claim_wait::claim_waiting(claim, task.is_some(), timeout)?;
+    let human = print::human("claim", &v);
+    Ok((v, human))
 }
 
 fn follow_log(json_out: bool, limit: i64) -> i32 {

@@ -258,6 +258,28 @@ impl Client {
         out
     }
 
+    /// Whether the board has closed this connection (it stopped or restarted since): a request
+    /// written now would be lost, so a long-lived door reconnects first. Looks without reading
+    /// or blocking (a non-blocking MSG_PEEK).
+    pub fn peer_closed(&self) -> bool {
+        use nix::sys::socket::{recv, MsgFlags};
+        use std::os::fd::AsRawFd;
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        match recv(
+            self.writer.as_raw_fd(),
+            &mut byte,
+            MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT,
+        ) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(nix::errno::Errno::EAGAIN) | Err(nix::errno::Errno::EINTR) => false,
+            Err(_) => true,
+        }
+    }
+
     /// Sends one request without `hello` (for long-lived connections that already checked it).
     pub fn call_raw(&mut self, method: &str, params: Value) -> BoardResult<Value> {
         let req = self.request(method, params);

@@ -6,6 +6,7 @@
 //! A connection that sent `subscribe` then receives notifications
 //! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
 
+pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;

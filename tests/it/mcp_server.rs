@@ -10,22 +10,22 @@ use std::time::Duration;
 use crate::project::{check, Project};
 use serde_json::{json, Value};
 
-struct McpClient {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+pub(crate) struct McpClient {
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) lines: Receiver<String>,
     next_id: i64,
 }
 
 impl McpClient {
-    fn send(&mut self, msg: &Value) {
+    pub(crate) fn send(&mut self, msg: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{msg}").unwrap();
         stdin.flush().unwrap();
     }
 
     /// Sends a request and returns the response with its id (skipping notifications).
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -43,7 +43,7 @@ impl McpClient {
     }
 
     /// tools/call; returns the CallToolResult.
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         r.get("result")
             .cloned()
@@ -57,7 +57,7 @@ fn start(p: &Project, name: &str) -> McpClient {
     spawn(cmd)
 }
 
-fn spawn(mut cmd: std::process::Command) -> McpClient {
+pub(crate) fn spawn(mut cmd: std::process::Command) -> McpClient {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -122,13 +122,20 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         names,
         [
             "board_add",
+            "board_agents",
+            "board_check",
             "board_claim",
             "board_done",
+            "board_goal",
+            "board_list",
             "board_note",
             "board_ready",
             "board_release",
+            "board_renew",
+            "board_resume",
             "board_show",
-            "board_status"
+            "board_status",
+            "board_wait"
         ]
     );
     for t in tools {
