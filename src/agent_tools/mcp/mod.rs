@@ -5,7 +5,7 @@
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
 //! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
 //! `board_wait`, `board_resume`, `board_agents`; and `board_send`, `board_inbox` (see
-//! [`inbox`]). Each forwards one request to the board socket
+//! the `inbox` module). Each forwards one request to the board socket
 //! over one shared connection ([`Link`], reopened when the board restarted). The caller's identity
 //! is the agent session whose process tree the server runs in (the board walks its ancestry), so
 //! a host that starts MCP servers with a cleaned environment still gets the agent's identity;
