@@ -55,5 +55,6 @@ mod restored_database;
 mod sandboxed_socket;
 mod supervision;
 mod suspend_is_not_silence;
+mod torture;
 mod tui_in_tmux;
 mod wire_malformed;
