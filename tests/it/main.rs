@@ -56,5 +56,6 @@ mod sandboxed_socket;
 mod strict_wire;
 mod supervision;
 mod suspend_is_not_silence;
+mod torture;
 mod tui_in_tmux;
 mod wire_malformed;
