@@ -17,6 +17,7 @@ mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -28,6 +29,7 @@ use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
 pub use messages::{Sent, Unread};
+pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
