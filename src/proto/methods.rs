@@ -604,6 +604,10 @@ pub struct SessionAttachParams {
     /// The pane's process id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pane_pid: Option<i64>,
+    /// The terminal the agent runs on (`/dev/pts/N`): input there is activity; the lapse
+    /// warning is written there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<String>,
 }
 
 /// `session.exit` parameters.

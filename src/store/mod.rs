@@ -19,6 +19,7 @@ mod op_results;
 mod refusals;
 mod sessions;
 mod tasks;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -30,6 +31,7 @@ use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
 pub use messages::{Sent, Unread};
+pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";

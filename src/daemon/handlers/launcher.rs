@@ -91,6 +91,11 @@ pub fn attach(
         _ => None,
     };
     board.store().attach_session(&p.agent, (pid, start), pane)?;
+    // The terminal the agent runs on: input there is activity (`terminal`). Only a character
+    // device path is kept: the board stats and writes to it.
+    if let Some(tty) = p.tty.as_deref().filter(|t| t.starts_with("/dev/")) {
+        board.store().set_session_tty(&p.agent, tty)?;
+    }
     watch(board, &p.agent, pid, start, Role::Agent);
     if let Some((_, pp, ps)) = pane {
         watch(board, &p.agent, pp, ps, Role::Pane);
