@@ -208,12 +208,27 @@ pub enum Cmd {
         #[arg(long, value_enum, default_value = "md")]
         format: crate::backlog::Format,
     },
+    /// Send a message to an agent session (by id, or by name when one live session has it) or
+    /// to `operator`. The recipient's next board call says it has unread messages.
+    Send {
+        /// Recipient: agent session id or name, or `operator`.
+        to: String,
+        /// The message.
+        text: String,
+    },
+    /// Read (once) the unread messages sent to this agent session (or to the operator).
+    Inbox,
     /// Show the board process and its settings.
     Status,
     /// Stop the board process.
     Stop,
     /// Run the board process in the foreground.
-    Serve,
+    Serve {
+        /// Accept a missing, empty or other board's database by opening a new epoch: every
+        /// generation starts above the board's high-water mark (.board/generation.hwm).
+        #[arg(long)]
+        new_epoch: bool,
+    },
     /// The live board in this terminal (also what `board` with no command opens).
     Tui,
     /// Run an agent under the board: CMD gets BOARD_SOCKET, BOARD_AGENT, BOARD_TOKEN.
@@ -274,7 +289,7 @@ impl Cli {
     pub fn dies_on_closed_stdout(&self) -> bool {
         !matches!(
             self.command,
-            None | Some(Cmd::Serve)
+            None | Some(Cmd::Serve { .. })
                 | Some(Cmd::Run { .. })
                 | Some(Cmd::Tui)
                 | Some(Cmd::Up { .. })
@@ -291,7 +306,7 @@ pub fn run(cli: Cli) -> i32 {
     };
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
-        Cmd::Serve => return serve(),
+        Cmd::Serve { new_epoch } => return serve(new_epoch),
         Cmd::Run {
             name,
             pane,
@@ -378,12 +393,24 @@ pub fn run(cli: Cli) -> i32 {
         Ok((v, human)) => {
             if json_out {
                 println!("{v}");
-            } else if !human.is_empty() {
-                println!("{human}");
+            } else {
+                if !human.is_empty() {
+                    println!("{human}");
+                }
+                if let Some(note) = hints::inbox_note(v.get("inbox")) {
+                    eprintln!("{note}");
+                }
             }
             0
         }
-        Err(e) => fail(json_out, &e),
+        Err(e) => {
+            if !json_out {
+                if let Some(note) = hints::inbox_note(e.data.get("inbox")) {
+                    eprintln!("{note}");
+                }
+            }
+            fail(json_out, &e)
+        }
     }
 }
 
@@ -413,7 +440,7 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     e.kind.exit_code()
 }
 
-fn serve() -> i32 {
+fn serve(new_epoch: bool) -> i32 {
     let (cfg, paths) = match crate::config::discover() {
         Ok(x) => x,
         Err(e) => {
@@ -421,7 +448,7 @@ fn serve() -> i32 {
             return ErrorKind::Unavailable.exit_code();
         }
     };
-    match crate::daemon::serve(cfg, paths) {
+    match crate::daemon::serve(cfg, paths, new_epoch) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("board: {e:#}");
@@ -504,9 +531,11 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Agents { all } => ("agents", json!({ "all": all })),
         Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
         Cmd::Status => ("status", json!({})),
+        Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
+        Cmd::Inbox => ("inbox", json!({})),
         Cmd::Stop => ("stop", json!({})),
         Cmd::Init { .. }
-        | Cmd::Serve
+        | Cmd::Serve { .. }
         | Cmd::Tui
         | Cmd::Run { .. }
         | Cmd::Demo { .. }

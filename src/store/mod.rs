@@ -12,10 +12,13 @@ use std::time::SystemTime;
 
 mod claims;
 mod events;
+pub mod identity;
 mod import;
+mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +29,8 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
+pub use messages::{Sent, Unread};
+pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -44,6 +49,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
     ])
 }
 
@@ -137,6 +143,9 @@ pub type Notify = Box<dyn Fn(Events) + Send>;
 pub struct Store {
     conn: Connection,
     notify: Option<Notify>,
+    /// The high-water mark of issued generations ([`identity`]); None for a database opened
+    /// without it ([`Store::open`], tests and tools).
+    mark: Option<std::sync::Arc<std::sync::Mutex<identity::MarkFile>>>,
 }
 
 impl Store {
@@ -157,7 +166,11 @@ impl Store {
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        Ok(Store { conn, notify: None })
+        Ok(Store {
+            conn,
+            notify: None,
+            mark: None,
+        })
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.

@@ -258,7 +258,7 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     for a in &waiting[..shown] {
         out.push(Banner {
             text: format!(
-                "⚠ WAITING FOR YOU: {} asks: {}",
+                "⚠ WAITING FOR YOU: {} asks: {}  (A answers)",
                 a.id,
                 a.waiting.as_deref().unwrap_or("")
             ),
@@ -585,7 +585,14 @@ fn draw_task_row(
                 } else {
                     t.fg(Color::Green)
                 };
-                put_right(buf, cx, y, w, &countdown(ms), style);
+                // The mark says it without colour too (NO_COLOR): the board warns the holder
+                // at the same point (a quarter of the lease left).
+                let text = if low && ms > 0 {
+                    format!("⚠ {}", countdown(ms))
+                } else {
+                    countdown(ms)
+                };
+                put_right(buf, cx, y, w, &text, style);
             }
             Group::Done => {
                 let at = task.done_at.as_deref().and_then(|d| d.get(11..16));
@@ -959,6 +966,7 @@ const HELP: &[(&str, &str)] = &[
     ("/", "filter the backlog (words, #id, holder)"),
     ("Esc", "clear the filter / close a dialog"),
     ("c", "show or hide cancelled tasks"),
+    ("m A", "message the selected agent / answer one waiting"),
     ("R F5", "refresh now"),
     ("⏎ S R X U", "agent: go to pane, start, restart, stop, all"),
     ("?", "this help"),
