@@ -7,8 +7,8 @@ fn main() {
         Ok(cli) => cli,
         // With --json, a command line that does not parse is still answered with one JSON
         // document on stdout (help and version print as usual).
-        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
-            let args: Vec<String> = std::env::args().collect();
+        Err(e) if e.use_stderr() && arguments().iter().any(|a| a == "--json") => {
+            let args = arguments();
             let mut message = e.to_string().trim().to_string();
             if let Some(hint) = board::cli::hints::run_separator(&args) {
                 message = format!("{message}\n\nhint: {hint}");
@@ -18,7 +18,7 @@ fn main() {
             std::process::exit(board::proto::error::ErrorKind::Usage.exit_code());
         }
         Err(e) if e.use_stderr() => {
-            let args: Vec<String> = std::env::args().collect();
+            let args = arguments();
             let hint = board::cli::hints::run_separator(&args);
             let _ = e.print();
             if let Some(hint) = hint {
@@ -41,4 +41,12 @@ fn main() {
         };
     }
     std::process::exit(board::cli::run(cli));
+}
+
+/// The command line as text. An argument that is not UTF-8 (which clap has already refused with
+/// a usage error) is read lossily here instead of panicking as `std::env::args` would.
+fn arguments() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }

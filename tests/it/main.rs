@@ -46,6 +46,7 @@ mod list_pages;
 mod mcp_every_verb;
 mod mcp_server;
 mod messages_between_agents;
+mod non_utf8_arguments;
 mod profiles;
 mod project;
 mod real_agents_in_panes;

@@ -1,0 +1,43 @@
+//! A command-line argument that is not UTF-8 is a usage error (exit 2) with a clear message, never
+//! a panic of the CLI, with and without `--json`.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::process::Command;
+
+fn board_with(args: &[&OsStr]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_board"))
+        .args(args)
+        .current_dir(dir.path())
+        .env_remove("BOARD_SOCKET")
+        .env_remove("BOARD_ROOT")
+        .env_remove("BOARD_AGENT")
+        .env_remove("BOARD_TOKEN")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_non_utf8_argument_is_a_usage_error_not_a_panic() {
+    let bad = OsStr::from_bytes(b"\xff");
+    let plain = board_with(&[OsStr::new("note"), OsStr::new("1"), bad]);
+    assert_eq!(plain.status.code(), Some(2), "{plain:?}");
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(
+        stderr.contains("UTF-8"),
+        "stderr names the problem: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let json = board_with(&[
+        OsStr::new("note"),
+        OsStr::new("1"),
+        bad,
+        OsStr::new("--json"),
+    ]);
+    assert_eq!(json.status.code(), Some(2), "{json:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["data"]["kind"], "usage", "{doc}");
+    assert!(doc["message"].as_str().unwrap().contains("UTF-8"), "{doc}");
+}
