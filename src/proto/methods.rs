@@ -1,4 +1,4 @@
-//! Every method of the wire, its parameters and its result type, in one table ([`methods!`]).
+//! Every method of the wire, its parameters and its result type, in one table (`methods!`).
 //!
 //! The table is the single source of the method list: [`Method`] (names), [`Call`] (a request's
 //! typed parameters), [`Method::is_write`] (which answers are kept for `op_id` retries) and the
