@@ -20,6 +20,7 @@ mod model_tests;
 mod refusals;
 mod sessions;
 mod tasks;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +32,7 @@ use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
 pub use messages::{Sent, Unread};
+pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
