@@ -333,15 +333,33 @@ fn short_socket_path(data_dir: &Path) -> PathBuf {
 }
 
 /// Walks up from `start` to the first directory containing `board.toml`.
+///
+/// Inside an agent's worktree (`ROOT/DATA_DIR/worktrees/NAME`, see `worktree = true`) the board
+/// is the one whose data directory holds the worktree, even when the worktree has its own copy
+/// of a committed `board.toml`: otherwise a call that lost `BOARD_ROOT` would start a second
+/// board in the worktree.
 pub fn find_root(start: &Path) -> Result<PathBuf, ConfigError> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         if d.join(CONFIG_FILE).is_file() {
-            return Ok(d.to_path_buf());
+            return Ok(owning_board(d).unwrap_or_else(|| d.to_path_buf()));
         }
         dir = d.parent();
     }
     Err(ConfigError::NotFound(start.to_path_buf()))
+}
+
+/// The root of the board whose data directory (it holds `board.db`) contains `dir` under
+/// `worktrees/`, if any.
+fn owning_board(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find_map(|a| {
+        let data_dir = a
+            .parent()
+            .filter(|_| a.file_name() == Some("worktrees".as_ref()))?;
+        let root = data_dir.parent()?;
+        (data_dir.join("board.db").is_file() && root.join(CONFIG_FILE).is_file())
+            .then(|| root.to_path_buf())
+    })
 }
 
 /// The board of the working directory: root, configuration and paths.
@@ -405,6 +423,25 @@ mod tests {
         let e =
             Config::parse("[lease]\nduration=\"1s\"\nsweep=\"2s\"\n", Path::new("b")).unwrap_err();
         assert!(e.to_string().contains("shorter"), "{e}");
+    }
+
+    #[test]
+    fn a_worktree_of_an_agent_belongs_to_the_board_that_made_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("proj");
+        let wt = root.join(".board/worktrees/claude/sub");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(root.join(CONFIG_FILE), "").unwrap();
+        // The worktree's own checked-out copy of board.toml.
+        std::fs::write(root.join(".board/worktrees/claude").join(CONFIG_FILE), "").unwrap();
+        // Before the board has a database, nothing marks .board as a board's data directory.
+        assert_eq!(
+            find_root(&wt).unwrap(),
+            root.join(".board/worktrees/claude")
+        );
+        std::fs::write(root.join(".board/board.db"), "").unwrap();
+        assert_eq!(find_root(&wt).unwrap(), root);
+        assert_eq!(find_root(&root).unwrap(), root);
     }
 
     #[test]

@@ -99,9 +99,19 @@ pub enum Cmd {
         /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
         state: Vec<String>,
+        /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        limit: Option<i64>,
+        /// Only tasks with an id above this (the `next` cursor of the previous page).
+        #[arg(long, requires = "limit")]
+        after: Option<i64>,
     },
     /// List ready tasks in claim order.
-    Ready,
+    Ready {
+        /// At most N tasks (the first N in claim order).
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        limit: Option<i64>,
+    },
     /// Show one task with its notes and history.
     Show {
         /// Task id.
@@ -312,10 +322,23 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Init { name, extras } => init(name).and_then(|out| doors::init_extras(out, extras)),
         Cmd::DemoAgent => return crate::cli::up::demo_agent(),
         Cmd::Up { attach } => crate::cli::up::up(attach).map(|v| {
+            let panes = v["panes"].as_array().cloned().unwrap_or_default();
+            let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+            let mut done = Vec::new();
+            for (o, word) in [
+                ("started", "started"),
+                ("restarted", "started again"),
+                ("running", "already running"),
+            ] {
+                if count(o) > 0 {
+                    done.push(format!("{} {word}", count(o)));
+                }
+            }
             let h = format!(
-                "tmux session {} is up with {} agent pane(s); `board up --attach` to see it",
+                "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
                 v["session"].as_str().unwrap_or(""),
-                v["panes"].as_array().map_or(0, |p| p.len())
+                panes.len(),
+                done.join(", ")
             );
             (v, h)
         }),
@@ -342,6 +365,11 @@ pub fn run(cli: Cli) -> i32 {
             (v, h)
         }),
         Cmd::Doors(door) => return doors::run(door),
+        Cmd::List {
+            state,
+            limit: None,
+            after: None,
+        } => return list_all(json_out, &state),
         Cmd::Import { file, format } => backlog_cmd::import(&file, format),
         Cmd::Export { format } => backlog_cmd::export(format),
         other => one_call(&other),
@@ -435,9 +463,18 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             )
         }
         Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
-        Cmd::List { state } if state.is_empty() => ("list", json!({})),
-        Cmd::List { state } => ("list", json!({ "state": state })),
-        Cmd::Ready => ("ready", json!({})),
+        Cmd::List {
+            state,
+            limit,
+            after,
+        } => {
+            let mut p = json!({ "limit": limit, "after": after });
+            if !state.is_empty() {
+                p["state"] = json!(state);
+            }
+            ("list", p)
+        }
+        Cmd::Ready { limit } => ("ready", json!({ "limit": limit })),
         Cmd::Show { task } => ("show", json!({ "task": task })),
         Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
         Cmd::Done {
@@ -502,6 +539,104 @@ fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     }
     let human = print::human(method, &v);
     Ok((v, human))
+}
+
+/// Tasks per request when `board list` pages through the whole backlog.
+const LIST_PAGE: i64 = 1000;
+
+/// `board list` without `--limit`: pages through the backlog with the `after` cursor on one
+/// connection and prints each page as it arrives, so neither the board nor this process holds
+/// the whole backlog as one document. With `--json` the output is still one document,
+/// `{"tasks":[…]}`, as the result of an unpaged `list` call would be. Tasks added or changed
+/// while paging may or may not be shown; none is shown twice.
+fn list_all(json_out: bool, states: &[String]) -> i32 {
+    use std::io::Write;
+    let run = || -> BoardResult<()> {
+        let target = client::target()?;
+        let mut c = Client::connect(&target, true)?;
+        let mut params = json!({ "limit": LIST_PAGE });
+        if !states.is_empty() {
+            params["state"] = json!(states);
+        }
+        let mut page = c.call("list", params.clone())?;
+        let io = |e: std::io::Error| BoardError::internal(format!("writing the list: {e}"));
+        let enc = |e: serde_json::Error| BoardError::internal(format!("writing the list: {e}"));
+        let stdout = std::io::stdout();
+        // JSON is printed only once complete, so an error on a later page still leaves exactly
+        // one document (the error) on stdout; human lines are printed page by page.
+        let mut tasks: Vec<u8> = Vec::with_capacity(64 * 1024);
+        // The rest of each answer (`lost`, told once, on the first page) joins the document.
+        let mut extra = serde_json::Map::new();
+        let mut first = true;
+        loop {
+            if let Value::Object(m) = &mut page {
+                for (k, v) in std::mem::take(m) {
+                    match (k.as_str(), extra.get_mut(&k), v) {
+                        ("tasks" | "next", _, v) => {
+                            m.insert(k, v);
+                        }
+                        (_, Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
+                        (_, _, v) => {
+                            extra.insert(k, v);
+                        }
+                    }
+                }
+            }
+            if !json_out && first {
+                if let Some(lost) = print::lost_lines(&Value::Object(extra.clone())) {
+                    writeln!(tasks, "{lost}").map_err(io)?;
+                }
+            }
+            for t in page["tasks"].as_array().into_iter().flatten() {
+                if json_out {
+                    if !first {
+                        tasks.push(b',');
+                    }
+                    serde_json::to_writer(&mut tasks, t).map_err(enc)?;
+                } else {
+                    writeln!(tasks, "{}", print::task_line(t)).map_err(io)?;
+                }
+                first = false;
+            }
+            if !json_out {
+                stdout.lock().write_all(&tasks).map_err(io)?;
+                tasks.clear();
+            }
+            let Some(next) = page["next"].as_i64() else {
+                break;
+            };
+            params["after"] = json!(next);
+            page = c.call_raw("list", params.clone())?;
+        }
+        let mut out = stdout.lock();
+        if json_out {
+            // Keys in sorted order, as the board prints one unpaged answer.
+            extra.insert("tasks".into(), Value::Null);
+            out.write_all(b"{").map_err(io)?;
+            for (i, (k, v)) in extra.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",").map_err(io)?;
+                }
+                serde_json::to_writer(&mut out, k).map_err(enc)?;
+                out.write_all(b":").map_err(io)?;
+                if k == "tasks" {
+                    out.write_all(b"[").map_err(io)?;
+                    out.write_all(&tasks).map_err(io)?;
+                    out.write_all(b"]").map_err(io)?;
+                } else {
+                    serde_json::to_writer(&mut out, v).map_err(enc)?;
+                }
+            }
+            out.write_all(b"}\n").map_err(io)?;
+        } else if first {
+            out.write_all(b"no tasks\n").map_err(io)?;
+        }
+        out.flush().map_err(io)
+    };
+    match run() {
+        Ok(()) => 0,
+        Err(e) => fail(json_out, &e),
+    }
 }
 
 /// After `stop`, wait (≤ 3 s) until the socket is gone so the next command starts a new board.

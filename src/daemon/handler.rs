@@ -198,9 +198,17 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
                     crate::store::LIST_STATES.join(", ")
                 )));
             }
-            Ok(json!({ "tasks": board.store().list_tasks(states.as_deref(), now)? }))
+            let limit = page_limit(p)?;
+            let after = p.opt_i64("after")?.unwrap_or(0);
+            let (tasks, next) = board
+                .store()
+                .list_page(states.as_deref(), after, limit, now)?;
+            Ok(match limit {
+                Some(_) => json!({ "tasks": tasks, "next": next }),
+                None => json!({ "tasks": tasks }),
+            })
         }
-        "ready" => Ok(json!({ "tasks": board.store().ready_tasks(now)? })),
+        "ready" => Ok(json!({ "tasks": board.store().ready_tasks(now, page_limit(p)?)? })),
         "show" => {
             let id = p.i64("task")?;
             let store = board.store();
@@ -367,6 +375,19 @@ fn dispatch(board: &Arc<Board>, method: &str, p: &Params, caller: &Caller) -> Bo
             BoardError::invalid(format!("method {other:?} cannot be called here"))
                 .with_code(-32601),
         ),
+    }
+}
+
+/// Largest page of `list` / `ready`.
+pub const MAX_PAGE: i64 = 10_000;
+
+/// The optional `limit` of `list` / `ready`. Errors: `invalid` outside 1..=[`MAX_PAGE`].
+fn page_limit(p: &Params) -> BoardResult<Option<i64>> {
+    match p.opt_i64("limit")? {
+        Some(l) if !(1..=MAX_PAGE).contains(&l) => Err(BoardError::invalid(format!(
+            "`limit` must be between 1 and {MAX_PAGE}, not {l}"
+        ))),
+        other => Ok(other),
     }
 }
 

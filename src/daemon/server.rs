@@ -140,8 +140,10 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
                 }
             },
         };
+        let mut line = line;
+        // One write per answer: a separate write of the newline cost a second syscall.
+        line.push('\n');
         wr.write_all(line.as_bytes()).await?;
-        wr.write_all(b"\n").await?;
     }
 }
 

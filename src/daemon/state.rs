@@ -209,6 +209,22 @@ impl Board {
         Ok(claims)
     }
 
+    /// [`Board::renew_now`] for several agents in one write transaction; returns the agents
+    /// that had a claim renewed.
+    pub fn renew_many(
+        &self,
+        agents: &[&str],
+        now: i64,
+        rules: &LeaseRules,
+    ) -> BoardResult<Vec<String>> {
+        let renewed = self.store().renew_many(agents, now, rules.expiry(now))?;
+        let mut act = self.activity();
+        for a in agents {
+            act.entry(a.to_string()).or_default().last_renew_write_ms = Some(now);
+        }
+        Ok(renewed)
+    }
+
     /// Ends a session and expels its claims (idempotent), publishing the events.
     pub fn expel(&self, agent: &str, reason: &str) -> BoardResult<bool> {
         let (ended, events) = self.store().expel_session(agent, reason)?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::state::Board;
 use crate::daemon::lease::{Observation, ProcessState, Verdict};
-use crate::os::procfs::{self, Liveness};
+use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
 use crate::store::SessionRow;
 
@@ -64,9 +64,12 @@ pub fn sweep_once(
     board.check_stall()?;
     let rules = board.rules();
     let sessions = board.store().live_sessions()?;
-    let mut renewed = BTreeSet::new();
-    for row in sessions {
-        let (process, cpu) = observe(board, &row);
+    // One pass over /proc answers every session's liveness and CPU time: reading the whole of
+    // /proc once per session made a sweep of 200 sessions cost hundreds of milliseconds.
+    let table = ProcTable::scan();
+    let mut due = Vec::new();
+    for row in &sessions {
+        let (process, cpu) = observe(board, &table, row);
         let seen = if process == ProcessState::Stopped {
             "stopped"
         } else {
@@ -82,7 +85,7 @@ pub fn sweep_once(
             waiting,
         };
         match rules.sweep_verdict(&obs) {
-            Verdict::Expel(reason) => match agent_exit(board, &row) {
+            Verdict::Expel(reason) => match agent_exit(board, row) {
                 AgentExit::Status(status) => {
                     board.expel(&row.id, &status)?;
                 }
@@ -91,15 +94,15 @@ pub fn sweep_once(
                     board.expel(&row.id, &reason)?;
                 }
             },
-            Verdict::Renew => {
-                let now = board.now_ms();
-                if !board.renew_now(&row.id, now, &rules)?.is_empty() {
-                    renewed.insert(row.id.clone());
-                }
-            }
+            Verdict::Renew => due.push(row.id.as_str()),
             Verdict::Hold => {}
         }
     }
+    // All renewals of a sweep are one write transaction (design rule 10).
+    let renewed: BTreeSet<String> = board
+        .renew_many(&due, board.now_ms(), &rules)?
+        .into_iter()
+        .collect();
     if !renewed.is_empty() && &renewed != last_renewed {
         let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
         let ev = board.store().record(
@@ -157,13 +160,13 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
 
 /// The state of a session's processes and the CPU ticks of the agent's tree. A session from
 /// another boot, or whose launcher or pane is gone, counts as gone.
-fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
+fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState, Option<u64>) {
     if row.boot_id != board.boot_id {
         return (ProcessState::Gone, None);
     }
     let gone = |p: Option<(i32, u64)>| {
         p.is_some_and(|(pid, st)| {
-            matches!(procfs::liveness(pid, st), Liveness::Gone | Liveness::Zombie)
+            matches!(table.liveness(pid, st), Liveness::Gone | Liveness::Zombie)
         })
     };
     if gone(row.launcher) || gone(row.pane.as_ref().map(|p| (p.1, p.2))) {
@@ -172,15 +175,15 @@ fn observe(board: &Board, row: &SessionRow) -> (ProcessState, Option<u64>) {
     let Some((pid, start)) = row.agent.or(row.launcher) else {
         return (ProcessState::Gone, None);
     };
-    let state = state_of(procfs::liveness(pid, start));
+    let state = state_of(table.liveness(pid, start));
     // Count from the launcher when there is one: helpers the agent double-forked were re-parented
     // to it (it is a subreaper), and their work is the agent's progress too.
     let cpu_root = row.launcher.map(|l| l.0).unwrap_or(pid);
     // The board itself may be in that tree (autostarted from inside the agent and adopted by
     // the launcher): its own work is not the agent's progress.
     let me = std::process::id() as i32;
-    let cpu = (state == ProcessState::Alive)
-        .then(|| procfs::tree_cpu_ticks_pruned(cpu_root, |p| p == me));
+    let cpu =
+        (state == ProcessState::Alive).then(|| table.tree_cpu_ticks_pruned(cpu_root, |p| p == me));
     (state, cpu)
 }
 

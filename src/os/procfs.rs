@@ -256,6 +256,91 @@ pub fn tree_cpu_ticks_pruned(root: i32, prune: impl Fn(i32) -> bool) -> u64 {
             .sum::<u64>()
 }
 
+/// One scan of `/proc`: every readable process's stat, indexed by pid and by parent, so many
+/// questions about many processes (the sweep asks about every agent session) cost one pass over
+/// `/proc` instead of one per question.
+#[derive(Debug, Default)]
+pub struct ProcTable {
+    stats: Vec<ProcStat>,
+    by_pid: HashMap<i32, usize>,
+    children: HashMap<i32, Vec<i32>>,
+}
+
+impl ProcTable {
+    /// Reads `/proc` once; processes that vanish mid-scan are left out.
+    pub fn scan() -> ProcTable {
+        ProcTable::from_stats(all_stats())
+    }
+
+    /// A table over given stats (for tests and for callers that already scanned).
+    pub fn from_stats(stats: Vec<ProcStat>) -> ProcTable {
+        let mut by_pid = HashMap::with_capacity(stats.len());
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for (i, st) in stats.iter().enumerate() {
+            by_pid.insert(st.pid, i);
+            children.entry(st.ppid).or_default().push(st.pid);
+        }
+        ProcTable {
+            stats,
+            by_pid,
+            children,
+        }
+    }
+
+    /// The stat of `pid` as scanned.
+    pub fn get(&self, pid: i32) -> Option<&ProcStat> {
+        self.by_pid.get(&pid).map(|&i| &self.stats[i])
+    }
+
+    /// As [`liveness`], from the scan: a process missing from it is [`Liveness::Gone`].
+    pub fn liveness(&self, pid: i32, expected_start: u64) -> Liveness {
+        match self.get(pid) {
+            None => Liveness::Gone,
+            Some(st) if st.start_time_ticks != expected_start => Liveness::Gone,
+            Some(st) => match st.state {
+                'T' | 't' => Liveness::Stopped,
+                'Z' | 'X' | 'x' => Liveness::Zombie,
+                _ => Liveness::Alive,
+            },
+        }
+    }
+
+    /// As [`tree_cpu_ticks_pruned`], from the scan.
+    pub fn tree_cpu_ticks_pruned(&self, root: i32, prune: impl Fn(i32) -> bool) -> u64 {
+        let own = |stat: &ProcStat| {
+            stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
+        };
+        let Some(root_stat) = self.get(root) else {
+            return 0;
+        };
+        own(root_stat)
+            + self
+                .descendants_pruned(root, &prune)
+                .iter()
+                .filter_map(|&pid| self.get(pid))
+                .map(own)
+                .sum::<u64>()
+    }
+
+    /// Live descendants of `root` in the scan, breadth-first, excluding `root` and every pruned
+    /// process with its subtree.
+    pub fn descendants_pruned(&self, root: i32, prune: &dyn Fn(i32) -> bool) -> Vec<i32> {
+        let mut seen = HashSet::from([root]);
+        let mut queue = VecDeque::from([root]);
+        let mut out = Vec::new();
+        while let Some(parent) = queue.pop_front() {
+            for &child in self.children.get(&parent).into_iter().flatten() {
+                // A pid reused during the scan could make a cycle; visit each pid once.
+                if !prune(child) && seen.insert(child) {
+                    out.push(child);
+                    queue.push_back(child);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Whether `pid` is `ancestor` or one of its descendants, following the parent chain in `/proc`
 /// (at most 1024 steps). False when either pid is not positive or the chain cannot be read.
 pub fn is_descendant(pid: i32, ancestor: i32) -> bool {
@@ -644,5 +729,37 @@ mod tests {
         assert_eq!(descendants_in(&stats, 99, &|_| false), Vec::<i32>::new());
         // A pruned process takes its subtree with it.
         assert_eq!(descendants_in(&stats, 10, &|p| p == 11), vec![13]);
+    }
+
+    #[test]
+    fn a_scan_answers_liveness_and_prunes_subtrees() {
+        let stat = |pid, ppid| ProcStat {
+            pid,
+            ppid,
+            state: 'S',
+            utime_ticks: 1,
+            stime_ticks: 0,
+            cutime_ticks: 0,
+            cstime_ticks: 0,
+            start_time_ticks: 0,
+            exit_code: None,
+        };
+        let table = ProcTable::from_stats(vec![
+            stat(10, 1),
+            stat(11, 10),
+            stat(12, 11),
+            stat(13, 10),
+            stat(14, 13),
+        ]);
+        assert_eq!(
+            table.descendants_pruned(10, &|_| false),
+            vec![11, 13, 12, 14]
+        );
+        assert_eq!(table.descendants_pruned(10, &|p| p == 13), vec![11, 12]);
+        assert_eq!(table.tree_cpu_ticks_pruned(10, |p| p == 13), 3);
+        assert_eq!(table.tree_cpu_ticks_pruned(99, |_| false), 0);
+        assert_eq!(table.liveness(13, 0), Liveness::Alive);
+        assert_eq!(table.liveness(13, 1), Liveness::Gone, "another start time");
+        assert_eq!(table.liveness(99, 0), Liveness::Gone);
     }
 }

@@ -96,7 +96,7 @@ impl Store {
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
                 params![agent, now_wall()],
             )?;
-            let mut st = tx.prepare(
+            let mut st = tx.prepare_cached(
                 "UPDATE claims SET expires_ms = ?3
                  WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
                  RETURNING task_id, generation, expires_ms",
@@ -111,6 +111,38 @@ impl Store {
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })?;
         Ok(claims)
+    }
+
+    /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
+    /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
+    pub fn renew_many(
+        &mut self,
+        agents: &[&str],
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<Vec<String>> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (renewed, _) = self.tx(|tx, _| {
+            let at = now_wall();
+            let mut seen = tx.prepare_cached(
+                "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+            )?;
+            let mut renew = tx.prepare_cached(
+                "UPDATE claims SET expires_ms = ?3
+                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2",
+            )?;
+            let mut renewed = Vec::new();
+            for agent in agents {
+                seen.execute(params![agent, at])?;
+                if renew.execute(params![agent, now_ms, expires_ms])? > 0 {
+                    renewed.push(agent.to_string());
+                }
+            }
+            Ok(renewed)
+        })?;
+        Ok(renewed)
     }
 
     /// Live claims of `agent`.

@@ -129,29 +129,69 @@ impl Store {
     /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
     /// readiness; see [`super::LIST_STATES`].
     pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
-        let all = task_views(&self.conn, None, now_ms)?;
-        let wanted = |t: &TaskView, s: &str| match s {
-            "ready" => t.ready,
-            "blocked" => t.state == "open" && !t.ready,
-            other => t.state == other,
-        };
-        Ok(match states {
-            None => all,
-            Some(s) => all
-                .into_iter()
-                .filter(|t| s.iter().any(|x| wanted(t, x)))
-                .collect(),
-        })
+        Ok(self.list_page(states, 0, None, now_ms)?.0)
     }
 
-    /// Ready tasks in claim order: highest priority first, then oldest.
-    pub fn ready_tasks(&self, now_ms: i64) -> BoardResult<Vec<TaskView>> {
-        let mut ready: Vec<TaskView> = task_views(&self.conn, None, now_ms)?
-            .into_iter()
-            .filter(|t| t.ready)
-            .collect();
-        ready.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.id.cmp(&b.id)));
-        Ok(ready)
+    /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
+    /// when None). The second value is the cursor for the next page (the last id looked at) when
+    /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
+    /// than `limit` tasks, even none, before the last.
+    pub fn list_page(
+        &self,
+        states: Option<&[String]>,
+        after: i64,
+        limit: Option<i64>,
+        now_ms: i64,
+    ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
+        // SQL filters by stored state; `ready` and `blocked` are open tasks told apart by their
+        // dependencies, which are known only once the views are built.
+        let by_readiness = states.is_some_and(|s| s.iter().any(|x| x == "ready" || x == "blocked"));
+        let stored: Option<Vec<String>> = states.map(|s| {
+            s.iter()
+                .map(|x| match x.as_str() {
+                    "ready" | "blocked" => "open".to_string(),
+                    other => other.to_string(),
+                })
+                .collect()
+        });
+        // One row more than asked tells whether another page follows.
+        let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
+        let pick = Pick::Page {
+            states: stored.as_deref(),
+            after,
+            limit: ask,
+        };
+        let mut views = task_views(&self.conn, pick, now_ms)?;
+        let next = match limit {
+            Some(l) if views.len() as i64 > l => {
+                views.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+                views.last().map(|v| v.id)
+            }
+            _ => None,
+        };
+        if let (true, Some(s)) = (by_readiness, states) {
+            let wanted = |t: &TaskView, s: &str| match s {
+                "ready" => t.ready,
+                "blocked" => t.state == "open" && !t.ready,
+                other => t.state == other,
+            };
+            // The cursor stays the last task looked at, so a page thinned by this filter (even
+            // to nothing) still moves the cursor on.
+            views.retain(|t| s.iter().any(|x| wanted(t, x)));
+        }
+        Ok((views, next))
+    }
+
+    /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
+    /// None).
+    pub fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>> {
+        task_views(
+            &self.conn,
+            Pick::Ready {
+                limit: limit.unwrap_or(-1),
+            },
+            now_ms,
+        )
     }
 
     /// One task. Errors: `not_found`.
@@ -245,58 +285,64 @@ pub(super) fn insert_note(
     Ok(tx.last_insert_rowid())
 }
 
-/// Task views for one id or all tasks, with dependencies and live claims joined in.
-pub(super) fn task_views(
-    c: &Connection,
-    only: Option<i64>,
-    now_ms: i64,
-) -> BoardResult<Vec<TaskView>> {
-    use std::collections::HashMap;
-    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
-    {
-        let mut st = c.prepare(
+/// Which tasks a view query returns, in which order.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pick<'a> {
+    /// One task by id.
+    One(i64),
+    /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit` (-1: all).
+    Page {
+        states: Option<&'a [String]>,
+        after: i64,
+        limit: i64,
+    },
+    /// Ready tasks in claim order (priority descending, then id), at most `limit` (-1: all).
+    Ready { limit: i64 },
+}
+
+/// The columns of a task view, with its live claim joined in; `$tail` picks the rows.
+macro_rules! view_sql {
+    ($tail:literal) => {
+        concat!(
+            "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
+                    t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms
+             FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
+            $tail
+        )
+    };
+}
+
+/// The dependencies of the tasks a query picks, as `(task, after, finished)`; `$where` picks.
+macro_rules! deps_sql {
+    ($where:literal) => {
+        concat!(
             "SELECT d.task_id, d.after_id, a.state IN ('done', 'cancelled') FROM task_deps d
-             JOIN tasks a ON a.id = d.after_id WHERE ?1 IS NULL OR d.task_id = ?1
-             ORDER BY d.task_id, d.after_id",
-        )?;
-        let rows = st.query_map([only], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, bool>(2)?,
-            ))
-        })?;
-        for row in rows {
-            let (t, a, done) = row?;
-            deps.entry(t).or_default().push((a, done));
-        }
-    }
-    let mut st = c.prepare(
-        "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at, t.updated_at,
-                t.done_by, t.done_at, c.session_id, c.expires_ms
-         FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL
-         WHERE ?1 IS NULL OR t.id = ?1 ORDER BY t.id",
-    )?;
-    let rows = st.query_map([only], |r| {
-        let id: i64 = r.get(0)?;
+             JOIN tasks a ON a.id = d.after_id WHERE ",
+            $where,
+            " ORDER BY d.task_id, d.after_id"
+        )
+    };
+}
+
+/// Task views with dependencies and live claims joined in: one query for the tasks and one for
+/// all their dependencies (never one per task). Statements are cached on the connection, and each
+/// shape of query has its own SQL so SQLite can use the primary key or the state index (a
+/// `?1 IS NULL OR t.id = ?1` condition would scan every task for a single view).
+pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+    use std::collections::HashMap;
+    let row = |r: &rusqlite::Row| -> rusqlite::Result<TaskView> {
         let state: String = r.get(4)?;
         let expires: Option<i64> = r.get(11)?;
-        let d = deps.get(&id).cloned().unwrap_or_default();
-        let blocked_by: Vec<i64> = d
-            .iter()
-            .filter(|(_, done)| !done)
-            .map(|(a, _)| *a)
-            .collect();
         Ok(TaskView {
-            id,
+            id: r.get(0)?,
             title: r.get(1)?,
             body: r.get(2)?,
             priority: r.get(3)?,
-            ready: state == "open" && blocked_by.is_empty(),
+            ready: state == "open",
             state,
             generation: r.get(5)?,
-            after: d.iter().map(|(a, _)| *a).collect(),
-            blocked_by,
+            after: Vec::new(),
+            blocked_by: Vec::new(),
             created_at: r.get(6)?,
             updated_at: r.get(7)?,
             done_by: r.get(8)?,
@@ -304,12 +350,97 @@ pub(super) fn task_views(
             holder: r.get(10)?,
             expires_in_ms: expires.map(|e| e - now_ms),
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    };
+    let mut views: Vec<TaskView> = match pick {
+        Pick::One(id) => {
+            let mut st = c.prepare_cached(view_sql!("WHERE t.id = ?1"))?;
+            let rows = st.query_map([id], row)?;
+            rows.collect::<Result<_, _>>()?
+        }
+        Pick::Page {
+            states: None,
+            after,
+            limit,
+        } => {
+            let mut st = c.prepare_cached(view_sql!("WHERE t.id > ?1 ORDER BY t.id LIMIT ?2"))?;
+            let rows = st.query_map(params![after, limit], row)?;
+            rows.collect::<Result<_, _>>()?
+        }
+        Pick::Page {
+            states: Some(states),
+            after,
+            limit,
+        } => {
+            let states = serde_json::to_string(states)
+                .map_err(|e| BoardError::internal(format!("encoding the state filter: {e}")))?;
+            let mut st = c.prepare_cached(view_sql!(
+                "WHERE t.id > ?1 AND t.state IN (SELECT value FROM json_each(?3))
+                 ORDER BY t.id LIMIT ?2"
+            ))?;
+            let rows = st.query_map(params![after, limit, states], row)?;
+            rows.collect::<Result<_, _>>()?
+        }
+        Pick::Ready { limit } => {
+            let mut st = c.prepare_cached(view_sql!(
+                "WHERE t.state = 'open'
+                   AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
+                                   WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
+                 ORDER BY t.priority DESC, t.id LIMIT ?1"
+            ))?;
+            let rows = st.query_map([limit], row)?;
+            rows.collect::<Result<_, _>>()?
+        }
+    };
+    if views.is_empty() {
+        return Ok(views);
+    }
+    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
+    {
+        let dep = |r: &rusqlite::Row| -> rusqlite::Result<(i64, i64, bool)> {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        };
+        let rows: Vec<(i64, i64, bool)> = match pick {
+            Pick::One(id) => {
+                let mut st = c.prepare_cached(deps_sql!("d.task_id = ?1"))?;
+                let rows = st.query_map([id], dep)?;
+                rows.collect::<Result<_, _>>()?
+            }
+            Pick::Page { .. } => {
+                // Views are in id order: one range scan of the primary key covers the page.
+                let (lo, hi) = (views[0].id, views[views.len() - 1].id);
+                let mut st = c.prepare_cached(deps_sql!("d.task_id BETWEEN ?1 AND ?2"))?;
+                let rows = st.query_map([lo, hi], dep)?;
+                rows.collect::<Result<_, _>>()?
+            }
+            Pick::Ready { .. } => {
+                let ids = serde_json::to_string(&views.iter().map(|v| v.id).collect::<Vec<_>>())
+                    .map_err(|e| BoardError::internal(format!("encoding task ids: {e}")))?;
+                let mut st =
+                    c.prepare_cached(deps_sql!("d.task_id IN (SELECT value FROM json_each(?1))"))?;
+                let rows = st.query_map([ids], dep)?;
+                rows.collect::<Result<_, _>>()?
+            }
+        };
+        for (t, a, done) in rows {
+            deps.entry(t).or_default().push((a, done));
+        }
+    }
+    for v in &mut views {
+        if let Some(d) = deps.get(&v.id) {
+            v.after = d.iter().map(|(a, _)| *a).collect();
+            v.blocked_by = d
+                .iter()
+                .filter(|(_, done)| !done)
+                .map(|(a, _)| *a)
+                .collect();
+            v.ready = v.ready && v.blocked_by.is_empty();
+        }
+    }
+    Ok(views)
 }
 
 pub(super) fn task_view(c: &Connection, id: i64, now_ms: i64) -> BoardResult<TaskView> {
-    task_views(c, Some(id), now_ms)?
+    task_views(c, Pick::One(id), now_ms)?
         .into_iter()
         .next()
         .ok_or_else(|| task_not_found(id))

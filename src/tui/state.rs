@@ -142,6 +142,42 @@ pub struct TaskItem {
     title_lower: String,
 }
 
+impl TaskItem {
+    /// The display item of `task`, reusing the strings of `prev` (the same task in the previous
+    /// snapshot) where their source text did not change.
+    fn new(task: TaskView, prev: Option<TaskItem>) -> TaskItem {
+        let mut title = None;
+        let mut holder = None;
+        let mut done_by = None;
+        if let Some(p) = prev {
+            if p.task.title == task.title {
+                title = Some((p.title, p.title_lower));
+            }
+            if p.task.holder == task.holder {
+                holder = Some(p.holder);
+            }
+            if p.task.done_by == task.done_by {
+                done_by = Some(p.done_by);
+            }
+        }
+        let (title, title_lower) = title.unwrap_or_else(|| {
+            let t = inert_line(&task.title);
+            let lower = t.to_lowercase();
+            (t, lower)
+        });
+        TaskItem {
+            title_lower,
+            title,
+            holder: holder
+                .unwrap_or_else(|| task.holder.as_deref().map(inert_line).unwrap_or_default()),
+            done_by: done_by
+                .unwrap_or_else(|| task.done_by.as_deref().map(inert_line).unwrap_or_default()),
+            group: Group::of(&task),
+            task,
+        }
+    }
+}
+
 /// One line of the backlog: a section heading or a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
@@ -741,21 +777,17 @@ impl App {
             .map(|g| inert_line(&g.text))
             .unwrap_or_default();
         self.goal = snap.goal;
-        self.tasks = snap
-            .tasks
-            .into_iter()
-            .map(|task| {
-                let title = inert_line(&task.title);
-                TaskItem {
-                    title_lower: title.to_lowercase(),
-                    title,
-                    holder: task.holder.as_deref().map(inert_line).unwrap_or_default(),
-                    done_by: task.done_by.as_deref().map(inert_line).unwrap_or_default(),
-                    group: Group::of(&task),
-                    task,
-                }
-            })
-            .collect();
+        // Most tasks are unchanged from one refresh to the next: keep their display strings
+        // instead of making every title inert and lower-cased again (most of the cost of taking
+        // in a 10 000-task snapshot). Tasks come in id order, as `list` sends them.
+        let mut old = std::mem::take(&mut self.tasks).into_iter().peekable();
+        let mut tasks = Vec::with_capacity(snap.tasks.len());
+        for task in snap.tasks {
+            while old.next_if(|o| o.task.id < task.id).is_some() {}
+            let prev = old.next_if(|o| o.task.id == task.id);
+            tasks.push(TaskItem::new(task, prev));
+        }
+        self.tasks = tasks;
         self.totals = [0; 5];
         for t in &self.tasks {
             self.totals[t.group.index()] += 1;

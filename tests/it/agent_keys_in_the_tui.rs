@@ -114,7 +114,10 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
         s.contains("agent w was killed by signal 15; the board says: killed by SIGTERM")
     });
 
-    // S starts it again in its pane, under its name.
+    // S starts it again in its pane, under its name (once the TUI has seen it end).
+    wait_screen(&mut b, &tui, "w gone in the TUI", |s| {
+        s.lines().any(|l| l.contains(" w ") && l.contains("gone"))
+    });
     keys(&mut b, &tui, &["S"]);
     let second = live_session(&b, "w", "w");
     assert_eq!(second["id"], "w-2");
@@ -122,6 +125,10 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
     assert_eq!(second["restarts"], 1, "{second}");
 
     // R asks, y restarts the running agent: a new session, same name, same pane.
+    wait_screen(&mut b, &tui, "w-2 in the TUI", |s| {
+        s.lines()
+            .any(|l| l.contains(" w-2 ") && l.contains("as w, restarted 1×"))
+    });
     keys(&mut b, &tui, &["R"]);
     wait_screen(&mut b, &tui, "the restart question", |s| {
         s.contains("Restart agent w?")

@@ -178,6 +178,18 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     branches.sort();
     assert_eq!(branches, ["a=board/a", "b=board/b"], "{status}");
     assert_eq!(b.session("a").unwrap()["branch"], "board/a");
+    // So does the TUI (in the session's `board` window).
+    let tui = format!("={}:board", up["session"].as_str().unwrap());
+    let mut screen = String::new();
+    let shown = wait_until(Duration::from_secs(10), || {
+        screen = b.tmux().run(&["capture-pane", "-p", "-t", &tui]);
+        ["a", "b"].iter().all(|n| {
+            screen
+                .lines()
+                .any(|l| l.contains(&format!(" {n} ")) && l.contains(&format!("⎇ board/{n}")))
+        })
+    });
+    assert!(shown, "the TUI does not show the branches:\n{screen}");
 
     // `board down` removes the (clean) worktrees; the branches stay for merging.
     let down = b.ok(&["down"]);

@@ -40,6 +40,7 @@ mod json_stdio;
 mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
+mod list_pages;
 mod mcp_every_verb;
 mod mcp_server;
 mod profiles;
