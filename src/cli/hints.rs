@@ -51,6 +51,25 @@ pub fn run_separator(args: &[String]) -> Option<String> {
     ))
 }
 
+/// The note a human-output command prints on stderr when the board says the caller has unread
+/// messages (`inbox` in the result, or in an error's data): `board: 2 unread messages (from
+/// codex-1, operator): \`board inbox\` reads them`.
+pub fn inbox_note(inbox: Option<&Value>) -> Option<String> {
+    let inbox = inbox?;
+    let n = inbox["unread"].as_i64().filter(|n| *n > 0)?;
+    let from: Vec<String> = inbox["from"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(crate::cli::print::s)
+        .collect();
+    let plural = if n == 1 { "" } else { "s" };
+    Some(format!(
+        "board: {n} unread message{plural} (from {}): `board inbox` reads them",
+        from.join(", ")
+    ))
+}
+
 /// For `board agents` without `--all`: when no session is live but some ended, say how to see
 /// them. `result` is the `agents` answer (`agents`, `ended`).
 pub fn agents_all(result: &Value) -> Option<String> {

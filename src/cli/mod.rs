@@ -208,6 +208,16 @@ pub enum Cmd {
         #[arg(long, value_enum, default_value = "md")]
         format: crate::backlog::Format,
     },
+    /// Send a message to an agent session (by id, or by name when one live session has it) or
+    /// to `operator`. The recipient's next board call says it has unread messages.
+    Send {
+        /// Recipient: agent session id or name, or `operator`.
+        to: String,
+        /// The message.
+        text: String,
+    },
+    /// Read (once) the unread messages sent to this agent session (or to the operator).
+    Inbox,
     /// Show the board process and its settings.
     Status,
     /// Stop the board process.
@@ -378,12 +388,24 @@ pub fn run(cli: Cli) -> i32 {
         Ok((v, human)) => {
             if json_out {
                 println!("{v}");
-            } else if !human.is_empty() {
-                println!("{human}");
+            } else {
+                if !human.is_empty() {
+                    println!("{human}");
+                }
+                if let Some(note) = hints::inbox_note(v.get("inbox")) {
+                    eprintln!("{note}");
+                }
             }
             0
         }
-        Err(e) => fail(json_out, &e),
+        Err(e) => {
+            if !json_out {
+                if let Some(note) = hints::inbox_note(e.data.get("inbox")) {
+                    eprintln!("{note}");
+                }
+            }
+            fail(json_out, &e)
+        }
     }
 }
 
@@ -504,6 +526,8 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Agents { all } => ("agents", json!({ "all": all })),
         Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
         Cmd::Status => ("status", json!({})),
+        Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
+        Cmd::Inbox => ("inbox", json!({})),
         Cmd::Stop => ("stop", json!({})),
         Cmd::Init { .. }
         | Cmd::Serve

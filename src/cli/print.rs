@@ -189,6 +189,40 @@ fn human_result(method: &str, v: &Value) -> String {
         ),
         "wait" => format!("waiting for a human: {}", s(&v["waiting"])),
         "resume" => "resumed".into(),
+        "send" => {
+            let mut line = format!(
+                "sent message #{} to {}",
+                s(&v["message"]["id"]),
+                s(&v["message"]["to"])
+            );
+            if v["ended_wait"] == serde_json::json!(true) {
+                line.push_str(" (its wait for a human ended)");
+            }
+            line
+        }
+        "inbox" => {
+            let list = v["messages"].as_array().cloned().unwrap_or_default();
+            if list.is_empty() {
+                return "no unread messages".into();
+            }
+            list.iter()
+                .map(|m| {
+                    let kind = if m["answer"] == serde_json::json!(true) {
+                        "answer"
+                    } else {
+                        "message"
+                    };
+                    format!(
+                        "{kind} #{} from {} at {}: {}",
+                        s(&m["id"]),
+                        s(&m["from"]),
+                        s(&m["sent_at"]),
+                        s(&m["text"])
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
         "agents" => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {

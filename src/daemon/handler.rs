@@ -12,7 +12,7 @@ use crate::proto::{Params, Request, PROTOCOL_VERSION};
 
 /// Methods that change a task and may carry an `op_id`.
 const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "claim", "done", "release", "note", "import",
+    "add", "edit", "cancel", "goal", "claim", "done", "release", "note", "import", "send", "inbox",
 ];
 
 /// Answers one request (everything but `subscribe`, which the server streams).
@@ -74,7 +74,9 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
     if let Err(e) = &out {
         record_rejection(board, &req.method, &p, &caller, e);
     }
-    with_lost(out, &lost)
+    let mut out = with_lost(out, &lost);
+    super::team::add_inbox_notice(board, &req.method, &caller, &mut out);
+    out
 }
 
 /// Adds `lost` (every claim the caller lost since its previous call, see

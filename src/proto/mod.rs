@@ -52,6 +52,8 @@ pub const METHODS: &[&str] = &[
     "session.exit",
     "import",
     "export",
+    "send",
+    "inbox",
 ];
 
 /// A parsed request. `params` is always an object (missing params become `{}`).
@@ -360,6 +362,23 @@ pub struct NoteView {
     pub text: String,
     /// RFC 3339 UTC.
     pub at: String,
+}
+
+/// A message between agent sessions (or operators): `board send`, read by `board inbox`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageView {
+    /// Message id.
+    pub id: i64,
+    /// Sender: agent session id, or `operator`.
+    pub from: String,
+    /// Recipient: agent session id, or `operator`.
+    pub to: String,
+    /// The text as given (untrusted).
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub sent_at: String,
+    /// It answered the recipient's `board wait` (and ended the wait).
+    pub answer: bool,
 }
 
 /// A goal of the board (the latest is current).

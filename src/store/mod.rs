@@ -13,6 +13,7 @@ use std::time::SystemTime;
 mod claims;
 mod events;
 mod import;
+mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -26,6 +27,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
+pub use messages::{Sent, Unread};
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -44,6 +46,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0002_session_branch.sql")),
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
     ])
 }
 

@@ -20,6 +20,7 @@
 
 pub mod agents;
 pub mod fixture;
+pub mod messages;
 pub mod state;
 mod team_io;
 pub mod view;
@@ -107,6 +108,8 @@ enum Msg {
 enum Job {
     Refresh,
     Call(Call),
+    /// Type an answer into an agent's tmux pane (pane, text).
+    Type(String, String),
 }
 
 fn operator(mut c: Client) -> Client {
@@ -297,6 +300,11 @@ fn event_loop(
             match fx {
                 Effect::Quit => return Ok(()),
                 Effect::Refresh => refreshes.request(jobs),
+                Effect::TypeIntoPane { pane, text } => {
+                    if jobs.send(Job::Type(pane, text)).is_err() {
+                        return Ok(());
+                    }
+                }
                 Effect::Call(c) => {
                     if jobs.send(Job::Call(c)).is_err() {
                         return Ok(());
@@ -362,7 +370,7 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
 }
 
 /// Write methods: sent with an `op_id` so a retry is never applied twice.
-const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "release", "note"];
+const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "release", "note", "send"];
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -385,6 +393,14 @@ fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
         for job in batch {
             match job {
                 Job::Refresh => refresh = true,
+                Job::Type(pane, text) => {
+                    let r = messages::type_into_pane(&pane, &text)
+                        .map(|()| Value::Null)
+                        .map_err(|e| BoardError::internal(format!("tmux: {e}")));
+                    if tx.send(Msg::CallDone(Purpose::TypeIntoPane, r)).is_err() {
+                        return;
+                    }
+                }
                 Job::Call(call) => {
                     let mut params = call.params.clone();
                     if WRITES.contains(&call.method) {

@@ -411,7 +411,8 @@ pub struct Field {
 }
 
 impl Field {
-    fn new(label: &'static str, text: &str) -> Field {
+    /// A one-line field labelled `label`, holding `text`.
+    pub fn new(label: &'static str, text: &str) -> Field {
         Field {
             label,
             input: Input::new(text),
@@ -429,6 +430,8 @@ pub enum FormKind {
     Edit(Box<TaskView>),
     /// Set the goal.
     Goal,
+    /// A message to an agent, or an answer to one that waits (see [`super::messages`]).
+    Message(Box<super::messages::Recipient>),
 }
 
 /// A form in a dialog.
@@ -453,10 +456,12 @@ impl Form {
             FormKind::Add => "Add a task".into(),
             FormKind::Edit(t) => format!("Edit #{}", t.id),
             FormKind::Goal => "Set the goal".into(),
+            FormKind::Message(r) => super::messages::title(r, &inert_line(&r.to)),
         }
     }
 
-    fn value(&self, label: &str) -> &str {
+    /// The text of the field labelled `label` ("" when there is none).
+    pub fn value(&self, label: &str) -> &str {
         self.fields
             .iter()
             .find(|f| f.label == label)
@@ -550,6 +555,10 @@ pub enum Purpose {
     Cancel(i64),
     /// `show` for the details dialog.
     Show(i64),
+    /// `send` from the message form.
+    Send,
+    /// Typing an answer into an agent's tmux pane.
+    TypeIntoPane,
 }
 
 /// A request for the board.
@@ -570,6 +579,14 @@ pub enum Effect {
     Refresh,
     /// Send a request; hand the answer to [`App::on_call_result`].
     Call(Call),
+    /// Type `text` into tmux pane `pane` and press Enter; the outcome comes back as a
+    /// [`Purpose::TypeIntoPane`] call result.
+    TypeIntoPane {
+        /// tmux pane id (`%3`).
+        pane: String,
+        /// Already made safe for a terminal ([`super::messages::pane_text`]).
+        text: String,
+    },
     /// Leave the TUI.
     Quit,
     /// Start, go to, restart or stop an agent (see [`super::agents`]).
@@ -630,6 +647,8 @@ pub struct App {
     pub page: usize,
     /// Terminal size (columns, rows), for scrolling limits.
     pub size: (u16, u16),
+    /// After the pending `send` succeeds, type this into the agent's pane (if it has one).
+    pub type_after_send: Option<String>,
     /// A restart or stop of an agent waiting for y/n.
     pub team_pending: Option<super::agents::Pending>,
 }
@@ -699,6 +718,7 @@ impl App {
             flash: None,
             page: 10,
             size: (80, 24),
+            type_after_send: None,
             team_pending: None,
         }
     }
@@ -1033,7 +1053,11 @@ impl App {
             }
             return Vec::new();
         }
-        let form_purpose = matches!(purpose, Purpose::Add | Purpose::Edit(_) | Purpose::Goal);
+        let form_purpose = matches!(
+            purpose,
+            Purpose::Add | Purpose::Edit(_) | Purpose::Goal | Purpose::Send
+        );
+        let mut effects = vec![Effect::Refresh];
         match result {
             Ok(v) => {
                 if form_purpose && matches!(self.mode, Mode::Form(_)) {
@@ -1057,9 +1081,16 @@ impl App {
                     Purpose::Release(id) => format!("released #{id}: its claim ended"),
                     Purpose::Cancel(id) => format!("cancelled #{id}"),
                     Purpose::Show(_) => String::new(),
+                    Purpose::Send => {
+                        let typing = self.type_after_send.take();
+                        let (text, typed) = super::messages::after_send(&v, typing);
+                        effects.extend(typed);
+                        text
+                    }
+                    Purpose::TypeIntoPane => "typed the answer into the agent's pane".into(),
                 };
                 self.say(truncate_width(&one_line(&msg), 200), false);
-                vec![Effect::Refresh]
+                effects
             }
             Err(e) => {
                 let what = match purpose {
@@ -1069,6 +1100,8 @@ impl App {
                     Purpose::Release(id) => format!("release #{id}"),
                     Purpose::Cancel(id) => format!("cancel #{id}"),
                     Purpose::Show(id) => format!("show #{id}"),
+                    Purpose::Send => "send".into(),
+                    Purpose::TypeIntoPane => "typing into the agent's pane".into(),
                 };
                 let text = format!("{what} failed: {}", one_line(&e.message));
                 match &mut self.mode {
@@ -1172,6 +1205,12 @@ impl App {
             }
             KeyCode::Char('a') => self.open_form(FormKind::Add),
             KeyCode::Char('s') => self.open_form(FormKind::Goal),
+            KeyCode::Char('m') | KeyCode::Char('A') => {
+                match super::messages::recipient(self, key.code == KeyCode::Char('A')) {
+                    Ok(kind) => self.open_form(kind),
+                    Err(e) => self.say(e, true),
+                }
+            }
             KeyCode::Char('R') | KeyCode::F(5) => return vec![Effect::Refresh],
             KeyCode::Enter | KeyCode::Char('e') | KeyCode::Char('r') | KeyCode::Char('x') => {
                 let Some(t) = self.selected_task().map(|t| t.task.clone()) else {
@@ -1251,6 +1290,7 @@ impl App {
                 "Goal",
                 self.goal.as_ref().map(|g| g.text.as_str()).unwrap_or(""),
             )],
+            FormKind::Message(r) => super::messages::fields(r),
         };
         self.mode = Mode::Form(Form {
             kind,
@@ -1314,7 +1354,15 @@ impl App {
         let Mode::Form(form) = &mut self.mode else {
             return Vec::new();
         };
-        let call = match build_call(form) {
+        self.type_after_send = None;
+        let built = match &form.kind {
+            FormKind::Message(r) => super::messages::build(form, r).map(|(call, typing)| {
+                self.type_after_send = typing;
+                Some(call)
+            }),
+            _ => build_call(form),
+        };
+        let call = match built {
             Ok(Some(c)) => c,
             Ok(None) => {
                 self.mode = Mode::Normal;
@@ -1484,6 +1532,7 @@ fn build_call(form: &Form) -> Result<Option<Call>, String> {
                 params,
             }))
         }
+        FormKind::Message(r) => super::messages::build(form, r).map(|(call, _)| Some(call)),
         FormKind::Goal => {
             let text = form.value("Goal").trim();
             if text.is_empty() {

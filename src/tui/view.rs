@@ -258,7 +258,7 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     for a in &waiting[..shown] {
         out.push(Banner {
             text: format!(
-                "⚠ WAITING FOR YOU: {} asks: {}",
+                "⚠ WAITING FOR YOU: {} asks: {}  (A answers)",
                 a.id,
                 a.waiting.as_deref().unwrap_or("")
             ),
@@ -959,6 +959,7 @@ const HELP: &[(&str, &str)] = &[
     ("/", "filter the backlog (words, #id, holder)"),
     ("Esc", "clear the filter / close a dialog"),
     ("c", "show or hide cancelled tasks"),
+    ("m A", "message the selected agent / answer one waiting"),
     ("R F5", "refresh now"),
     ("⏎ S R X U", "agent: go to pane, start, restart, stop, all"),
     ("?", "this help"),

@@ -12,7 +12,7 @@ use crate::mcp_server::{spawn, McpClient};
 use crate::project::Project;
 use serde_json::{json, Value};
 
-const VERBS: [&str; 15] = [
+const VERBS: [&str; 17] = [
     "board_status",
     "board_goal",
     "board_ready",
@@ -28,6 +28,8 @@ const VERBS: [&str; 15] = [
     "board_wait",
     "board_resume",
     "board_agents",
+    "board_send",
+    "board_inbox",
 ];
 
 const READ_ONLY: [&str; 6] = [

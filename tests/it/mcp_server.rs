@@ -51,7 +51,7 @@ impl McpClient {
     }
 }
 
-fn start(p: &Project, name: &str) -> McpClient {
+pub(crate) fn start(p: &Project, name: &str) -> McpClient {
     let mut cmd = p.cmd(crate::project::bin());
     cmd.args(["run", "--name", name, "--", "board", "mcp"]);
     spawn(cmd)
@@ -127,12 +127,14 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             "board_claim",
             "board_done",
             "board_goal",
+            "board_inbox",
             "board_list",
             "board_note",
             "board_ready",
             "board_release",
             "board_renew",
             "board_resume",
+            "board_send",
             "board_show",
             "board_status",
             "board_wait"

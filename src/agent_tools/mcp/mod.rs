@@ -4,7 +4,8 @@
 //! Tools (see [`tools`]): one per verb — `board_status`, `board_goal`, `board_ready`,
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
 //! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
-//! `board_wait`, `board_resume`, `board_agents`. Each forwards one request to the board socket
+//! `board_wait`, `board_resume`, `board_agents`; and `board_send`, `board_inbox` (see
+//! [`inbox`]). Each forwards one request to the board socket
 //! over one shared connection ([`Link`], reopened when the board restarted). The caller's identity
 //! is the agent session whose process tree the server runs in (the board walks its ancestry), so
 //! a host that starts MCP servers with a cleaned environment still gets the agent's identity;
@@ -27,6 +28,7 @@ use crate::agent_tools::json::Link;
 use crate::proto::error::BoardError;
 
 pub mod args;
+mod inbox;
 mod tools;
 mod wire;
 
@@ -62,7 +64,7 @@ impl BoardTools {
     pub fn new() -> Self {
         BoardTools {
             link: Arc::new(Mutex::new(Link::new())),
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::inbox_router(),
         }
     }
 
@@ -102,8 +104,14 @@ impl BoardTools {
 
 fn result(out: Result<Value, BoardError>) -> CallToolResult {
     match out {
-        Ok(v) => CallToolResult::structured(v),
-        Err(e) => tool_error(&e),
+        Ok(v) => {
+            let unread = v.get("inbox").cloned();
+            inbox::with_notice(CallToolResult::structured(v), unread.as_ref())
+        }
+        Err(e) => {
+            let unread = e.data.get("inbox").cloned();
+            inbox::with_notice(tool_error(&e), unread.as_ref())
+        }
     }
 }
 

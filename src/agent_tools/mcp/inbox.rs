@@ -1,0 +1,71 @@
+//! The messaging part of `board mcp`: tools `board_send` and `board_inbox`, and the notice an
+//! agent gets in any tool result while it has unread messages.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::args::{input_schema, parse, NoArgs};
+use super::BoardTools;
+
+/// `board_send` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendArgs {
+    /// Recipient: an agent session id (`codex-2`), a name one live session has (`codex`), or
+    /// `operator` (the human).
+    pub to: String,
+    /// The message.
+    pub text: String,
+}
+
+#[tool_router(router = inbox_router, vis = "pub(super)")]
+impl BoardTools {
+    #[tool(
+        description = "Send a message to another agent session (by id or name) or to `operator` (the human). The recipient's next board call tells it it has unread messages.",
+        input_schema = input_schema::<SendArgs>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn board_send(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+        let a: SendArgs = match parse("board_send", raw) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        self.forward("send", json!({ "to": a.to, "text": a.text }))
+            .await
+    }
+
+    #[tool(
+        description = "Read the messages sent to you that you have not read yet (each is shown once), oldest first. Call it when a result carries `inbox` (you have unread messages).",
+        input_schema = input_schema::<NoArgs>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn board_inbox(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+        if let Err(e) = parse::<NoArgs>("board_inbox", raw) {
+            return e;
+        }
+        self.forward("inbox", json!({})).await
+    }
+}
+
+/// Adds a line of text to a tool result whose board answer carries `inbox` (unread messages),
+/// so a model that reads only text content sees it too.
+pub fn with_notice(mut r: CallToolResult, inbox: Option<&Value>) -> CallToolResult {
+    let Some(n) = inbox.and_then(|i| i["unread"].as_i64()).filter(|n| *n > 0) else {
+        return r;
+    };
+    let from: Vec<&str> = inbox
+        .and_then(|i| i["from"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    r.content.push(ContentBlock::text(format!(
+        "You have {n} unread message(s) from {}: call board_inbox to read them.",
+        from.join(", ")
+    )));
+    r
+}

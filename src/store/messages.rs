@@ -1,0 +1,199 @@
+//! Messages between agent sessions and operators (`board send`, `board inbox`).
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{check_text, emit, now_wall, Events, Store, MAX_TEXT, OPERATOR};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::MessageView;
+
+/// Answer of a successful `send`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent {
+    /// The stored message.
+    pub message: MessageView,
+    /// The message was an answer and the recipient was waiting: its wait ended.
+    pub ended_wait: bool,
+    /// The recipient's tmux pane, when it runs in one (where an answer can also be typed).
+    pub pane: Option<String>,
+}
+
+/// What the recipient has not read yet.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Unread {
+    /// How many unread messages.
+    pub count: i64,
+    /// Their senders, each once, oldest first.
+    pub from: Vec<String>,
+}
+
+impl Store {
+    /// Stores a message from `from` to `to` and logs a `message` event. `to` is `operator`, a
+    /// live session id, or the name of exactly one live session (`claude` finds `claude-3` when
+    /// that is the only live `claude`). With `answer`, a recipient that is waiting for a human
+    /// stops waiting, in the same transaction (a `resume` event).
+    ///
+    /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
+    /// `usage` (a name several live sessions share: send to an id).
+    pub fn send(
+        &mut self,
+        from: &str,
+        to: &str,
+        text: &str,
+        answer: bool,
+    ) -> BoardResult<(Sent, Events)> {
+        check_text("message", text, MAX_TEXT, false)?;
+        self.tx(|tx, ev| {
+            let recipient = if to == OPERATOR {
+                OPERATOR.to_string()
+            } else {
+                let mut st = tx.prepare(
+                    "SELECT id FROM sessions WHERE ended_at IS NULL AND (id = ?1 OR name = ?1)
+                     ORDER BY id = ?1 DESC, started_at",
+                )?;
+                let ids: Vec<String> = st
+                    .query_map([to], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                match ids.as_slice() {
+                    [] => return Err(no_recipient(tx, to)?),
+                    [one] => one.clone(),
+                    [first, ..] if first == to => first.clone(),
+                    several => {
+                        return Err(BoardError::usage(format!(
+                        "{} live agent sessions are named {to:?} ({}): send to one of these ids",
+                        several.len(),
+                        several.join(", ")
+                    )))
+                    }
+                }
+            };
+            let sent_at = now_wall();
+            let id: i64 = tx.query_row(
+                "INSERT INTO messages (sender, recipient, text, sent_at, answer)
+                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+                params![from, recipient, text, sent_at, answer],
+                |r| r.get(0),
+            )?;
+            let sender_agent = (from != OPERATOR).then_some(from);
+            let to_agent = (recipient != OPERATOR).then_some(recipient.as_str());
+            emit(
+                tx,
+                ev,
+                "message",
+                None,
+                to_agent.or(sender_agent),
+                None,
+                &format!("{from} → {recipient}: {text}"),
+            )?;
+            let ended_wait = answer
+                && to_agent.is_some()
+                && tx.execute(
+                    "UPDATE sessions SET waiting = NULL
+                     WHERE id = ?1 AND ended_at IS NULL AND waiting IS NOT NULL",
+                    [&recipient],
+                )? == 1;
+            if ended_wait {
+                emit(
+                    tx,
+                    ev,
+                    "resume",
+                    None,
+                    to_agent,
+                    None,
+                    &format!("answered by {from}"),
+                )?;
+            }
+            let pane: Option<String> = tx
+                .query_row(
+                    "SELECT pane_id FROM sessions WHERE id = ?1",
+                    [&recipient],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .flatten();
+            Ok(Sent {
+                pane,
+                message: MessageView {
+                    id,
+                    from: from.to_string(),
+                    to: recipient.clone(),
+                    text: text.to_string(),
+                    sent_at,
+                    answer,
+                },
+                ended_wait,
+            })
+        })
+    }
+
+    /// The unread messages of `recipient`, oldest first, marked read by the same one
+    /// conditional statement: each message is delivered once, even to racing readers.
+    pub fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>> {
+        let (mut out, _) = self.tx(|tx, _| {
+            let mut st = tx.prepare(
+                "UPDATE messages SET read_at = ?2 WHERE recipient = ?1 AND read_at IS NULL
+                 RETURNING id, sender, recipient, text, sent_at, answer",
+            )?;
+            let rows = st.query_map(params![recipient, now_wall()], |r| {
+                Ok(MessageView {
+                    id: r.get(0)?,
+                    from: r.get(1)?,
+                    to: r.get(2)?,
+                    text: r.get(3)?,
+                    sent_at: r.get(4)?,
+                    answer: r.get(5)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })?;
+        out.sort_by_key(|m| m.id);
+        Ok(out)
+    }
+
+    /// How many messages `recipient` has not read, and from whom (a read on the partial index
+    /// of unread messages: cheap enough for every request).
+    pub fn unread(&self, recipient: &str) -> BoardResult<Unread> {
+        let mut st = self.conn.prepare_cached(
+            "SELECT sender FROM messages WHERE recipient = ?1 AND read_at IS NULL ORDER BY id",
+        )?;
+        let senders: Vec<String> = st
+            .query_map([recipient], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut from: Vec<String> = Vec::new();
+        for s in &senders {
+            if !from.contains(s) {
+                from.push(s.clone());
+            }
+        }
+        Ok(Unread {
+            count: senders.len() as i64,
+            from,
+        })
+    }
+}
+
+/// Why `to` names no live session: it ended (say when), or it never existed.
+fn no_recipient(tx: &rusqlite::Transaction, to: &str) -> BoardResult<BoardError> {
+    let shown: String = to.chars().take(64).collect();
+    let ended: Option<(String, Option<String>)> = tx
+        .query_row(
+            "SELECT ended_at, end_reason FROM sessions
+             WHERE (id = ?1 OR name = ?1) AND ended_at IS NOT NULL
+             ORDER BY started_at DESC LIMIT 1",
+            [to],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    Ok(match ended {
+        Some((at, reason)) => BoardError::new(
+            ErrorKind::NotFound,
+            format!(
+                "agent session {shown:?} ended at {at} ({}); nobody reads its messages",
+                reason.unwrap_or_default()
+            ),
+        ),
+        None => BoardError::not_found(format!(
+            "no live agent session {shown:?} (`board agents` lists them)"
+        )),
+    }
+    .with("to", shown))
+}

@@ -1,0 +1,167 @@
+//! Messages from the TUI: `m` writes to the selected agent, `A` answers an agent that waits for
+//! a human. An answer is a `send` with `answer: true` (the board ends the wait in the same
+//! transaction and logs it); when the agent runs in a tmux pane, the TUI then types the answer
+//! into that pane too (`tmux send-keys -l`, then Enter), for a prompt that reads the terminal.
+
+use serde_json::json;
+
+use super::state::{AgentItem, App, Call, Effect, Field, Form, FormKind, Purpose};
+
+/// Label of the message field.
+pub const MESSAGE: &str = "Message";
+/// Label of the "type it into the agent's pane too" field (`y`/`n`).
+pub const INTO_PANE: &str = "Into pane";
+
+/// Longest text typed into a pane, in characters.
+const MAX_TYPED: usize = 4096;
+
+/// Who a message form writes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recipient {
+    /// Session id (raw, as the board knows it).
+    pub to: String,
+    /// The question it waits with, when this is an answer (inert).
+    pub question: Option<String>,
+}
+
+/// The form `m` (a message to the selected agent) or `A` (an answer: to the selected agent when
+/// it waits, else to the first agent that waits) opens. Errors: the flash text when there is
+/// no such agent.
+pub fn recipient(app: &App, answer: bool) -> Result<FormKind, String> {
+    let live = |a: &&AgentItem| a.view.ended_at.is_none();
+    let selected = app.agents.get(app.agent_selected).filter(live);
+    if !answer {
+        return selected
+            .map(|a| form_kind(a, false))
+            .ok_or_else(|| "no live agent selected (Tab to the agents, j/k to pick one)".into());
+    }
+    selected
+        .filter(|a| a.waiting.is_some())
+        .or_else(|| app.waiting().next())
+        .map(|a| form_kind(a, true))
+        .ok_or_else(|| "no agent is waiting for you".into())
+}
+
+/// The form for a message to `agent` (an answer when `answer` and it is waiting).
+pub fn form_kind(agent: &AgentItem, answer: bool) -> FormKind {
+    FormKind::Message(Box::new(Recipient {
+        to: agent.view.id.clone(),
+        question: agent.waiting.clone().filter(|_| answer),
+    }))
+}
+
+/// The form's fields: the text, and for an answer, whether to type it into the agent's pane
+/// too (default yes; the board's answer to `send` says which pane, if any).
+pub fn fields(r: &Recipient) -> Vec<Field> {
+    let mut f = vec![Field::new(MESSAGE, "")];
+    if r.question.is_some() {
+        f.push(Field::new(INTO_PANE, "y"));
+    }
+    f
+}
+
+/// The dialog title.
+pub fn title(r: &Recipient, shown_id: &str) -> String {
+    match &r.question {
+        Some(q) => format!("Answer {shown_id}: {q}"),
+        None => format!("Message to {shown_id}"),
+    }
+}
+
+/// The `send` call of a filled-in form, and the text to type into the agent's pane once the
+/// board has stored it (None: do not type). Errors: the message is empty, or `Into pane` is
+/// neither y nor n.
+pub fn build(form: &Form, r: &Recipient) -> Result<(Call, Option<String>), String> {
+    let text = form.value(MESSAGE).trim().to_string();
+    if text.is_empty() {
+        return Err("a message needs text".into());
+    }
+    let into_pane = match form.value(INTO_PANE).trim() {
+        "" if r.question.is_none() => false,
+        "y" | "Y" | "yes" => true,
+        "n" | "N" | "no" | "" => false,
+        other => return Err(format!("Into pane: y or n, not {other:?}")),
+    };
+    let answer = r.question.is_some();
+    let typing = into_pane.then(|| pane_text(&text));
+    Ok((
+        Call {
+            purpose: Purpose::Send,
+            method: "send",
+            params: json!({ "to": r.to, "text": text, "answer": answer }),
+        },
+        typing,
+    ))
+}
+
+/// The flash after a `send` answer, and what to type where (`typing`: the text from
+/// [`build`]; typed only when the board says the agent has a pane).
+pub fn after_send(v: &serde_json::Value, typing: Option<String>) -> (String, Option<Effect>) {
+    let to = v["message"]["to"].as_str().unwrap_or("?");
+    let text = if v["ended_wait"] == json!(true) {
+        format!("answered {to}: the answer is in its inbox and its wait ended")
+    } else {
+        format!("sent to {to}: it is told on its next board call")
+    };
+    let typed = match (v["pane"].as_str(), typing) {
+        (Some(pane), Some(text)) if !pane.is_empty() && !text.is_empty() => {
+            Some(Effect::TypeIntoPane {
+                pane: pane.to_string(),
+                text,
+            })
+        }
+        _ => None,
+    };
+    (text, typed)
+}
+
+/// Agent text made safe to type into a terminal: control characters (C0, DEL, C1) and bidi
+/// overrides dropped, line breaks and tabs become spaces, at most [`MAX_TYPED`] characters.
+pub fn pane_text(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .filter(|c| {
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .take(MAX_TYPED)
+        .collect();
+    cleaned.trim().to_string()
+}
+
+/// Types `text` into tmux pane `pane`, then presses Enter. Errors: tmux's own message.
+pub fn type_into_pane(pane: &str, text: &str) -> Result<(), String> {
+    let run = |args: &[&str]| -> Result<(), String> {
+        let out = std::process::Command::new("tmux")
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run tmux: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    };
+    run(&["send-keys", "-t", pane, "-l", "--", text])?;
+    run(&["send-keys", "-t", pane, "Enter"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text_carries_no_control_sequences() {
+        assert_eq!(
+            pane_text("yes\u{1b}[2J\nplease\u{7}\u{9b}1m \u{202e}x"),
+            "yes[2J please1m x"
+        );
+        assert_eq!(pane_text(&"a".repeat(10_000)).len(), MAX_TYPED);
+    }
+}

@@ -1,0 +1,140 @@
+//! Answering a waiting agent from the TUI (real tmux, private server): the agent runs in a pane
+//! and says `board wait`; in the TUI pane, `A`, the answer, Enter. The answer reaches the agent's
+//! inbox, its wait ends (a `resume` event "answered by operator", before the agent makes another
+//! call), the answer is a `message` event in the log, and it is typed into the agent's pane,
+//! where the agent's `read` gets it.
+
+use std::fs;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::supervision::*;
+
+const ASKER: &str = r#"board wait "deploy to production now?"
+IFS= read -r answer
+printf '%s' "$answer" > typed.part && mv typed.part typed.txt
+board --json inbox > inbox.part && mv inbox.part inbox.json
+exec sleep 600
+"#;
+
+fn screen(t: &Tmux, target: &str) -> String {
+    t.run(&["capture-pane", "-p", "-t", target])
+}
+
+#[test]
+fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_pane() {
+    let mut b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
+    fs::write(b.root.join("asker.sh"), ASKER).unwrap();
+    let root = b.root.clone();
+    let t = b.tmux();
+    let path = TestBoard::path_env();
+    let new_window = |name: &str, command: &str| {
+        // The panes' shells find `board` on this PATH (the tmux server's own may lack it).
+        let command = format!("export PATH='{path}'; {command}");
+        let out = t
+            .cmd()
+            .current_dir(&root)
+            .args(["new-window", "-d", "-t", "keepalive", "-n", name, &command])
+            .output()
+            .expect("tmux new-window");
+        assert!(out.status.success(), "{out:?}");
+    };
+    new_window(
+        "agent",
+        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN board run --name asker -- sh asker.sh; echo \"agent exited with $?\"; exec sleep 600",
+    );
+    new_window(
+        "tui",
+        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
+    );
+    let asker = poll(Duration::from_secs(15), || {
+        let v = b.ok(&["agents"]);
+        v["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["state"] == "waiting" && a["pane"].is_string())
+            .cloned()
+    })
+    .unwrap_or_else(|| {
+        let t = b.tmux();
+        panic!(
+            "the agent waits, with its pane known:\n{}\n---\n{}",
+            screen(t, "keepalive:agent"),
+            screen(t, "keepalive:tui")
+        )
+    });
+    assert_eq!(asker["waiting"], "deploy to production now?");
+    let t = b.tmux();
+    let shown = poll(Duration::from_secs(15), || {
+        let s = screen(t, "keepalive:tui");
+        s.contains("WAITING FOR YOU").then_some(s)
+    });
+    assert!(
+        shown.is_some(),
+        "the TUI shows the wait:\n{}",
+        screen(t, "keepalive:tui")
+    );
+
+    t.run(&["send-keys", "-t", "keepalive:tui", "A"]);
+    let form = poll(Duration::from_secs(5), || {
+        let s = screen(t, "keepalive:tui");
+        s.contains("Answer asker").then_some(s)
+    });
+    assert!(
+        form.is_some(),
+        "the answer form opens:\n{}",
+        screen(t, "keepalive:tui")
+    );
+    t.run(&[
+        "send-keys",
+        "-t",
+        "keepalive:tui",
+        "-l",
+        "yes, after the tests pass",
+    ]);
+    t.run(&["send-keys", "-t", "keepalive:tui", "Enter"]);
+
+    // The pane got it (typed), and the agent then read its inbox.
+    let typed = poll(Duration::from_secs(10), || {
+        fs::read_to_string(root.join("typed.txt")).ok()
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "nothing typed into the agent's pane:\n{}",
+            screen(t, "keepalive:agent")
+        )
+    });
+    assert_eq!(typed, "yes, after the tests pass");
+    let inbox: Value = poll(Duration::from_secs(10), || {
+        fs::read_to_string(root.join("inbox.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+    })
+    .expect("the agent read its inbox");
+    let m = &inbox["messages"][0];
+    assert_eq!(m["text"], "yes, after the tests pass", "{inbox}");
+    assert_eq!(m["from"], "operator");
+    assert_eq!(m["answer"], true);
+
+    // The wait ended with the answer (not with the agent's later call), and the log has it.
+    let log = b.ok(&["log", "--limit", "1000"]);
+    let events = log["events"].as_array().unwrap();
+    let message = events
+        .iter()
+        .position(|e| e["kind"] == "message" && e["agent"] == "asker")
+        .expect("a message event");
+    assert!(events[message]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("operator → asker: yes, after the tests pass"));
+    let resume = events
+        .iter()
+        .position(|e| e["kind"] == "resume" && e["agent"] == "asker")
+        .expect("a resume event");
+    assert_eq!(events[resume]["reason"], "answered by operator");
+    assert!(resume > message);
+    let a = b.session("asker").unwrap();
+    assert!(a["waiting"].is_null(), "{a}");
+}

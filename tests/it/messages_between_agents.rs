@@ -1,0 +1,149 @@
+//! `board send` and `board inbox`: the recipient's next board call — CLI (stderr note and
+//! `--json` field), `board json` line, MCP tool result — says it has unread messages; `board
+//! inbox` shows them once; every message is an event in the log.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+use crate::project::{check, Project};
+
+#[test]
+fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {
+    let b = TestBoard::start();
+    b.add("something to do");
+    let [mut sender, mut reader] = <[Agent; 2]>::try_from(b.agents(&["sender", "reader"]))
+        .ok()
+        .unwrap();
+    let sent = sender.json(&["send", "reader", "please look at the parser"]);
+    assert_eq!(sent["message"]["from"], "sender");
+    assert_eq!(sent["message"]["to"], "reader");
+    b.json(&["send", "reader", "and hurry \u{1b}[31mup"]);
+
+    // A human-output command: the answer as usual on stdout, one note on stderr.
+    let out = reader.board(&["ready"]).ok();
+    assert!(out.stdout.contains("something to do"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("2 unread messages (from sender, operator): `board inbox` reads them"),
+        "{out:?}"
+    );
+    // --json: the field in the result, and in an error's data too.
+    let v = reader.json(&["ready"]);
+    assert_eq!(
+        v["inbox"],
+        json!({"unread": 2, "from": ["sender", "operator"], "read_with": "board inbox"})
+    );
+    let err = reader.board_json(&["show", "99"]).expect_code(6).json();
+    assert_eq!(err["data"]["inbox"]["unread"], 2, "{err}");
+    // `board json`: the response line carries it.
+    let line = r#"{"jsonrpc":"2.0","id":1,"method":"ready"}"#;
+    let out = reader.sh(&format!("echo '{line}' | board json")).ok();
+    let resp: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(resp["result"]["inbox"]["unread"], 2, "{resp}");
+    // Someone else is not told about it.
+    assert!(sender.json(&["ready"]).get("inbox").is_none());
+
+    // Read once, oldest first; the text shown inert in human output.
+    let out = reader.board(&["inbox"]).ok();
+    assert!(
+        out.stdout.contains("from sender") && out.stdout.contains("please look at the parser"),
+        "{out:?}"
+    );
+    assert!(
+        !out.stdout.contains('\u{1b}'),
+        "escape sequences are inert: {out:?}"
+    );
+    assert!(!out.stderr.contains("unread"), "{out:?}");
+    let again = reader.json(&["inbox"]);
+    assert_eq!(again["messages"], json!([]), "each message is read once");
+    assert!(reader.json(&["ready"]).get("inbox").is_none());
+    assert!(!reader.board(&["ready"]).ok().stderr.contains("unread"));
+
+    // The log has both messages.
+    let logged: Vec<Value> = b
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "message")
+        .collect();
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("sender → reader: please look at the parser"));
+}
+
+#[test]
+fn messages_find_their_recipient_by_name_and_refuse_unknown_ones() {
+    let b = TestBoard::start();
+    let mut twins = b.agents(&["twin", "twin", "twin"]);
+    twins.sort_by(|a, b| a.id.cmp(&b.id));
+    // An exact id wins over a name.
+    assert_eq!(b.json(&["send", "twin", "you"])["message"]["to"], "twin");
+    // Once `twin` has ended, the name is shared by two live sessions: say which ones.
+    twins[0].exit_with(0);
+    twins[0].wait_launcher();
+    let out = b
+        .board_json(&["send", "twin", "which one?"])
+        .expect_code(2)
+        .json();
+    let msg = out["message"].as_str().unwrap();
+    assert!(
+        msg.contains("twin-2") && msg.contains("twin-3"),
+        "an ambiguous name lists the ids: {out}"
+    );
+    assert_eq!(
+        b.json(&["send", "twin-2", "you"])["message"]["to"],
+        "twin-2"
+    );
+    let mut one = twins.remove(1);
+    let out = b
+        .board_json(&["send", "nobody", "hello?"])
+        .expect_code(6)
+        .json();
+    assert!(out["message"].as_str().unwrap().contains("nobody"), "{out}");
+    b.board_json(&["send", "twin", ""]).expect_code(2);
+    // An agent can write to the operator, who reads it with `board inbox`.
+    one.json(&["send", "operator", "done with the parser"]);
+    let op = b.json(&["inbox"]);
+    assert_eq!(op["messages"][0]["from"], one.id.as_str());
+    assert_eq!(op["messages"][0]["text"], "done with the parser");
+}
+
+#[test]
+fn an_mcp_tool_result_says_there_are_unread_messages() {
+    let p = Project::new();
+    let (_, code) = p.json(&["add", "first"]);
+    assert_eq!(code, 0);
+    let mut c = crate::mcp_server::start(&p, "mcp-reader");
+    c.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "board-test", "version": "0"}
+        }),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let quiet = c.call("board_ready", json!({}));
+    assert_eq!(quiet["content"].as_array().unwrap().len(), 1, "{quiet}");
+
+    let (sent, code) = p.json(&["send", "mcp-reader", "the schema changed"]);
+    assert_eq!(code, 0, "{sent}");
+    check("results/send", &sent);
+    let told = c.call("board_ready", json!({}));
+    assert_eq!(told["structuredContent"]["inbox"]["unread"], 1, "{told}");
+    check("results/ready", &told["structuredContent"]);
+    let text = told["content"][1]["text"].as_str().unwrap();
+    assert!(
+        text.contains("1 unread message(s) from operator") && text.contains("board_inbox"),
+        "{text}"
+    );
+    let read = c.call("board_inbox", json!({}));
+    check("results/inbox", &read["structuredContent"]);
+    assert_eq!(
+        read["structuredContent"]["messages"][0]["text"],
+        "the schema changed"
+    );
+    let after = c.call("board_ready", json!({}));
+    assert!(after["structuredContent"].get("inbox").is_none(), "{after}");
+}
