@@ -223,7 +223,12 @@ pub enum Cmd {
     /// Stop the board process.
     Stop,
     /// Run the board process in the foreground.
-    Serve,
+    Serve {
+        /// Accept a missing, empty or other board's database by opening a new epoch: every
+        /// generation starts above the board's high-water mark (.board/generation.hwm).
+        #[arg(long)]
+        new_epoch: bool,
+    },
     /// The live board in this terminal (also what `board` with no command opens).
     Tui,
     /// Run an agent under the board: CMD gets BOARD_SOCKET, BOARD_AGENT, BOARD_TOKEN.
@@ -284,7 +289,7 @@ impl Cli {
     pub fn dies_on_closed_stdout(&self) -> bool {
         !matches!(
             self.command,
-            None | Some(Cmd::Serve)
+            None | Some(Cmd::Serve { .. })
                 | Some(Cmd::Run { .. })
                 | Some(Cmd::Tui)
                 | Some(Cmd::Up { .. })
@@ -301,7 +306,7 @@ pub fn run(cli: Cli) -> i32 {
     };
     let out = match cmd {
         Cmd::Tui => return tui(json_out),
-        Cmd::Serve => return serve(),
+        Cmd::Serve { new_epoch } => return serve(new_epoch),
         Cmd::Run {
             name,
             pane,
@@ -435,7 +440,7 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
     e.kind.exit_code()
 }
 
-fn serve() -> i32 {
+fn serve(new_epoch: bool) -> i32 {
     let (cfg, paths) = match crate::config::discover() {
         Ok(x) => x,
         Err(e) => {
@@ -443,7 +448,7 @@ fn serve() -> i32 {
             return ErrorKind::Unavailable.exit_code();
         }
     };
-    match crate::daemon::serve(cfg, paths) {
+    match crate::daemon::serve(cfg, paths, new_epoch) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("board: {e:#}");
@@ -530,7 +535,7 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Inbox => ("inbox", json!({})),
         Cmd::Stop => ("stop", json!({})),
         Cmd::Init { .. }
-        | Cmd::Serve
+        | Cmd::Serve { .. }
         | Cmd::Tui
         | Cmd::Run { .. }
         | Cmd::Demo { .. }

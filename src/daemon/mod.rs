@@ -50,7 +50,7 @@ pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
 }
 
 /// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT.
-pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
+pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     ensure_data_dir(&paths)?;
     let lock_file = OpenOptions::new()
         .create(true)
@@ -65,13 +65,20 @@ pub fn serve(cfg: Config, paths: Paths) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let result = rt.block_on(run(cfg, paths.clone()));
+    let result = rt.block_on(run(cfg, paths.clone(), new_epoch));
     let _ = fs::remove_file(&paths.socket);
     if let Err(e) = &result {
         tracing::error!(error = %e, "board stopped with an error");
     }
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
-    result
+    // Last, once no connection is served any more: the mark records exactly where this
+    // database stands, so the next start can tell it from a restored older copy.
+    if let Ok(board) = &result {
+        if let Err(e) = board.store().mark_clean_stop() {
+            tracing::error!(error = %e, "could not record the clean stop in the high-water mark");
+        }
+    }
+    result.map(|_| ())
 }
 
 /// Takes the board's lock. A board that is still stopping holds it for a moment after its
@@ -109,8 +116,9 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
     Ok(guard)
 }
 
-async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
-    let store = Store::open(&paths.db)?;
+async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<Board>> {
+    let (store, opened) = Store::open_board(&paths.db, new_epoch)?;
+    tracing::info!(?opened, db = %paths.db.display(), "store opened");
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
     let pidfd = crate::os::pidfd::supported();
     let clock: Arc<dyn Clock> = Arc::new(BootClock);
@@ -164,7 +172,7 @@ async fn run(cfg: Config, paths: Paths) -> anyhow::Result<()> {
     reloader.abort();
     let _ = fs::remove_file(&paths.socket);
     tracing::info!("board stopped");
-    Ok(())
+    Ok(board)
 }
 
 /// Design rule 8: on start, re-check every live session's processes by pid *and* start time

@@ -28,6 +28,7 @@ impl Store {
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
+        let mark = self.mark.clone();
         self.tx(|tx, ev| {
             if let Some(id) = task {
                 let mine: Option<(i64, i64)> = tx
@@ -69,6 +70,15 @@ impl Store {
             let Some((id, generation)) = granted else {
                 return Err(explain_claim_refusal(tx, agent, task)?);
             };
+            // Design rule 8a: the high-water mark covers this generation before it is issued.
+            if let Some(mark) = &mark {
+                let mut f = mark.lock().unwrap_or_else(|p| p.into_inner());
+                if generation > f.mark.reserved {
+                    let events: i64 =
+                        tx.query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?;
+                    f.reserve(generation, events)?;
+                }
+            }
             tx.execute(
                 "INSERT INTO claims (task_id, session_id, generation, granted_at, expires_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)",

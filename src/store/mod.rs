@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 mod claims;
 mod events;
+pub mod identity;
 mod import;
 mod messages;
 mod refusals;
@@ -140,6 +141,9 @@ pub type Notify = Box<dyn Fn(Events) + Send>;
 pub struct Store {
     conn: Connection,
     notify: Option<Notify>,
+    /// The high-water mark of issued generations ([`identity`]); None for a database opened
+    /// without it ([`Store::open`], tests and tools).
+    mark: Option<std::sync::Arc<std::sync::Mutex<identity::MarkFile>>>,
 }
 
 impl Store {
@@ -160,7 +164,11 @@ impl Store {
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        Ok(Store { conn, notify: None })
+        Ok(Store {
+            conn,
+            notify: None,
+            mark: None,
+        })
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
