@@ -8,3 +8,4 @@ pub mod init;
 pub mod json;
 pub mod mcp;
 pub mod profile;
+pub mod trust;

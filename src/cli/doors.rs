@@ -159,9 +159,16 @@ pub fn run(cmd: DoorCmd) -> i32 {
 /// Which extras `board init` was asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct InitExtras {
-    /// Write the board instructions into AGENTS.md and CLAUDE.md (between markers).
+    /// Configure every agent CLI the profiles name: instructions (AGENTS.md, CLAUDE.md,
+    /// CONVENTIONS.md, between markers) and each CLI's own settings files in the project.
     #[arg(long)]
     pub agents: bool,
+    /// With --agents: also mark this project as trusted in YOUR user settings of Claude Code
+    /// (~/.claude.json), Codex (~/.codex/config.toml) and Gemini CLI
+    /// (~/.gemini/trustedFolders.json), so their trust dialogs do not block `board up`. Every
+    /// change is printed.
+    #[arg(long, requires = "agents")]
+    pub trust: bool,
     /// Add the `board mcp` server to .mcp.json (other servers are kept).
     #[arg(long)]
     pub mcp: bool,
@@ -264,6 +271,42 @@ pub fn init_extras(
             .map(|w| json!({ "path": w.path, "action": w.action.as_str(), "what": w.what }))
             .collect::<Vec<_>>()
             .into();
+        if extras.trust {
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .ok_or_else(|| BoardError::usage("--trust needs HOME (your user settings)"))?;
+            let real_root = root.canonicalize().unwrap_or_else(|_| root.clone());
+            let kinds: Vec<crate::agent_tools::profile::CliKind> =
+                crate::agent_tools::profile::CliKind::ALL
+                    .into_iter()
+                    .filter(|k| profiles.iter().any(|p| p.cli == Some(*k)))
+                    .collect();
+            let changed = crate::agent_tools::trust::trust(&home, &real_root, &kinds)
+                .map_err(usage_or_internal)?;
+            for w in &changed {
+                human.push_str(&format!(
+                    "\n{} {} ({}){}",
+                    w.action.as_str(),
+                    w.path.display(),
+                    w.what,
+                    if w.action == Action::Unchanged {
+                        ""
+                    } else {
+                        ": your user settings were changed"
+                    }
+                ));
+            }
+            v["trust"] = changed
+                .iter()
+                .map(|w| json!({ "path": w.path, "action": w.action.as_str(), "what": w.what }))
+                .collect::<Vec<_>>()
+                .into();
+        } else {
+            human.push_str(
+                "\nClaude Code and Codex still ask once whether to trust this folder \
+                 (`board init --agents --trust` records that in your user settings)",
+            );
+        }
     }
     if extras.mcp {
         let bin = exe()?;

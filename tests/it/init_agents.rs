@@ -120,3 +120,100 @@ fn mcp_config_keeps_other_servers() {
         json!({"mcpServers": {"board": {"command": board, "args": ["mcp"]}}})
     );
 }
+
+#[test]
+fn the_start_prompt_names_a_command_that_prints_the_protocol() {
+    let p = Project::new();
+    let out = p.board(&["instructions"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("# Working from the board"), "{text}");
+    assert!(text.contains("board claim --json"), "{text}");
+    for name in ["claude", "codex", "gemini", "aider"] {
+        let prof = board::agent_tools::profile::Profile::load(p.path(), name).unwrap();
+        let argv = prof.argv("board", p.path(), &p.path().join(".board"));
+        let prompt = argv.join(" ");
+        if !prof.prompt_args.is_empty() {
+            assert!(prompt.contains("`board instructions`"), "{name}: {prompt}");
+        }
+    }
+}
+
+#[test]
+fn every_cli_is_configured_once_and_the_users_settings_survive() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    let theirs = json!({"model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}});
+    std::fs::write(p.path().join(".claude/settings.json"), theirs.to_string()).unwrap();
+    std::fs::write(p.path().join(".aider.conf.yml"), "model: sonnet\n").unwrap();
+    let (first, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 0, "{first}");
+    check_cli("init", code, &first);
+    let (second, _) = p.json(&["init", "--agents"]);
+    let changed: Vec<&Value> = second["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["action"] != "unchanged")
+        .collect();
+    assert!(changed.is_empty(), "{changed:?}");
+
+    let claude: Value = serde_json::from_str(&read(&p, ".claude/settings.json")).unwrap();
+    assert_eq!(claude["model"], "opus");
+    let allow = claude["permissions"]["allow"].as_array().unwrap();
+    for rule in ["Bash(npm test)", "mcp__board", "Bash(board:*)"] {
+        assert!(allow.iter().any(|r| r == rule), "{rule}: {allow:?}");
+    }
+    let stop = claude["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop.len(), 2, "the user's hook and the board's: {stop:?}");
+    assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
+    assert!(stop[1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with(" hook claude Stop"));
+    let local: Value = serde_json::from_str(&read(&p, ".claude/settings.local.json")).unwrap();
+    assert_eq!(local["enabledMcpjsonServers"], json!(["board"]));
+    assert!(read(&p, ".gitignore")
+        .lines()
+        .any(|l| l == ".claude/settings.local.json"));
+
+    let codex: toml::Table = read(&p, ".codex/config.toml").parse().unwrap();
+    assert_eq!(
+        codex["mcp_servers"]["board"]["env_vars"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(
+        codex["sandbox_workspace_write"]["network_access"].as_bool(),
+        Some(true)
+    );
+    let hooks: Value = serde_json::from_str(&read(&p, ".codex/hooks.json")).unwrap();
+    assert!(hooks["hooks"]["PermissionRequest"].is_array());
+
+    let gemini: Value = serde_json::from_str(&read(&p, ".gemini/settings.json")).unwrap();
+    assert_eq!(
+        gemini["context"]["fileName"],
+        json!(["AGENTS.md", "GEMINI.md"])
+    );
+    assert_eq!(
+        gemini["security"]["environmentVariableRedaction"]["allowed"],
+        json!(["BOARD_TOKEN"])
+    );
+    assert!(gemini["mcpServers"]["board"]["command"].is_string());
+    assert!(gemini["hooks"]["AfterAgent"].is_array());
+
+    let aider = read(&p, ".aider.conf.yml");
+    assert!(aider.starts_with("model: sonnet\n"), "{aider}");
+    assert!(aider.contains("read: [\"CONVENTIONS.md\"]"), "{aider}");
+    assert!(read(&p, "CONVENTIONS.md").contains("# Working from the board"));
+
+    // A key the board's block sets, set by the user too: refused, nothing changed.
+    std::fs::write(p.path().join(".aider.conf.yml"), "read: [NOTES.md]\n").unwrap();
+    let (err, code) = p.json(&["init", "--agents"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err["message"].as_str().unwrap().contains("read:"), "{err}");
+    assert_eq!(read(&p, ".aider.conf.yml"), "read: [NOTES.md]\n");
+}

@@ -1,7 +1,8 @@
 //! The real agent CLIs accept what `board init --agents` sets up, inside `board run`: Claude Code
 //! shows the board MCP server connected with no approval step, Codex lists it (with the identity
 //! variables passed through), Gemini CLI shows it connected; Gemini's and aider's loaded
-//! context holds the board protocol; Claude's SessionStart hook reaches the board offline; under
+//! context holds the board protocol; with `--trust`, Claude starts without its trust dialog and
+//! its SessionStart hook reaches the board offline; under
 //! Codex's workspace-write sandbox `board renew` gets through with the profile's settings.
 
 use std::time::Duration;
@@ -117,15 +118,21 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
     }
     let p = RealProject::new("");
     let tmux = Tmux::new(&p);
-    // Claude, as a user who trusted this project already: its SessionStart hook reaches the
-    // board with the agent's identity, offline.
-    let home_claude = p.home.path().join(".claude.json");
-    let mut cfg: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&home_claude).unwrap()).unwrap();
-    let root = std::fs::canonicalize(p.root()).unwrap();
-    cfg["projects"][root.to_string_lossy().as_ref()] =
-        serde_json::json!({"hasTrustDialogAccepted": true});
-    std::fs::write(&home_claude, cfg.to_string()).unwrap();
+    // Claude: the user lets `board init --agents --trust` record the workspace trust (the one
+    // dialog no project file can skip); then its SessionStart hook reaches the board with the
+    // agent's identity, offline.
+    let out = p.board(&["init", "--agents", "--trust"]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(".claude.json") && said.contains("your user settings were changed"),
+        "{said}"
+    );
+    let again = text(&p.board(&["init", "--agents", "--trust"]));
+    assert!(
+        !again.contains("your user settings were changed"),
+        "{again}"
+    );
 
     let (gemini, genv) = profile_command(&p, "gemini");
     let board_run = |name: &str, argv: &[String], env: &[(String, String)]| {
@@ -196,14 +203,22 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
         gm.is_some(),
         "gemini's SessionStart hook never reached the board"
     );
-    tmux.run(&["send-keys", "-t", "t:0", "/memory show"]);
-    std::thread::sleep(Duration::from_millis(500));
-    tmux.run(&["send-keys", "-t", "t:0", "Enter"]);
-    let shown = poll_for(Duration::from_secs(30), || {
-        std::thread::sleep(Duration::from_millis(200));
-        let s = tmux.run(&["capture-pane", "-p", "-S", "-200", "-t", "t:0"]);
-        (s.contains("AGENTS.md") && s.contains("Working from the board")).then_some(s)
-    });
+    // Gemini may still be starting when its prompt first shows and drop keys typed then:
+    // type the command again until its answer is on screen.
+    let mut shown = None;
+    for _ in 0..4 {
+        tmux.run(&["send-keys", "-t", "t:0", "/memory show"]);
+        std::thread::sleep(Duration::from_millis(500));
+        tmux.run(&["send-keys", "-t", "t:0", "Enter"]);
+        shown = poll_for(Duration::from_secs(10), || {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = tmux.run(&["capture-pane", "-p", "-S", "-200", "-t", "t:0"]);
+            (s.contains("AGENTS.md") && s.contains("Working from the board")).then_some(s)
+        });
+        if shown.is_some() {
+            break;
+        }
+    }
     assert!(
         shown.is_some(),
         "gemini's /memory show lacks the board protocol:\n{}",

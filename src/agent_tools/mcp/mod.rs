@@ -1,11 +1,11 @@
 //! `board mcp`: the board's operations as an MCP server over stdio (for agents that take MCP
 //! tools rather than shell commands).
 //!
-//! Tools (see [`tools`]): one per verb — `board_status`, `board_goal`, `board_ready`,
+//! Tools (see the `tools` module): one per verb — `board_status`, `board_goal`, `board_ready`,
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
 //! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
 //! `board_wait`, `board_resume`, `board_agents`; and `board_send`, `board_inbox` (see
-//! [`inbox`]). Each forwards one request to the board socket
+//! the `inbox` module). Each forwards one request to the board socket
 //! over one shared connection ([`Link`], reopened when the board restarted). The caller's identity
 //! is the agent session whose process tree the server runs in (the board walks its ancestry), so
 //! a host that starts MCP servers with a cleaned environment still gets the agent's identity;
@@ -13,7 +13,7 @@
 //! `result` as structured content (and as JSON text); a refusal, and an argument the tool does
 //! not accept, returns a tool error (`isError: true`) whose text starts with `KIND (CODE):
 //! message` and carries the whole JSON-RPC error object. Lines that are not valid JSON-RPC are
-//! answered by [`wire`] with an error carrying the request's id whenever it can be read.
+//! answered by the `wire` module with an error carrying the request's id whenever it can be read.
 
 use std::sync::{Arc, Mutex};
 
