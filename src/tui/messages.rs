@@ -116,7 +116,7 @@ pub fn after_send(v: &serde_json::Value, typing: Option<String>) -> (String, Opt
 }
 
 /// Agent text made safe to type into a terminal: control characters (C0, DEL, C1) and bidi
-/// overrides dropped, line breaks and tabs become spaces, at most [`MAX_TYPED`] characters.
+/// overrides dropped, line breaks and tabs become spaces, at most 4,096 characters (`MAX_TYPED`).
 pub fn pane_text(s: &str) -> String {
     let cleaned: String = s
         .chars()
