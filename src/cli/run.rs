@@ -244,7 +244,8 @@ async fn launch(
     let pane_pid = pane.as_ref().and_then(|p| tmux_pane_pid(p));
     let attach = c.call(
         "session.attach",
-        json!({ "agent": agent, "token": token, "pid": pid, "pane": pane, "pane_pid": pane_pid }),
+        json!({ "agent": agent, "token": token, "pid": pid, "pane": pane, "pane_pid": pane_pid,
+                "tty": stdin_tty() }),
     );
     if let Err(e) = attach {
         eprintln!(
@@ -359,4 +360,13 @@ pub fn registration(v: &Value) -> Option<(String, String)> {
         v["agent"].as_str()?.to_string(),
         v["token"].as_str()?.to_string(),
     ))
+}
+
+/// The terminal on our stdin (which the agent inherits), e.g. `/dev/pts/3`: the board counts
+/// input there as the agent's activity and writes the lapse warning there.
+fn stdin_tty() -> Option<String> {
+    let stdin = std::io::stdin();
+    nix::unistd::ttyname(std::os::fd::AsFd::as_fd(&stdin))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
 }

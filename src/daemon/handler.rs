@@ -466,6 +466,11 @@ fn session_method(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<
                 _ => None,
             };
             board.store().attach_session(agent, (pid, start), pane)?;
+            // The terminal the agent runs on: input there is activity (`terminal`). Only a
+            // character device path is kept: the board stats and writes to it.
+            if let Some(tty) = p.opt_str("tty")?.filter(|t| t.starts_with("/dev/")) {
+                board.store().set_session_tty(agent, tty)?;
+            }
             super::watchers::watch(board, agent, pid, start, super::watchers::Role::Agent);
             if let Some((_, pp, ps)) = pane {
                 super::watchers::watch(board, agent, pp, ps, super::watchers::Role::Pane);

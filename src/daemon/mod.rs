@@ -12,6 +12,7 @@ pub mod state;
 pub mod status;
 pub mod sweep;
 pub mod team;
+pub mod terminal;
 pub mod watchers;
 
 use std::fs::{self, OpenOptions};

@@ -63,6 +63,8 @@ pub struct Board {
     /// The last look at the clocks (see [`Board::check_stall`]); held while a stall is applied,
     /// so no request or sweep acts on expiries the stall has not moved yet.
     last_tick: Mutex<Tick>,
+    /// Terminal input samples and lapse warnings given ([`super::terminal`]).
+    pub terminals: super::terminal::Terminals,
 }
 
 impl Board {
@@ -94,6 +96,7 @@ impl Board {
             shutdown: Notify::new(),
             sweep_changed: Notify::new(),
             last_tick: Mutex::new(clock.tick()),
+            terminals: super::terminal::Terminals::default(),
         }
     }
 
@@ -232,6 +235,7 @@ impl Board {
             tracing::info!(agent, reason, "session ended");
         }
         self.activity().remove(agent);
+        super::terminal::forget(self, agent);
         self.events.publish(events);
         Ok(ended)
     }

@@ -41,7 +41,9 @@ fn next_sweep_in(board: &Board) -> Duration {
         Ok(Some(e)) => (e - board.now_ms()).max(10),
         _ => interval,
     };
-    Duration::from_millis(interval.min(until_expiry) as u64)
+    let until_warning =
+        super::terminal::until_next_warning(board, &board.rules()).unwrap_or(interval);
+    Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
 }
 
 fn state_of(l: Liveness) -> ProcessState {
@@ -78,9 +80,15 @@ pub fn sweep_once(
         let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
         // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
+        // Input in the agent's terminal is progress too: a person reading code types now and
+        // then but burns no CPU (see `terminal`).
+        let typed = match board.store().session_tty(&row.id)? {
+            Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
+            None => false,
+        };
         let obs = Observation {
             process,
-            cpu_advanced,
+            cpu_advanced: cpu_advanced || typed,
             talked,
             waiting,
         };
@@ -114,6 +122,7 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
+    super::terminal::warn_before_lapse(board, &rules)?;
     let now = board.now_checked()?;
     if board.store().any_due(now)? {
         let ev = board.store().lapse_due(now, rules.duration_ms)?;

@@ -18,6 +18,7 @@ mod messages;
 mod refusals;
 mod sessions;
 mod tasks;
+mod terminal;
 #[cfg(test)]
 mod tests;
 
@@ -29,6 +30,7 @@ use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
 pub use messages::{Sent, Unread};
+pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";

@@ -585,7 +585,14 @@ fn draw_task_row(
                 } else {
                     t.fg(Color::Green)
                 };
-                put_right(buf, cx, y, w, &countdown(ms), style);
+                // The mark says it without colour too (NO_COLOR): the board warns the holder
+                // at the same point (a quarter of the lease left).
+                let text = if low && ms > 0 {
+                    format!("⚠ {}", countdown(ms))
+                } else {
+                    countdown(ms)
+                };
+                put_right(buf, cx, y, w, &text, style);
             }
             Group::Done => {
                 let at = task.done_at.as_deref().and_then(|d| d.get(11..16));

@@ -33,6 +33,7 @@ mod expel_on_exit;
 mod expel_on_hard_signals;
 mod friendly_edges;
 mod honest_refusals;
+mod human_keeps_claim_while_typing;
 mod identity;
 mod identity_by_ancestry;
 mod init_agents;

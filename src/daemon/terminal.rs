@@ -1,0 +1,194 @@
+//! A human at a terminal keeps a claim while reading, and is warned before it lapses.
+//!
+//! **Input counts as activity.** A person reading code in a shell pane types now and then but
+//! uses almost no CPU, so the sweep's CPU test (design rule 3) would let the claim lapse. The
+//! launcher records the terminal the agent runs on (`tty`, its own stdin); each sweep samples
+//! (a) the terminal's access time — the kernel touches it when a read returns input — and (b) the
+//! bytes read (`rchar` of `/proc/PID/io`) by the session's processes whose controlling terminal
+//! it is. Either changing since the previous sweep is activity. (a) alone is not enough: Linux
+//! moves a tty's timestamps only when they are 8 s or more out of date (`tty_update_time`), so
+//! a keystroke every 3 s under a 10 s lease could go unseen for 11 s; (b) sees every keystroke
+//! a shell reads. Output never counts (the warning below writes to the terminal).
+//!
+//! **The warning.** When a live claim is within a quarter of the lease of lapsing, the sweep
+//! writes one line to the holder's terminal (non-blocking; nothing waits for a slow terminal)
+//! and logs a `warn` event, which the TUI shows in its feed (and marks the claim). Once per
+//! expiry: a renewal moves the expiry and re-arms it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::sync::Mutex;
+
+use super::state::Board;
+use crate::daemon::lease::LeaseRules;
+use crate::os::procfs::ProcTable;
+use crate::proto::error::BoardResult;
+use crate::store::SessionRow;
+
+/// What the sweep remembers about terminals between sweeps (in memory: after a restart every
+/// session starts with no credit, as for CPU time).
+#[derive(Debug, Default)]
+pub struct Terminals {
+    /// Session id → the last sample of its terminal.
+    samples: Mutex<HashMap<String, Sample>>,
+    /// (task, generation) → the expiry it was warned about.
+    warned: Mutex<HashMap<(i64, i64), i64>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sample {
+    atime_ns: i128,
+    reads: u64,
+}
+
+/// Whether session `row`'s terminal `tty` got input since the previous sweep (false at the
+/// first sample, and when the terminal cannot be read).
+pub fn input_since_last_sweep(
+    board: &Board,
+    table: &ProcTable,
+    row: &SessionRow,
+    tty: &str,
+) -> bool {
+    let Ok(meta) = std::fs::metadata(tty) else {
+        return false;
+    };
+    let atime_ns = i128::from(meta.atime()) * 1_000_000_000 + i128::from(meta.atime_nsec());
+    let rdev = meta.rdev();
+    // The agent's tree, not the launcher's own reads (it talks to the board and reads /proc).
+    let root = row.agent.map(|(pid, _)| pid);
+    let reads = root.map_or(0, |root| {
+        let mut pids = table.descendants_pruned(root, &|_| false);
+        pids.push(root);
+        pids.into_iter()
+            .filter(|pid| controlling_tty(*pid) == Some(rdev))
+            .map(read_bytes)
+            .sum()
+    });
+    let now = Sample { atime_ns, reads };
+    let mut samples = board
+        .terminals
+        .samples
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let prev = samples.insert(row.id.clone(), now);
+    prev.is_some_and(|p| p != now)
+}
+
+/// Forgets an ended session.
+pub fn forget(board: &Board, agent: &str) {
+    board
+        .terminals
+        .samples
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(agent);
+}
+
+/// `tty_nr` of `/proc/PID/stat` (field 7: the device number of the controlling terminal, in the
+/// kernel's `new_encode_dev` form, the same `st_rdev` uses), if it has one.
+fn controlling_tty(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // After the command: field 3 is the state, so field 7 is the fifth word.
+    let tty: u64 = rest.split_whitespace().nth(4)?.parse().ok()?;
+    (tty != 0).then_some(tty)
+}
+
+/// `rchar` of `/proc/PID/io`: bytes the process has read (0 when it cannot be read).
+fn read_bytes(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|io| {
+            io.lines()
+                .find_map(|l| l.strip_prefix("rchar:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The part of the lease left when the warning comes: a quarter (at 75 % of the lease).
+fn warn_window_ms(rules: &LeaseRules) -> i64 {
+    rules.duration_ms / 4
+}
+
+/// Warns the holder of every live claim within [`warn_window_ms`] of lapsing, once per expiry:
+/// a line on its terminal and a `warn` event.
+pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
+    let now = board.now_ms();
+    let window = warn_window_ms(rules);
+    let claims = board.store().live_claims_with_tty()?;
+    let mut warned = board
+        .terminals
+        .warned
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    warned.retain(|k, _| claims.iter().any(|c| (c.task, c.generation) == *k));
+    for c in claims {
+        let left = c.expires_ms - now;
+        if left <= 0 || left > window || warned.get(&(c.task, c.generation)) == Some(&c.expires_ms)
+        {
+            continue;
+        }
+        warned.insert((c.task, c.generation), c.expires_ms);
+        let secs = (left + 999) / 1000;
+        let reason = format!(
+            "claim on #{} lapses in {secs} s unless renewed (input in its terminal or any board call renews it)",
+            c.task
+        );
+        let ev = board.store().record(
+            "warn",
+            Some(c.task),
+            Some(&c.agent),
+            Some(c.generation),
+            &reason,
+        )?;
+        board.publish(ev);
+        if let Some(tty) = &c.tty {
+            write_line(
+                tty,
+                &format!(
+                    "[board] your claim on task #{} lapses in {secs} s: type anything here or run a board command to keep it",
+                    c.task
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Time (ms) until the next warning is due, if any claim still has one ahead.
+pub fn until_next_warning(board: &Board, rules: &LeaseRules) -> Option<i64> {
+    let now = board.now_ms();
+    let window = warn_window_ms(rules);
+    let claims = board.store().live_claims_with_tty().ok()?;
+    let warned = board
+        .terminals
+        .warned
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    claims
+        .iter()
+        .filter(|c| warned.get(&(c.task, c.generation)) != Some(&c.expires_ms))
+        .map(|c| c.expires_ms - window - now)
+        .filter(|d| *d > 0)
+        .min()
+}
+
+/// Writes one line to a terminal without ever blocking (a full or stopped terminal drops it).
+fn write_line(tty: &str, text: &str) {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::libc::O_NOCTTY | nix::libc::O_NONBLOCK)
+        .open(tty);
+    match file {
+        Ok(mut f) => {
+            if let Err(e) = f.write_all(format!("\r\n{text}\r\n").as_bytes()) {
+                tracing::debug!(tty, error = %e, "could not write the lapse warning");
+            }
+        }
+        Err(e) => {
+            tracing::debug!(tty, error = %e, "could not open the terminal for the lapse warning")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! A human in a shell keeps a claim while reading: a `bash -i` pane (real tmux, private server)
+//! holding a claim with a 10 s lease, receiving a keystroke every 3 s and making no board call,
+//! keeps the claim for 60 s; with no input, a warning shows in the pane and in the TUI before
+//! the claim lapses.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::supervision::*;
+
+/// This test's private tmux server (the one `TestBoard::tmux` started), by its socket folder.
+struct Server(std::path::PathBuf);
+
+impl Server {
+    fn run(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("tmux")
+            .env("TMUX_TMPDIR", &self.0)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+fn screen(t: &Server, target: &str) -> String {
+    t.run(&["capture-pane", "-p", "-J", "-t", target])
+}
+
+fn events(b: &TestBoard) -> Vec<Value> {
+    b.ok(&["log", "--limit", "10000"])["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
+    let mut b = TestBoard::start("duration = \"10s\"\nsweep = \"1s\"\nliveness = \"activity\"");
+    b.add_tasks(1);
+    let root = b.root.clone();
+    let path = TestBoard::path_env();
+    b.tmux();
+    let t = Server(b.dir.path().to_path_buf());
+    let new_window = |name: &str, command: &str| {
+        let command = format!("export PATH='{path}'; cd '{}'; {command}", root.display());
+        t.run(&["new-window", "-d", "-t", "keepalive", "-n", name, &command]);
+    };
+    new_window(
+        "human",
+        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN PS1='$ ' board run --name human -- bash --norc --noprofile -i",
+    );
+    new_window(
+        "tui",
+        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
+    );
+    let pane = "keepalive:human";
+    let ready = poll(Duration::from_secs(15), || {
+        screen(&t, pane).contains("$ ").then_some(())
+    });
+    assert!(ready.is_some(), "no shell prompt:\n{}", screen(&t, pane));
+    t.run(&["send-keys", "-t", pane, "-l", "board claim 1"]);
+    t.run(&["send-keys", "-t", pane, "Enter"]);
+    let claimed = poll(Duration::from_secs(10), || {
+        let task = b.task(1)["task"].clone();
+        (task["holder"] == "human").then_some(task)
+    })
+    .unwrap_or_else(|| panic!("the human did not claim #1:\n{}", screen(&t, pane)));
+    let generation = claimed["generation"].clone();
+
+    // 60 s of reading: a keystroke every 3 s, no board call. The claim never changes hands.
+    let start = Instant::now();
+    let mut next_key = start;
+    while start.elapsed() < Duration::from_secs(60) {
+        if Instant::now() >= next_key {
+            t.run(&["send-keys", "-t", pane, "-l", "x"]);
+            next_key += Duration::from_secs(3);
+        }
+        let task = b.task(1)["task"].clone();
+        assert_eq!(
+            (task["holder"].clone(), task["generation"].clone()),
+            (Value::from("human"), generation.clone()),
+            "the claim was lost after {:?} of typing: {task}",
+            start.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(
+        !events(&b)
+            .iter()
+            .any(|e| e["kind"] == "lapse" || e["kind"] == "warn"),
+        "no lapse and no warning while typing"
+    );
+    // Clear the typed line, then stop typing: warned in the pane and in the TUI, then lapsed.
+    t.run(&["send-keys", "-t", pane, "C-u"]);
+    let warned_in_pane = poll(Duration::from_secs(15), || {
+        let s = screen(&t, pane);
+        s.contains("[board] your claim on task #1 lapses in")
+            .then_some(s)
+    });
+    assert!(
+        warned_in_pane.is_some(),
+        "no warning in the pane:\n{}",
+        screen(&t, pane)
+    );
+    let still_held = b.task(1)["task"].clone();
+    assert_eq!(
+        still_held["holder"], "human",
+        "warned before the lapse: {still_held}"
+    );
+    let in_tui = poll(Duration::from_secs(5), || {
+        let s = screen(&t, "keepalive:tui");
+        (s.contains("warn") && s.contains("lapses in")).then_some(s)
+    });
+    assert!(
+        in_tui.is_some(),
+        "no warning in the TUI:\n{}",
+        screen(&t, "keepalive:tui")
+    );
+    let lapsed = poll(Duration::from_secs(15), || {
+        let task = b.task(1)["task"].clone();
+        task["holder"].is_null().then_some(task)
+    });
+    assert!(lapsed.is_some(), "the claim did not lapse without input");
+    let log = events(&b);
+    let warn = log
+        .iter()
+        .position(|e| e["kind"] == "warn" && e["task"] == 1);
+    let lapse = log
+        .iter()
+        .position(|e| e["kind"] == "lapse" && e["task"] == 1);
+    assert!(
+        matches!((warn, lapse), (Some(w), Some(l)) if w < l),
+        "{log:?}"
+    );
+}
