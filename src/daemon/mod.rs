@@ -64,6 +64,10 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let _log_guard = init_logging(&paths)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Every request takes the one store lock, so more blocking threads add no speed on two
+        // cores; each one would keep its own malloc arena (and the memory of the largest answer
+        // it ever built) mapped.
+        .max_blocking_threads(4)
         .enable_all()
         .build()?;
     let result = rt.block_on(run(cfg, paths.clone(), new_epoch));

@@ -112,7 +112,7 @@ fn warn_window_ms(rules: &LeaseRules) -> i64 {
     rules.duration_ms / 4
 }
 
-/// Warns the holder of every live claim within [`warn_window_ms`] of lapsing, once per expiry:
+/// Warns the holder of every live claim within a quarter of the lease of lapsing, once per expiry:
 /// a line on its terminal and a `warn` event.
 pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
     let now = board.now_ms();
