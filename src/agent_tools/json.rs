@@ -10,7 +10,8 @@
 //! connection ([`Link`]), with the agent identity of the environment (`BOARD_AGENT`,
 //! `BOARD_TOKEN`) added to their params as the CLI does. `subscribe` (a stream) and the
 //! launcher's own `session.*` calls are refused with a `usage` error. `board json --schema` prints
-//! [`SCHEMA`], the JSON Schema of every request and response.
+//! the JSON Schema of every request and response, generated from the wire's types
+//! ([`crate::proto::schema`]).
 
 use std::io::{self, BufRead, Write};
 
@@ -18,16 +19,8 @@ use serde_json::{json, Value};
 
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::{error_line, parse_request, result_line, MAX_LINE};
-
-/// The JSON Schema (draft 2020-12) of the wire protocol: every method's params and result, the
-/// error object, responses and event notifications. Printed by `board json --schema`.
-///
-/// Layout: `$defs.request`, `$defs.response`, `$defs.notification` (the top level accepts any of
-/// the three), `$defs.params.<method>`, `$defs.results.<method>`, `$defs.error`, the views
-/// (`task`, `session`, `event`, `note`, `goal`) and `$defs.cli.<command>` for the `--json` output
-/// of commands that are not one request (`init`, `up`, `down`).
-pub const SCHEMA: &str = include_str!("../proto/schema.json");
+use crate::proto::methods::Access;
+use crate::proto::{error_line, parse_request, result_line, Id, MAX_LINE};
 
 /// Errors that end `board json` (input is never one of them: bad lines are answered).
 #[derive(Debug, thiserror::Error)]
@@ -161,7 +154,7 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
                 "line {line_no} is {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)"
             ))
             .with_code(-32600);
-            return error_line(&Value::Null, &e.with("line", line_no));
+            return error_line(&Id::null(), &e.with("line", line_no));
         }
         Line::Text(t) => t,
     };
@@ -172,21 +165,21 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
             return error_line(&id, &e.with("line", line_no));
         }
     };
-    let refused = match req.method.as_str() {
-        "subscribe" => Some(
+    let refused = match req.method.access() {
+        Access::Stream => Some(
             "`subscribe` turns a connection into an event stream and is not available over \
              `board json`; use `board log --follow --json` for a stream of events",
         ),
-        m if m.starts_with("session.") => Some(
+        Access::Launcher => Some(
             "`session.*` calls belong to the `board run` launcher; start an agent with \
              `board run -- CMD` instead",
         ),
-        _ => None,
+        Access::Read | Access::Write => None,
     };
     if let Some(why) = refused {
         return error_line(&req.id, &BoardError::usage(why).with("line", line_no));
     }
-    match link.call(&req.method, Value::Object(req.params)) {
+    match link.call(req.method.name(), Value::Object(req.params)) {
         Ok(v) => result_line(&req.id, &v),
         Err(e) => error_line(&req.id, &e.with("line", line_no)),
     }
@@ -194,16 +187,14 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
 
 /// The id of a line refused for invalid UTF-8 that is JSON otherwise (read with the bad bytes
 /// replaced), so the caller can match the error to its request. Null when there is none.
-fn salvage_id(line: &[u8]) -> Value {
+fn salvage_id(line: &[u8]) -> Id {
     if std::str::from_utf8(line).is_ok() {
-        return Value::Null;
+        return Id::null();
     }
-    match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
-        Ok(Value::Object(mut o)) => match o.remove("id") {
-            Some(id @ (Value::Number(_) | Value::String(_))) => id,
-            _ => Value::Null,
-        },
-        _ => Value::Null,
+    let lossy = String::from_utf8_lossy(line).replace('\u{fffd}', "?");
+    match parse_request(lossy.as_bytes()) {
+        Ok(r) => r.id,
+        Err((id, _)) => id,
     }
 }
 
@@ -247,10 +238,11 @@ pub fn run() -> i32 {
     }
 }
 
-/// `board json --schema`: prints [`SCHEMA`]; returns the exit code.
+/// `board json --schema`: prints the generated schema; returns the exit code.
 pub fn print_schema() -> i32 {
     let mut out = io::stdout().lock();
-    match out.write_all(SCHEMA.as_bytes()).and_then(|()| out.flush()) {
+    let text = crate::proto::schema::schema_text();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("board json: {e}");
@@ -297,15 +289,6 @@ mod tests {
         assert_eq!(lines(&input, 50, 7), vec![Line::Text(vec![b'y'; 50])]);
         let unterminated = vec![b'z'; 51];
         assert_eq!(lines(&unterminated, 50, 7), vec![Line::TooLong(51)]);
-    }
-
-    #[test]
-    fn the_schema_is_json_and_names_every_method() {
-        let v: Value = serde_json::from_str(SCHEMA).unwrap();
-        for m in crate::proto::METHODS {
-            assert!(v["$defs"]["params"].get(*m).is_some(), "params of {m}");
-            assert!(v["$defs"]["results"].get(*m).is_some(), "result of {m}");
-        }
     }
 
     #[test]

@@ -16,8 +16,9 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 /// A goal and tasks, in file order (an import creates them in this order).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "backlog")]
 pub struct Backlog {
     /// The shared goal, if the file sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,8 +29,9 @@ pub struct Backlog {
 }
 
 /// One task of a [`Backlog`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "backlog_task")]
 pub struct BacklogTask {
     /// Name other tasks use in `after` (unique in the file).
     pub key: String,
@@ -43,6 +45,7 @@ pub struct BacklogTask {
     pub priority: i64,
     /// `open` (default), `done` or `cancelled`.
     #[serde(default = "open", skip_serializing_if = "is_open")]
+    #[schemars(extend("enum" = ["open", "done", "cancelled"]))]
     pub state: String,
     /// Keys of the tasks this one waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

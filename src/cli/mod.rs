@@ -100,7 +100,7 @@ pub enum Cmd {
         #[arg(long)]
         state: Vec<String>,
         /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
-        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handlers::tasks::MAX_PAGE))]
         limit: Option<i64>,
         /// Only tasks with an id above this (the `next` cursor of the previous page).
         #[arg(long, requires = "limit")]
@@ -109,7 +109,7 @@ pub enum Cmd {
     /// List ready tasks in claim order.
     Ready {
         /// At most N tasks (the first N in claim order).
-        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handler::MAX_PAGE))]
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handlers::tasks::MAX_PAGE))]
         limit: Option<i64>,
     },
     /// Show one task with its notes and history.
@@ -159,6 +159,9 @@ pub enum Cmd {
         task: i64,
         /// The note.
         text: String,
+        /// As holder: require this claim generation.
+        #[arg(long)]
+        generation: Option<i64>,
     },
     /// Renew this agent's claims now.
     Renew,
@@ -521,7 +524,14 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             "release",
             json!({ "task": task, "note": note, "force": force, "generation": generation }),
         ),
-        Cmd::Note { task, text } => ("note", json!({ "task": task, "text": text })),
+        Cmd::Note {
+            task,
+            text,
+            generation,
+        } => (
+            "note",
+            json!({ "task": task, "text": text, "generation": generation }),
+        ),
         Cmd::Renew => ("renew", json!({})),
         Cmd::Check { task, generation } => {
             ("check", json!({ "task": task, "generation": generation }))

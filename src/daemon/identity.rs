@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 use super::state::Board;
 use crate::os::procfs;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::Params;
+use crate::proto::Identity;
 use crate::store::{SessionRow, OPERATOR};
 
 /// Who sent a request, from the socket's peer credentials (SO_PEERCRED) and `/proc`.
@@ -94,9 +94,9 @@ pub fn new_token() -> String {
 /// `unauthorized` for an identity that does not hold (unknown session, wrong token, a token of
 /// another session, an identity outside its tree, a caller whose process is gone); `lapsed` for
 /// an ended session (by its token, or by its process tree); store errors as `internal`.
-pub fn authenticate(board: &Board, p: &Params, peer: Peer) -> BoardResult<Caller> {
-    let agent = p.opt_str("agent")?.filter(|a| !a.is_empty());
-    let token = p.opt_str("token")?.filter(|t| !t.is_empty());
+pub fn authenticate(board: &Board, p: &Identity, peer: Peer) -> BoardResult<Caller> {
+    let agent = p.agent.as_deref().filter(|a| !a.is_empty());
+    let token = p.token.as_deref().filter(|t| !t.is_empty());
     if !board.check_process_tree() {
         return by_token_only(board, agent, token);
     }

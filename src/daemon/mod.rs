@@ -4,7 +4,7 @@
 pub mod lease;
 
 pub mod events;
-pub mod handler;
+pub mod handlers;
 pub mod identity;
 pub mod reload;
 pub mod server;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use super::handler::{handle, Peer};
+use super::handlers::{handle, Peer};
 use super::state::Board;
 use crate::proto::error::BoardError;
-use crate::proto::{self, error_line, parse_request, result_line, Params, MAX_LINE};
+use crate::proto::{self, error_line, parse_request, result_line, Call, Id, MAX_LINE};
 
 /// One line read from a client, bounded by [`MAX_LINE`].
 #[derive(Debug, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub async fn serve(board: Arc<Board>, listener: UnixListener) {
 async fn refuse(mut stream: UnixStream) -> std::io::Result<()> {
     let e = BoardError::unauthorized("this board belongs to another user");
     stream
-        .write_all(format!("{}\n", error_line(&serde_json::Value::Null, &e)).as_bytes())
+        .write_all(format!("{}\n", error_line(&Id::null(), &e)).as_bytes())
         .await
 }
 
@@ -115,14 +115,17 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
                     "request is {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)"
                 ))
                 .with_code(-32600);
-                error_line(&serde_json::Value::Null, &e)
+                error_line(&Id::null(), &e)
             }
             Line::Text(t) if t.iter().all(u8::is_ascii_whitespace) => continue,
             Line::Text(t) => match parse_request(&t) {
                 Err((id, e)) => error_line(&id, &e),
-                Ok(req) if req.method == "subscribe" => {
-                    let after = Params(&req.params).opt_i64("after").ok().flatten();
-                    return subscribe(board, wr, rd, req.id, after).await;
+                Ok(proto::Request {
+                    id,
+                    call: Call::Subscribe(p),
+                    ..
+                }) => {
+                    return subscribe(board, wr, rd, id, p.after).await;
                 }
                 Ok(req) => {
                     let b = Arc::clone(&board);
@@ -156,7 +159,7 @@ async fn subscribe(
     board: Arc<Board>,
     mut wr: tokio::net::unix::OwnedWriteHalf,
     mut rd: BufReader<tokio::net::unix::OwnedReadHalf>,
-    id: serde_json::Value,
+    id: Id,
     after: Option<i64>,
 ) -> std::io::Result<()> {
     let mut wake = board.events.subscribe();
@@ -181,7 +184,7 @@ async fn subscribe(
                 Err(e) => {
                     let e =
                         BoardError::unavailable(format!("reading the event log: {}", e.message));
-                    let line = error_line(&serde_json::Value::Null, &e);
+                    let line = error_line(&Id::null(), &e);
                     wr.write_all(format!("{line}\n").as_bytes()).await?;
                     return Ok(());
                 }

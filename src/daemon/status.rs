@@ -1,12 +1,11 @@
 //! `board status`: what the board process is and how it is configured right now.
 
-use serde_json::{json, Value};
-
 use super::state::Board;
+use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};
 
 /// The status document: pid, uptime (s), paths, lease settings in force (ms), config error,
 /// pidfd support, and counts of sessions and tasks.
-pub fn status(board: &Board) -> Value {
+pub fn status(board: &Board) -> StatusResult {
     let rules = board.rules();
     let cfg = board
         .config
@@ -21,36 +20,44 @@ pub fn status(board: &Board) -> Value {
     let store = board.store();
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
     // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
-    let agents: Vec<Value> = store
+    let agents: Vec<StatusAgent> = store
         .sessions(false, &|_| String::new())
         .unwrap_or_default()
         .into_iter()
-        .map(|s| json!({ "id": s.id, "name": s.name, "branch": s.branch }))
+        .map(|s| StatusAgent {
+            id: s.id,
+            name: s.name,
+            branch: s.branch,
+        })
         .collect();
     let unfinished = store.unfinished_count().unwrap_or(0);
     let goal = store.goal().ok().flatten();
-    json!({
-        "name": cfg.board.name,
-        "pid": std::process::id(),
-        "version": env!("CARGO_PKG_VERSION"),
-        "protocol": crate::proto::PROTOCOL_VERSION,
-        "started_at": board.started_at,
-        "uptime_s": board.started.elapsed().as_secs(),
-        "root": board.paths.root,
-        "socket": board.paths.socket,
-        "db": board.paths.db,
-        "log": board.paths.log,
-        "lease": {
-            "duration_ms": rules.duration_ms,
-            "sweep_ms": rules.sweep_ms,
-            "liveness": rules.liveness,
+    let liveness = serde_json::to_value(rules.liveness)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    StatusResult {
+        name: cfg.board.name.clone(),
+        pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        protocol: crate::proto::PROTOCOL_VERSION,
+        started_at: board.started_at.clone(),
+        uptime_s: board.started.elapsed().as_secs(),
+        root: board.paths.root.display().to_string(),
+        socket: board.paths.socket.display().to_string(),
+        db: board.paths.db.display().to_string(),
+        log: board.paths.log.display().to_string(),
+        lease: LeaseSettings {
+            duration_ms: rules.duration_ms,
+            sweep_ms: rules.sweep_ms,
+            liveness,
         },
-        "check_process_tree": cfg.identity.check_process_tree,
-        "config_error": config_error,
-        "pidfd": board.pidfd,
-        "live_sessions": sessions,
-        "agents": agents,
-        "unfinished_tasks": unfinished,
-        "goal": goal,
-    })
+        check_process_tree: cfg.identity.check_process_tree,
+        config_error,
+        pidfd: board.pidfd,
+        live_sessions: sessions as u64,
+        agents,
+        unfinished_tasks: unfinished,
+        goal,
+    }
 }

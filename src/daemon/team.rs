@@ -1,82 +1,83 @@
 //! The methods that let a team share more than tasks: `send` and `inbox` (messages), `import`
-//! and `export` (a backlog as a file), and the unread-messages notice on every answer.
+//! and `export` (a backlog as a file), and the unread-messages notice on every answer. One
+//! handler function per method, called from [`crate::daemon::handlers`].
+
+use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::handler::Caller;
+use super::handlers::{Caller, Cx};
 use super::state::Board;
 use crate::backlog::Backlog;
-use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::Params;
+use crate::proto::error::BoardResult;
+use crate::proto::methods::{ImportParams, SendParams};
+use crate::proto::results::{ExportResult, ImportResult, InboxResult, SendResult};
+use crate::proto::Method;
+use crate::store::{Events, Store};
 
-/// Methods answered here.
-pub const METHODS: &[&str] = &["import", "export", "send", "inbox"];
-
-/// Answers one of [`METHODS`].
-pub fn dispatch(board: &Board, method: &str, p: &Params, caller: &Caller) -> BoardResult<Value> {
-    match method {
-        "import" => import(board, p, caller),
-        "export" => export(board),
-        "send" => send(board, p, caller),
-        "inbox" => Ok(json!({ "messages": board.store().inbox(caller.name())? })),
-        other => Err(
-            BoardError::invalid(format!("method {other:?} cannot be called here"))
-                .with_code(-32601),
-        ),
-    }
-}
-
-/// `import {goal?, tasks: [{key, title, body?, priority?, state?, after?}]}` →
-/// `{tasks: [TaskView…], keys: {key: id}, goal_set}`.
-fn import(board: &Board, p: &Params, caller: &Caller) -> BoardResult<Value> {
-    let doc = json!({
-        "goal": p.0.get("goal").cloned().unwrap_or(Value::Null),
-        "tasks": p.0.get("tasks").cloned().unwrap_or_else(|| json!([])),
-    });
-    let backlog: Backlog = serde_json::from_value(doc).map_err(|e| {
-        BoardError::invalid(format!("`import` params are not a backlog: {e}")).with_code(-32602)
-    })?;
-    let now = board.now_ms();
-    let (done, ev) = board.store().import(&backlog, caller.name())?;
-    board.publish(ev);
-    let store = board.store();
+/// `import {goal?, tasks: [{key, title, body?, priority?, state?, after?}]}`: the whole backlog
+/// in one transaction, or nothing.
+pub fn import(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &ImportParams,
+) -> BoardResult<ImportResult> {
+    let (done, e) = store.import(p, cx.caller.name())?;
+    ev.extend(e);
     let tasks = done
         .ids
         .iter()
-        .map(|id| store.task(*id, now))
+        .map(|id| store.task(*id, cx.now))
         .collect::<BoardResult<Vec<_>>>()?;
-    let keys: serde_json::Map<String, Value> = done
+    let keys: BTreeMap<String, i64> = done
         .keys
         .iter()
-        .zip(&done.ids)
-        .map(|(k, id)| (k.clone(), json!(id)))
+        .cloned()
+        .zip(done.ids.iter().copied())
         .collect();
-    Ok(json!({ "tasks": tasks, "keys": keys, "goal_set": done.goal_set }))
+    Ok(ImportResult {
+        tasks,
+        keys,
+        goal_set: done.goal_set,
+    })
 }
 
-/// `export` → the board's backlog as a [`Backlog`] document (`goal`, `tasks` with keys `tN`).
-fn export(board: &Board) -> BoardResult<Value> {
-    let now = board.now_ms();
+/// `export`: the board's backlog as a [`Backlog`] document (`goal`, `tasks` with keys `tN`).
+pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
     // One lock for both reads: the goal and the tasks of one moment.
-    let store = board.store();
+    let store = cx.board.store();
     let goal = store.goal()?.map(|g| g.text);
-    let tasks = store.list_tasks(None, now)?;
+    let tasks = store.list_tasks(None, cx.now)?;
     drop(store);
-    serde_json::to_value(Backlog::of_board(goal, &tasks)).map_err(|e| Board::internal("export", e))
+    Ok(Backlog::of_board(goal, &tasks))
 }
 
-/// `send {to, text, answer?}` → `{message, ended_wait, pane}`. With `answer` (the TUI answering a
-/// waiting agent), the recipient's wait ends in the same transaction.
-fn send(board: &Board, p: &Params, caller: &Caller) -> BoardResult<Value> {
-    let to = p.str("to")?;
-    let (sent, ev) = board
-        .store()
-        .send(caller.name(), to, p.str("text")?, p.flag("answer")?)?;
+/// `send {to, text, answer?}`: stores a message; with `answer` (the TUI answering a waiting
+/// agent), the recipient's wait ends in the same transaction.
+pub fn send(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &SendParams,
+) -> BoardResult<SendResult> {
+    let (sent, e) = store.send(cx.caller.name(), &p.to, &p.text, p.answer.unwrap_or(false))?;
     if sent.ended_wait {
-        board.set_waiting_flag(&sent.message.to, false);
+        cx.board.set_waiting_flag(&sent.message.to, false);
     }
-    board.publish(ev);
-    Ok(json!({ "message": sent.message, "ended_wait": sent.ended_wait, "pane": sent.pane }))
+    ev.extend(e);
+    Ok(SendResult {
+        message: sent.message,
+        ended_wait: sent.ended_wait,
+        pane: sent.pane,
+    })
+}
+
+/// `inbox`: the caller's unread messages, oldest first; each is returned once (marked read).
+pub fn inbox(cx: &Cx, store: &mut Store) -> BoardResult<InboxResult> {
+    Ok(InboxResult {
+        messages: store.inbox(cx.caller.name())?,
+    })
 }
 
 /// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread
@@ -84,14 +85,14 @@ fn send(board: &Board, p: &Params, caller: &Caller) -> BoardResult<Value> {
 /// `data`. Nothing is added when there are none, so answers stay as they were.
 pub fn add_inbox_notice(
     board: &Board,
-    method: &str,
+    method: Method,
     caller: &Caller,
     out: &mut BoardResult<Value>,
 ) {
     let Caller::Agent(agent) = caller else {
         return;
     };
-    if matches!(method, "hello" | "inbox") {
+    if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
     let unread = match board.store().unread(agent) {

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::config::{self, Paths};
 use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::{Request, PROTOCOL_VERSION};
+use crate::proto::{request_line, Id, PROTOCOL_VERSION};
 
 /// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
 pub fn env_identity() -> Option<(String, String)> {
@@ -204,14 +204,14 @@ impl Client {
         })
     }
 
-    fn request(&mut self, method: &str, mut params: Value) -> Request {
+    fn request(&mut self, method: &str, mut params: Value) -> String {
         if let (Some((a, t)), Value::Object(m)) = (&self.identity, &mut params) {
             m.entry("agent").or_insert_with(|| json!(a));
             m.entry("token").or_insert_with(|| json!(t));
         }
-        let id = self.next_id;
+        let id = Id::from(self.next_id);
         self.next_id += 1;
-        Request::new(id, method, params)
+        request_line(&id, method, &params)
     }
 
     fn read_response(&mut self) -> BoardResult<Value> {
@@ -248,7 +248,7 @@ impl Client {
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
         let hello = self.request("hello", json!({}));
         let req = self.request(method, params);
-        let both = format!("{}\n{}\n", hello.to_line(), req.to_line());
+        let both = format!("{hello}\n{req}\n");
         self.writer
             .write_all(both.as_bytes())
             .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
@@ -284,7 +284,7 @@ impl Client {
     pub fn call_raw(&mut self, method: &str, params: Value) -> BoardResult<Value> {
         let req = self.request(method, params);
         self.writer
-            .write_all(format!("{}\n", req.to_line()).as_bytes())
+            .write_all(format!("{req}\n").as_bytes())
             .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
         self.read_response()
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// What went wrong, as a client must react to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// The request is well-formed but asks for something that makes no sense (bad flag mix).
@@ -33,6 +33,19 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::Usage,
+        ErrorKind::NotFound,
+        ErrorKind::NoReadyTask,
+        ErrorKind::Conflict,
+        ErrorKind::Lapsed,
+        ErrorKind::Unauthorized,
+        ErrorKind::Invalid,
+        ErrorKind::Unavailable,
+        ErrorKind::Internal,
+    ];
+
     /// The JSON-RPC `error.code` of this kind (application codes are -32001 … -32009).
     pub fn code(self) -> i64 {
         match self {

@@ -2,20 +2,32 @@
 //!
 //! The same framing is used on the board's Unix socket and by `board json` on stdin/stdout.
 //! Requests look like `{"jsonrpc":"2.0","id":7,"method":"claim","params":{"task":12}}`; the
-//! answer carries the same `id` and either `result` or `error` (see [`crate::proto::error::BoardError`]).
-//! A connection that sent `subscribe` then receives notifications
-//! `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
+//! answer carries the same `id`, byte for byte as sent ([`Id`]), and either `result` or `error`
+//! (see [`crate::proto::error::BoardError`]). A connection that sent `subscribe` then receives
+//! notifications `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
+//!
+//! Methods, their parameters and results are typed ([`methods`], [`results`]); the JSON Schema
+//! printed by `board json --schema` is generated from those types ([`schema`]).
 
 pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;
+pub mod methods;
+pub mod results;
 pub mod sanitize;
+pub mod schema;
+pub mod views;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
-use crate::proto::error::{BoardError, BoardResult};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::proto::error::BoardError;
+pub use crate::proto::methods::{Call, Identity, Method};
+pub use crate::proto::views::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
 
 /// Version of this protocol; `hello` reports it and clients refuse a board of another version.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -23,375 +35,215 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// Largest accepted message, in bytes, newline excluded (1 MiB).
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Every method the board answers, with the CLI verb it belongs to.
-pub const METHODS: &[&str] = &[
-    "hello",
-    "status",
-    "goal",
-    "add",
-    "edit",
-    "cancel",
-    "list",
-    "ready",
-    "show",
-    "claim",
-    "done",
-    "release",
-    "note",
-    "renew",
-    "check",
-    "wait",
-    "resume",
-    "activity",
-    "agents",
-    "log",
-    "subscribe",
-    "stop",
-    "session.register",
-    "session.attach",
-    "session.exit",
-    "import",
-    "export",
-    "send",
-    "inbox",
-];
+/// A request id exactly as the caller wrote it: a JSON number (any size or precision, kept as
+/// its text, never rounded through a float), a string, or null. Answers echo it verbatim.
+#[derive(Debug, Clone)]
+pub struct Id(Box<RawValue>);
 
-/// A parsed request. `params` is always an object (missing params become `{}`).
+impl Id {
+    /// The null id (a request without one, or one that could not be read).
+    pub fn null() -> Id {
+        Id(raw("null"))
+    }
+
+    /// The id as written (`7`, `"x"`, `1e400`).
+    pub fn as_raw(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Whether this is the null id.
+    pub fn is_null(&self) -> bool {
+        self.as_raw() == "null"
+    }
+
+    /// Checks a raw JSON value is a valid id (number, string or null) and keeps it.
+    fn from_raw(v: Box<RawValue>) -> Option<Id> {
+        let text = v.get();
+        let ok = match text.as_bytes().first() {
+            Some(b'"') => true,
+            Some(b'-' | b'0'..=b'9') => true,
+            _ => text == "null",
+        };
+        ok.then_some(Id(v))
+    }
+}
+
+impl From<u64> for Id {
+    fn from(n: u64) -> Id {
+        Id(raw(&n.to_string()))
+    }
+}
+
+impl PartialEq for Id {
+    fn eq(&self, other: &Id) -> bool {
+        self.as_raw() == other.as_raw()
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// A raw JSON value from text that is known to be valid JSON.
+fn raw(text: &str) -> Box<RawValue> {
+    RawValue::from_string(text.to_string()).unwrap_or_default()
+}
+
+/// A parsed, validated request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// The request id as sent (number, string or null).
-    pub id: Value,
-    /// Method name, one of [`METHODS`].
-    pub method: String,
-    /// Named parameters.
+    /// The request id as sent.
+    pub id: Id,
+    /// The method.
+    pub method: Method,
+    /// `agent`, `token`, `op_id` (for launcher methods only `op_id`).
+    pub identity: Identity,
+    /// The method's own parameters, parsed strictly.
+    pub call: Call,
+    /// The params object as sent (missing params: `{}`), for doors that forward it.
     pub params: Map<String, Value>,
 }
 
-impl Request {
-    /// A request with the given id, method and params object.
-    pub fn new(id: impl Into<Value>, method: &str, params: Value) -> Self {
-        let params = match params {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        Request {
-            id: id.into(),
-            method: method.to_string(),
-            params,
-        }
-    }
-
-    /// The request as one JSON line (no trailing newline).
-    pub fn to_line(&self) -> String {
-        json!({"jsonrpc": "2.0", "id": self.id, "method": self.method, "params": self.params})
-            .to_string()
-    }
-}
-
-/// Parses one line into a [`Request`].
+/// Parses and validates one line into a [`Request`].
 ///
-/// Errors (all of kind `invalid`, each with `data.id` when an id could be read): not JSON
-/// (-32700), not a JSON-RPC 2.0 request object (-32600), unknown method (-32601), params not an
-/// object (-32602). The error's `id` field tells the caller which id to answer with.
-pub fn parse_request(line: &[u8]) -> Result<Request, (Value, BoardError)> {
+/// Errors (all of kind `invalid`), with the id to answer with (null when none could be read):
+/// not JSON or not UTF-8 (-32700), not a JSON-RPC 2.0 request object (-32600), unknown method
+/// (-32601), params not an object or not right for the method (-32602, naming the member).
+pub fn parse_request(line: &[u8]) -> Result<Request, (Id, BoardError)> {
+    let null = |msg: String, code: i64| (Id::null(), BoardError::invalid(msg).with_code(code));
     if line.len() > MAX_LINE {
-        return Err((
-            Value::Null,
-            BoardError::invalid(format!(
+        return Err(null(
+            format!(
                 "request is {} bytes; the limit is {} bytes (1 MiB)",
                 line.len(),
                 MAX_LINE
-            ))
-            .with_code(-32600),
+            ),
+            -32600,
         ));
     }
-    let text = std::str::from_utf8(line).map_err(|e| {
-        (
-            Value::Null,
-            BoardError::invalid(format!("request is not UTF-8: {e}")).with_code(-32700),
-        )
-    })?;
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        (
-            Value::Null,
-            BoardError::invalid(format!("request is not JSON: {e}")).with_code(-32700),
-        )
-    })?;
-    let Value::Object(mut obj) = value else {
-        return Err((
-            Value::Null,
-            BoardError::invalid("request must be a JSON object").with_code(-32600),
-        ));
-    };
-    let id = obj.remove("id").unwrap_or(Value::Null);
-    let id = match id {
-        Value::Null | Value::Number(_) | Value::String(_) => id,
-        _ => {
-            return Err((
-                Value::Null,
-                BoardError::invalid("`id` must be a number, a string or null").with_code(-32600),
-            ))
-        }
+    let text = std::str::from_utf8(line)
+        .map_err(|e| null(format!("request is not UTF-8: {e}"), -32700))?;
+    let whole: &RawValue = serde_json::from_str(text)
+        .map_err(|e| null(format!("request is not JSON: {e}"), -32700))?;
+    if !whole.get().starts_with('{') {
+        return Err(null("request must be a JSON object".into(), -32600));
+    }
+    let mut members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(whole.get())
+        .map_err(|e| null(format!("request is not a JSON object: {e}"), -32600))?;
+    let id = match members.remove("id") {
+        None => Id::null(),
+        Some(v) => Id::from_raw(v)
+            .ok_or_else(|| null("`id` must be a number, a string or null".into(), -32600))?,
     };
     let bad = |msg: String, code: i64| (id.clone(), BoardError::invalid(msg).with_code(code));
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let jsonrpc = members.get("jsonrpc").map(|v| v.get());
+    if jsonrpc != Some("\"2.0\"") {
         return Err(bad("`jsonrpc` must be \"2.0\"".into(), -32600));
     }
-    let method = match obj.remove("method") {
-        Some(Value::String(m)) => m,
-        Some(_) => return Err(bad("`method` must be a string".into(), -32600)),
+    let method = match members.get("method") {
         None => return Err(bad("`method` is missing".into(), -32600)),
+        Some(v) => serde_json::from_str::<String>(v.get())
+            .map_err(|_| bad("`method` must be a string".into(), -32600))?,
     };
-    if !METHODS.contains(&method.as_str()) {
+    let Some(method) = Method::from_name(&method) else {
         let shown: String = method.chars().take(64).collect();
         return Err(bad(format!("unknown method {shown:?}"), -32601));
-    }
-    let params = match obj.remove("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("`params` must be an object".into(), -32602)),
     };
-    Ok(Request { id, method, params })
+    let params = match members.get("params").map(|v| v.get()) {
+        None | Some("null") => Map::new(),
+        Some(p) => match serde_json::from_str::<Value>(p) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(bad("`params` must be an object".into(), -32602)),
+            Err(e) => return Err(bad(format!("bad params: {e}"), -32602)),
+        },
+    };
+    let (identity, call) =
+        methods::split_params(method, params.clone()).map_err(|e| (id.clone(), e))?;
+    Ok(Request {
+        id,
+        method,
+        identity,
+        call,
+        params,
+    })
+}
+
+#[derive(Serialize)]
+struct Outgoing<'a> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    method: &'a str,
+    params: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Success<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct Failure<'a> {
+    jsonrpc: &'static str,
+    id: &'a Id,
+    error: Value,
+}
+
+#[derive(Serialize)]
+struct Notification<'a> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a EventView,
+}
+
+/// A request line: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` (no newline).
+pub fn request_line(id: &Id, method: &str, params: &Value) -> String {
+    let out = Outgoing {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    };
+    serde_json::to_string(&out).unwrap_or_default()
 }
 
 /// A success response line: `{"jsonrpc":"2.0","id":…,"result":…}`.
-pub fn result_line(id: &Value, result: &Value) -> String {
-    // Written around the result rather than built with `json!`, which would deep-copy it first
-    // (a 10 000-task list is megabytes). Keys in the order `json!` prints them (sorted).
-    format!(r#"{{"id":{id},"jsonrpc":"2.0","result":{result}}}"#)
+pub fn result_line<T: Serialize>(id: &Id, result: &T) -> String {
+    let out = Success {
+        jsonrpc: "2.0",
+        id,
+        result,
+    };
+    match serde_json::to_string(&out) {
+        Ok(s) => s,
+        Err(e) => error_line(
+            id,
+            &BoardError::internal(format!("serializing the result: {e}")),
+        ),
+    }
 }
 
 /// An error response line: `{"jsonrpc":"2.0","id":…,"error":{code,message,data}}`.
-pub fn error_line(id: &Value, err: &BoardError) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "error": err.to_json()}).to_string()
+pub fn error_line(id: &Id, err: &BoardError) -> String {
+    let out = Failure {
+        jsonrpc: "2.0",
+        id,
+        error: err.to_json(),
+    };
+    serde_json::to_string(&out).unwrap_or_default()
 }
 
 /// An event notification line for subscribers.
 pub fn event_line(event: &EventView) -> String {
-    json!({"jsonrpc": "2.0", "method": "event", "params": event}).to_string()
-}
-
-/// Reads typed parameters out of a request's params object, with errors that name the field.
-pub struct Params<'a>(pub &'a Map<String, Value>);
-
-impl<'a> Params<'a> {
-    /// An optional integer field; wrong type → `invalid` naming the field.
-    pub fn opt_i64(&self, key: &str) -> BoardResult<Option<i64>> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-                BoardError::invalid(format!("`{key}` must be an integer")).with_code(-32602)
-            }),
-        }
-    }
-
-    /// A required integer field.
-    pub fn i64(&self, key: &str) -> BoardResult<i64> {
-        self.opt_i64(key)?
-            .ok_or_else(|| BoardError::invalid(format!("`{key}` is required")).with_code(-32602))
-    }
-
-    /// An optional string field; wrong type → `invalid`.
-    pub fn opt_str(&self, key: &str) -> BoardResult<Option<&'a str>> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(_) => {
-                Err(BoardError::invalid(format!("`{key}` must be a string")).with_code(-32602))
-            }
-        }
-    }
-
-    /// A required string field.
-    pub fn str(&self, key: &str) -> BoardResult<&'a str> {
-        self.opt_str(key)?
-            .ok_or_else(|| BoardError::invalid(format!("`{key}` is required")).with_code(-32602))
-    }
-
-    /// An optional boolean (missing → false).
-    pub fn flag(&self, key: &str) -> BoardResult<bool> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => {
-                Err(BoardError::invalid(format!("`{key}` must be true or false")).with_code(-32602))
-            }
-        }
-    }
-
-    /// An optional list of integers (missing → None).
-    pub fn opt_ids(&self, key: &str) -> BoardResult<Option<Vec<i64>>> {
-        match self.0.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_i64().ok_or_else(|| {
-                        BoardError::invalid(format!("`{key}` must be a list of task ids"))
-                            .with_code(-32602)
-                    })
-                })
-                .collect::<BoardResult<Vec<_>>>()
-                .map(Some),
-            Some(_) => Err(
-                BoardError::invalid(format!("`{key}` must be a list of task ids"))
-                    .with_code(-32602),
-            ),
-        }
-    }
-}
-
-/// A task as clients see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskView {
-    /// Task id (1, 2, …).
-    pub id: i64,
-    /// One-line title, as given (untrusted text).
-    pub title: String,
-    /// Free text body, as given.
-    pub body: String,
-    /// Higher runs first; default 0.
-    pub priority: i64,
-    /// `open`, `claimed`, `done` or `cancelled`.
-    pub state: String,
-    /// The task's fencing token: incremented by every grant, never reused.
-    pub generation: i64,
-    /// Ids this task waits for (`--after`).
-    pub after: Vec<i64>,
-    /// Ids among `after` that are not `done` yet.
-    pub blocked_by: Vec<i64>,
-    /// `open` and no unfinished dependency.
-    pub ready: bool,
-    /// Agent session id holding the live claim, if any.
-    pub holder: Option<String>,
-    /// Milliseconds until the live claim lapses unless renewed (as stored; may be negative
-    /// between expiry and the next sweep).
-    pub expires_in_ms: Option<i64>,
-    /// RFC 3339 UTC.
-    pub created_at: String,
-    /// RFC 3339 UTC.
-    pub updated_at: String,
-    /// Agent session that finished it.
-    pub done_by: Option<String>,
-    /// RFC 3339 UTC.
-    pub done_at: Option<String>,
-}
-
-/// An agent session as clients see it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionView {
-    /// Unique id (`claude`, `claude-2`); never reused.
-    pub id: String,
-    /// The requested name.
-    pub name: String,
-    /// The agent's process id (None until the launcher attached it).
-    pub pid: Option<i64>,
-    /// The `board run` launcher's pid.
-    pub launcher_pid: Option<i64>,
-    /// tmux pane id, when started by `board up`.
-    pub pane: Option<String>,
-    /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
-    /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
-    pub state: String,
-    /// Task ids of live claims.
-    pub claims: Vec<i64>,
-    /// The question when waiting for a human.
-    pub waiting: Option<String>,
-    /// RFC 3339 UTC.
-    pub started_at: String,
-    /// RFC 3339 UTC; last request with this identity.
-    pub last_seen_at: Option<String>,
-    /// RFC 3339 UTC.
-    pub ended_at: Option<String>,
-    /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
-    pub end_reason: Option<String>,
-    /// How many sessions of the same name started before this one (a `board up` pane that was
-    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
-    #[serde(default)]
-    pub restarts: i64,
-    /// The git branch the agent started on, when it started in a git work tree.
-    #[serde(default)]
-    pub branch: Option<String>,
-    /// RFC 3339 UTC; when its agent finished its turn, as its CLI's hook said (cleared by its
-    /// next call).
-    #[serde(default)]
-    pub idle_since: Option<String>,
-    /// Why it needs attention: it neither called the board nor fired a hook within its profile's
-    /// `attention_after` of its start.
-    #[serde(default)]
-    pub attention: Option<String>,
-    /// RFC 3339 UTC; its first board call or hook (it reached its prompt).
-    #[serde(default)]
-    pub contacted_at: Option<String>,
-}
-
-/// One entry of the append-only event log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EventView {
-    /// Monotonic event id.
-    pub id: i64,
-    /// RFC 3339 UTC.
-    pub at: String,
-    /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
-    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
-    /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
-    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
-    pub kind: String,
-    /// Task concerned, if any.
-    pub task: Option<i64>,
-    /// Agent session concerned, if any.
-    pub agent: Option<String>,
-    /// Claim generation concerned, if any.
-    pub generation: Option<i64>,
-    /// Human reason (`exited (status 3)`, `lease expired`, …).
-    pub reason: Option<String>,
-}
-
-/// A note on a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NoteView {
-    /// Note id.
-    pub id: i64,
-    /// Task id.
-    pub task: i64,
-    /// Agent session id, or `operator`.
-    pub author: String,
-    /// Generation of the author's claim when written, if any.
-    pub generation: Option<i64>,
-    /// The text as given.
-    pub text: String,
-    /// RFC 3339 UTC.
-    pub at: String,
-}
-
-/// A message between agent sessions (or operators): `board send`, read by `board inbox`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MessageView {
-    /// Message id.
-    pub id: i64,
-    /// Sender: agent session id, or `operator`.
-    pub from: String,
-    /// Recipient: agent session id, or `operator`.
-    pub to: String,
-    /// The text as given (untrusted).
-    pub text: String,
-    /// RFC 3339 UTC.
-    pub sent_at: String,
-    /// It answered the recipient's `board wait` (and ended the wait).
-    pub answer: bool,
-}
-
-/// A goal of the board (the latest is current).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GoalView {
-    /// Goal id.
-    pub id: i64,
-    /// The text.
-    pub text: String,
-    /// RFC 3339 UTC.
-    pub set_at: String,
-    /// Who set it (`operator` or an agent id).
-    pub set_by: String,
+    let out = Notification {
+        jsonrpc: "2.0",
+        method: "event",
+        params: event,
+    };
+    serde_json::to_string(&out).unwrap_or_default()
 }
 
 /// A lease's remaining time for people: `1m52s`, `9s`, or `lapsing` at or past expiry. Shared by
@@ -411,20 +263,21 @@ pub fn countdown(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_a_claim_request() {
         let r = parse_request(br#"{"jsonrpc":"2.0","id":7,"method":"claim","params":{"task":12}}"#)
             .unwrap();
-        assert_eq!(r.id, json!(7));
-        assert_eq!(r.method, "claim");
-        assert_eq!(Params(&r.params).i64("task").unwrap(), 12);
+        assert_eq!(r.id.as_raw(), "7");
+        assert_eq!(r.method, Method::Claim);
+        assert_eq!(r.call, Call::Claim(methods::ClaimParams { task: Some(12) }));
     }
 
     #[test]
     fn garbage_is_a_parse_error_without_id() {
         let (id, e) = parse_request(b"{not json").unwrap_err();
-        assert_eq!(id, Value::Null);
+        assert!(id.is_null());
         assert_eq!(e.to_json()["code"], json!(-32700));
         assert_eq!(e.to_json()["data"]["kind"], json!("invalid"));
     }
@@ -432,17 +285,32 @@ mod tests {
     #[test]
     fn unknown_method_keeps_the_id() {
         let (id, e) = parse_request(br#"{"jsonrpc":"2.0","id":"x","method":"nuke"}"#).unwrap_err();
-        assert_eq!(id, json!("x"));
+        assert_eq!(id.as_raw(), "\"x\"");
         assert_eq!(e.to_json()["code"], json!(-32601));
     }
 
     #[test]
     fn wrong_param_types_name_the_field() {
-        let r =
+        let (id, e) =
             parse_request(br#"{"jsonrpc":"2.0","id":1,"method":"claim","params":{"task":"a"}}"#)
-                .unwrap();
-        let e = Params(&r.params).opt_i64("task").unwrap_err();
+                .unwrap_err();
+        assert_eq!(id.as_raw(), "1");
         assert!(e.message.contains("`task`"), "{}", e.message);
+    }
+
+    #[test]
+    fn huge_ids_are_echoed_as_written() {
+        for id in ["123456789012345678901234567890", "1e400", "-0.0", "1.50"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"hello"}}"#);
+            let r = parse_request(line.as_bytes()).unwrap();
+            let answer = result_line(&r.id, &json!({}));
+            assert_eq!(
+                answer,
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+            );
+        }
+        let (_, e) = parse_request(br#"{"jsonrpc":"2.0","id":[1],"method":"hello"}"#).unwrap_err();
+        assert_eq!(e.to_json()["code"], json!(-32600));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Claims: grants, renewals, the fenced holder writes (`done`, `release`, `note`, `check`) and
 //! the lapse of expired claims. Every change is one conditional statement (design rule 6).
 
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::refusals::{explain_claim_refusal, explain_force_refusal, explain_write_refusal};
 use super::tasks::{insert_note, task_view};
@@ -575,7 +575,7 @@ impl Store {
 /// The fenced step of every holder write: ends the caller's own live, unexpired claim on `task`
 /// (at `generation` when given) in one conditional UPDATE. None when no such claim exists.
 pub(super) fn end_own_claim(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: i64,
     generation: Option<i64>,
@@ -596,7 +596,7 @@ pub(super) fn end_own_claim(
 }
 
 pub(super) fn end_live_claims_of_task(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     task: i64,
     kind: &str,
@@ -624,7 +624,7 @@ pub(super) fn end_live_claims_of_task(
     Ok(())
 }
 
-pub(super) fn reopen(tx: &Transaction, task: i64) -> BoardResult<()> {
+pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
     tx.execute(
         "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
         params![task, now_wall()],
@@ -637,7 +637,7 @@ pub(super) fn reopen(tx: &Transaction, task: i64) -> BoardResult<()> {
 /// design rule 5), then answer why the write is refused. The refusal names the lapse itself,
 /// so that claim counts as told.
 fn refuse_write<T>(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     agent: &str,
     task: i64,
@@ -652,7 +652,7 @@ fn refuse_write<T>(
 /// `now_ms`: ends it, reopens the task, appends the `lapse` event. `told` marks the claim as
 /// reported to its holder (the refusal that found it says so). Returns the ended claim.
 pub(super) fn lapse_expired(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     task: i64,
     holder: Option<&str>,

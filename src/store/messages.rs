@@ -172,7 +172,7 @@ impl Store {
 }
 
 /// Why `to` names no live session: it ended (say when), or it never existed.
-fn no_recipient(tx: &rusqlite::Transaction, to: &str) -> BoardResult<BoardError> {
+fn no_recipient(tx: &rusqlite::Connection, to: &str) -> BoardResult<BoardError> {
     let shown: String = to.chars().take(64).collect();
     let ended: Option<(String, Option<String>)> = tx
         .query_row(

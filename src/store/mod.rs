@@ -15,6 +15,7 @@ mod events;
 pub mod identity;
 mod import;
 mod messages;
+mod op_results;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -22,7 +23,7 @@ mod terminal;
 #[cfg(test)]
 mod tests;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use crate::proto::error::{BoardError, BoardResult};
@@ -107,13 +108,18 @@ pub struct ClaimOutcome {
 /// A claim its holder lost without asking (lapse, expel, force-release, cancel, new epoch), as
 /// reported on that agent's next call (`lost` in the answer). Shape on the wire:
 /// `{"task":3,"generation":2,"end":"lapse","reason":"lease expired …","ended_at":"…"}`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "lost_claim")]
 pub struct LostClaim {
     /// Task id.
     pub task: i64,
     /// The generation the claim had.
     pub generation: i64,
     /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
+    #[schemars(extend("enum" = ["lapse", "expel", "release", "cancel", "epoch"]))]
     pub end: String,
     /// Why, in words.
     pub reason: Option<String>,
@@ -142,6 +148,9 @@ pub type Notify = Box<dyn Fn(Events) + Send>;
 /// The board's SQLite database.
 pub struct Store {
     conn: Connection,
+    /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
+    /// step then runs in a savepoint inside it instead of a transaction of its own.
+    in_op: bool,
     notify: Option<Notify>,
     /// The high-water mark of issued generations ([`identity`]); None for a database opened
     /// without it ([`Store::open`], tests and tools).
@@ -168,6 +177,7 @@ impl Store {
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
         Ok(Store {
             conn,
+            in_op: false,
             notify: None,
             mark: None,
         })
@@ -176,8 +186,11 @@ impl Store {
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
     fn tx<T>(
         &mut self,
-        f: impl FnOnce(&Transaction, &mut Events) -> BoardResult<T>,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
+        if self.in_op {
+            return self.op_step(f);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -198,8 +211,11 @@ impl Store {
     /// [`Notify`] hook. An outer `Err` rolls back as usual.
     fn tx_refusable<T>(
         &mut self,
-        f: impl FnOnce(&Transaction, &mut Events) -> BoardResult<BoardResult<T>>,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(T, Events)> {
+        if self.in_op {
+            return self.op_step_refusable(f);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -262,43 +278,11 @@ impl Store {
         })?;
         Ok(ev)
     }
-
-    // ----- op ids -----------------------------------------------------------------------------
-
-    /// The stored answer of an earlier request with this `op_id` from `identity`.
-    pub fn op_result(&self, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT response FROM op_results WHERE identity = ?1 AND op_id = ?2",
-                params![identity, op_id],
-                |r| r.get(0),
-            )
-            .optional()?)
-    }
-
-    /// Remembers the answer to a request with an `op_id` (first answer wins).
-    pub fn save_op_result(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        response: &str,
-    ) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "INSERT OR IGNORE INTO op_results (identity, op_id, response, at)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![identity, op_id, response, now_wall()],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
 }
 
 /// Appends one event in `tx` and queues it for broadcast.
 pub(super) fn emit(
-    tx: &Transaction,
+    tx: &Connection,
     ev: &mut Events,
     kind: &str,
     task: Option<i64>,

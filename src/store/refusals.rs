@@ -1,13 +1,13 @@
 //! Why a claim or a holder write was refused, as the error the caller sees.
 
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 
 /// Why a claim was not granted, as the error the loser sees.
 pub(super) fn explain_claim_refusal(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: Option<i64>,
 ) -> BoardResult<BoardError> {
@@ -112,7 +112,7 @@ pub(super) fn explain_claim_refusal(
 /// Why a holder write (`done`, `release`, `note`, `check`, `renew`) by `agent` on `task` was
 /// refused: says when and why the caller's claim ended and who holds the task now.
 pub(super) fn explain_write_refusal(
-    tx: &Transaction,
+    tx: &Connection,
     agent: &str,
     task: i64,
     generation: Option<i64>,
@@ -205,7 +205,7 @@ pub(super) fn explain_write_refusal(
 /// claimed (`conflict`), or its live claim is at another generation than N (`lapsed`: the
 /// operator acted on a stale view; nothing changed).
 pub(super) fn explain_force_refusal(
-    tx: &Transaction,
+    tx: &Connection,
     task: i64,
     generation: Option<i64>,
 ) -> BoardResult<BoardError> {

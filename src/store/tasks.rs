@@ -1,7 +1,7 @@
 //! Goals and tasks: adding, editing, cancelling, listing, and the task views with their
 //! dependencies and live claims joined in.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::claims::end_live_claims_of_task;
 use super::*;
@@ -243,7 +243,7 @@ pub(super) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
     .optional()?)
 }
 
-pub(super) fn set_deps(tx: &Transaction, id: i64, after: &[i64]) -> BoardResult<()> {
+pub(super) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<()> {
     for &a in after {
         if a == id {
             return Err(BoardError::invalid(format!(
@@ -272,7 +272,7 @@ pub(super) fn set_deps(tx: &Transaction, id: i64, after: &[i64]) -> BoardResult<
 }
 
 pub(super) fn insert_note(
-    tx: &Transaction,
+    tx: &Connection,
     task: i64,
     author: &str,
     generation: Option<i64>,

@@ -54,6 +54,7 @@ mod real_clis;
 mod restart;
 mod restored_database;
 mod sandboxed_socket;
+mod strict_wire;
 mod supervision;
 mod suspend_is_not_silence;
 mod torture;

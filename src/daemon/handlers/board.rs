@@ -1,0 +1,104 @@
+//! The board and its sessions: `hello`, `status`, `agents`, `log`, `stop`, and an agent's own
+//! `wait`/`resume`.
+
+use std::sync::Arc;
+
+use super::{Cx, RequireAgent};
+use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{ActivityKind, ActivityParams, AgentsParams, LogParams, WaitParams};
+use crate::proto::results::{
+    ActivityResult, AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
+};
+use crate::proto::{Method, PROTOCOL_VERSION};
+
+/// `hello`: protocol version, board version and pid, and who the caller is.
+pub fn hello(cx: &Cx) -> BoardResult<HelloResult> {
+    Ok(HelloResult {
+        protocol: PROTOCOL_VERSION,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        pid: std::process::id(),
+        caller: cx.caller.name().to_string(),
+    })
+}
+
+/// `status`: the board process and its settings.
+pub fn status(cx: &Cx) -> BoardResult<StatusResult> {
+    Ok(crate::daemon::status::status(cx.board))
+}
+
+/// `wait`: the caller waits for a human; its claims are kept meanwhile (design rule 12).
+pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
+    let agent = cx.caller.require_agent(Method::Wait)?;
+    let (_, ev) = cx.board.store().set_waiting(agent, Some(&p.question))?;
+    cx.board.set_waiting_flag(agent, true);
+    cx.board.publish(ev);
+    Ok(WaitResult {
+        waiting: Some(p.question.clone()),
+    })
+}
+
+/// `resume`: the wait already ended in `handle` (any call ends it); this answers what it was.
+pub fn resume(cx: &Cx) -> BoardResult<WaitResult> {
+    cx.caller.require_agent(Method::Resume)?;
+    Ok(WaitResult { waiting: None })
+}
+
+/// `activity`: what an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
+/// happened in `handle`, as for any call.
+pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
+    let agent = cx.caller.require_agent(Method::Activity)?;
+    match p.kind {
+        ActivityKind::Renew => {}
+        ActivityKind::Idle => {
+            let reason = p.message.as_deref().unwrap_or("turn finished");
+            let (_, ev) = cx.board.store().set_idle(agent, Some(reason))?;
+            cx.board.set_idle_flag(agent, true);
+            cx.board.publish(ev);
+        }
+        ActivityKind::Waiting => {
+            let q = p.message.as_deref().ok_or_else(|| {
+                BoardError::invalid("`message` is required with kind \"waiting\"").with_code(-32602)
+            })?;
+            let (_, ev) = cx.board.store().set_waiting(agent, Some(q))?;
+            cx.board.set_waiting_flag(agent, true);
+            cx.board.publish(ev);
+        }
+    }
+    Ok(ActivityResult { kind: p.kind })
+}
+
+/// `agents`: live sessions, and ended ones with `all`.
+pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
+    let b = Arc::clone(cx.board);
+    let store = cx.board.store();
+    let agents = store.sessions(p.all.unwrap_or(false), &|row| {
+        crate::daemon::sweep::describe(&b, row)
+    })?;
+    let ended = store.ended_session_count()?;
+    Ok(AgentsResult { agents, ended })
+}
+
+/// `log`: the last `limit` events (default 200), or those after `after`.
+pub fn log(cx: &Cx, p: &LogParams) -> BoardResult<LogResult> {
+    let limit = p.limit.unwrap_or(200).clamp(1, 100_000);
+    let store = cx.board.store();
+    let events = match p.after {
+        Some(after) => store.events(after, limit)?,
+        None => store.recent_events(limit)?,
+    };
+    Ok(LogResult { events })
+}
+
+/// `stop`: operators only; the board drains and exits after answering.
+pub fn stop(cx: &Cx) -> BoardResult<StopResult> {
+    if cx.caller.agent().is_some() {
+        return Err(BoardError::unauthorized(
+            "only an operator can stop the board",
+        ));
+    }
+    cx.board.shutdown.notify_one();
+    Ok(StopResult::Stopping {
+        stopping: true,
+        pid: std::process::id(),
+    })
+}

@@ -1,0 +1,122 @@
+//! Claims and the writes they fence: `claim`, `done`, `release`, `note` (writes), `renew`,
+//! `check` (reads).
+
+use super::{Caller, Cx, RequireAgent};
+use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{CheckParams, ClaimParams, DoneParams, NoteParams, ReleaseParams};
+use crate::proto::results::{
+    CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
+};
+use crate::proto::Method;
+use crate::store::{Events, Store};
+
+/// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
+pub fn claim(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &ClaimParams,
+) -> BoardResult<ClaimResult> {
+    let agent = cx.caller.require_agent(Method::Claim)?;
+    let rules = cx.board.rules();
+    let (out, e) = store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?;
+    ev.extend(e);
+    Ok(ClaimResult {
+        task: out.task,
+        generation: out.claim.generation,
+        expires_in_ms: out.claim.expires_ms - cx.now,
+        already: out.already,
+    })
+}
+
+/// `done`: finishes the caller's task (fenced; idempotent for one agent and generation).
+pub fn done(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &DoneParams,
+) -> BoardResult<DoneResult> {
+    let agent = cx.caller.require_agent(Method::Done)?;
+    let (out, e) = store.done(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    ev.extend(e);
+    Ok(DoneResult {
+        task: out.task,
+        generation: out.generation,
+        already: out.already,
+    })
+}
+
+/// `release`: the holder gives the task back, or an operator ends anyone's claim with `force`
+/// (at `generation`, when given).
+pub fn release(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &ReleaseParams,
+) -> BoardResult<TaskResult> {
+    let force = p.force.unwrap_or(false);
+    let agent = match cx.caller {
+        Caller::Agent(a) if !force => Some(a.as_str()),
+        Caller::Agent(_) => {
+            return Err(BoardError::unauthorized(
+                "only an operator can force-release a claim",
+            ))
+        }
+        Caller::Operator if force => None,
+        Caller::Operator => {
+            return Err(BoardError::usage(
+                "an operator holds no claim: use `release --force` to end someone's claim",
+            ))
+        }
+    };
+    let (task, e) = store.release(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    ev.extend(e);
+    Ok(TaskResult { task })
+}
+
+/// `note`: as holder (fenced, at `generation` when given) or as an operator (any task).
+pub fn note(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &NoteParams,
+) -> BoardResult<NoteResult> {
+    let (note, e) = store.note(cx.caller.agent(), p.task, &p.text, p.generation, cx.now)?;
+    ev.extend(e);
+    Ok(NoteResult { note })
+}
+
+/// `renew`: renews every live claim of the caller now.
+pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
+    let agent = cx.caller.require_agent(Method::Renew)?;
+    let rules = cx.board.rules();
+    let claims = cx
+        .board
+        .store()
+        .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
+    Ok(RenewResult {
+        claims: claims
+            .iter()
+            .map(|c| ClaimView {
+                task: c.task,
+                generation: c.generation,
+                expires_in_ms: c.expires_ms - cx.now,
+            })
+            .collect(),
+    })
+}
+
+/// `check`: Ok only if the caller holds the live claim (on `task`, at `generation`).
+pub fn check(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
+    let agent = cx.caller.require_agent(Method::Check)?;
+    let c = cx
+        .board
+        .store()
+        .check(agent, p.task, p.generation, cx.now)?;
+    Ok(CheckResult {
+        task: c.task,
+        generation: c.generation,
+        holder: agent.to_string(),
+        expires_in_ms: c.expires_ms - cx.now,
+    })
+}

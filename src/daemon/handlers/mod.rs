@@ -1,0 +1,227 @@
+//! Request dispatch: authenticates the caller, renews its claims, and runs the one handler
+//! function of the request's method (grouped by concern: [`tasks`], [`claims`], [`board`],
+//! [`launcher`]).
+//!
+//! A write ([`Method::is_write`]) with an `op_id` runs inside [`Store::with_op`]: the lookup of an
+//! earlier answer, the operation (with the rejection it may record) and its saved answer are one
+//! transaction, so a retry is applied once even when two attempts race. Events are published
+//! after that transaction commits.
+
+pub mod board;
+pub mod claims;
+pub mod launcher;
+pub mod tasks;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::identity::authenticate;
+pub use super::identity::{hash_token, new_token, Caller, Peer};
+use super::state::Board;
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::methods::{Access, ActivityKind};
+use crate::proto::{Call, Method, Request};
+use crate::store::{Events, Store};
+
+/// The caller's method must come from an agent session.
+trait RequireAgent {
+    /// The agent session id; `unauthorized` for an operator (`what` names the method).
+    fn require_agent(&self, what: Method) -> BoardResult<&str>;
+}
+
+impl RequireAgent for Caller {
+    fn require_agent(&self, what: Method) -> BoardResult<&str> {
+        self.agent().ok_or_else(|| {
+            BoardError::unauthorized(format!(
+                "`{what}` needs an agent identity (BOARD_AGENT and BOARD_TOKEN); start the agent with `board run`"
+            ))
+        })
+    }
+}
+
+/// What every handler gets: the board, the authenticated caller, and the lease-clock time (ms)
+/// the request is handled at (read with the stall check, before the store is locked).
+pub struct Cx<'a> {
+    /// The board.
+    pub board: &'a Arc<Board>,
+    /// Who is calling.
+    pub caller: &'a Caller,
+    /// Lease-clock now, ms.
+    pub now: i64,
+}
+
+/// A typed handler result as the JSON the wire carries.
+fn answer<T: Serialize>(r: BoardResult<T>) -> BoardResult<Value> {
+    r.and_then(|v| {
+        serde_json::to_value(v).map_err(|e| BoardError::internal(format!("serializing: {e}")))
+    })
+}
+
+/// Answers one request (everything but `subscribe`, which the server streams).
+pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
+    match req.method.access() {
+        Access::Launcher => return launcher::handle(board, &req.call, peer),
+        Access::Stream => {
+            return Err(BoardError::invalid(format!(
+                "`{}` is answered by the connection itself",
+                req.method
+            ))
+            .with_code(-32601))
+        }
+        Access::Read | Access::Write => {}
+    }
+    let caller = authenticate(board, &req.identity, peer)?;
+    if let Caller::Agent(a) = &caller {
+        // A hook saying "waiting" or "idle" must not end that very state; anything else the
+        // agent does shows it is past it.
+        let activity = match &req.call {
+            Call::Activity(p) => Some(p.kind),
+            _ => None,
+        };
+        let keeps_waiting = req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
+        if !keeps_waiting && board.is_waiting(a) {
+            let (_, ev) = board.store().set_waiting(a, None)?;
+            board.set_waiting_flag(a, false);
+            board.publish(ev);
+        }
+        if activity != Some(ActivityKind::Idle) && board.is_idle(a) {
+            board.store().set_idle(a, None)?;
+            board.set_idle_flag(a, false);
+        }
+        board.note_contact(a)?;
+        board.touch(a)?;
+    }
+    // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
+    // once, on its next call, whatever that call is (`hello` is the handshake that clients
+    // send before every call and whose answer they do not show).
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != Method::Hello => board.store().take_lost(a)?,
+        _ => Vec::new(),
+    };
+    let cx = Cx {
+        board,
+        caller: &caller,
+        now: board.now_checked()?,
+    };
+    if !req.method.is_write() {
+        let mut out = with_lost(read(&cx, &req.call), &lost);
+        super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+        return out;
+    }
+    let mut events = Vec::new();
+    let out = {
+        let mut store = board.store();
+        let mut run = |store: &mut Store| {
+            let out = write(&cx, store, &mut events, &req.call);
+            if let Err(e) = &out {
+                record_rejection(store, &mut events, &req.call, &caller, e);
+            }
+            out
+        };
+        match req.identity.op_id.as_deref() {
+            Some(op) => store.with_op(caller.name(), op, run)?,
+            None => run(&mut store),
+        }
+    };
+    board.publish(events);
+    let mut out = with_lost(out, &lost);
+    super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+    out
+}
+
+/// Adds `lost` (every claim the caller lost since its previous call, see
+/// [`crate::store::LostClaim`]) to an answer's result object or error data. Outside the op
+/// scope on purpose: a replayed answer does not repeat losses already told.
+fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> BoardResult<Value> {
+    if lost.is_empty() {
+        return out;
+    }
+    let list = serde_json::to_value(lost).unwrap_or_default();
+    match out {
+        Ok(Value::Object(mut m)) => {
+            m.insert("lost".into(), list);
+            Ok(Value::Object(m))
+        }
+        Ok(v) => Ok(v),
+        Err(mut e) => {
+            // A refusal may name claims it lapsed itself (`renew`): earlier losses come first.
+            let mut all = list.as_array().cloned().unwrap_or_default();
+            if let Some(Value::Array(own)) = e.data.get("lost") {
+                all.extend(own.iter().cloned());
+            }
+            e = e.with("lost", Value::Array(all));
+            Err(e)
+        }
+    }
+}
+
+/// The handler of each write method; `store` may be inside an op scope (one transaction).
+fn write(cx: &Cx, store: &mut Store, ev: &mut Events, call: &Call) -> BoardResult<Value> {
+    match call {
+        Call::Goal(p) => answer(tasks::goal(cx, store, ev, p)),
+        Call::Add(p) => answer(tasks::add(cx, store, ev, p)),
+        Call::Edit(p) => answer(tasks::edit(cx, store, ev, p)),
+        Call::Cancel(p) => answer(tasks::cancel(cx, store, ev, p)),
+        Call::Claim(p) => answer(claims::claim(cx, store, ev, p)),
+        Call::Done(p) => answer(claims::done(cx, store, ev, p)),
+        Call::Release(p) => answer(claims::release(cx, store, ev, p)),
+        Call::Note(p) => answer(claims::note(cx, store, ev, p)),
+        Call::Import(p) => answer(super::team::import(cx, store, ev, p)),
+        Call::Send(p) => answer(super::team::send(cx, store, ev, p)),
+        Call::Inbox(_) => answer(super::team::inbox(cx, store)),
+        other => Err(BoardError::internal(format!(
+            "`{}` is not a write",
+            other.method()
+        ))),
+    }
+}
+
+/// The handler of each other method.
+fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
+    match call {
+        Call::Hello(_) => answer(board::hello(cx)),
+        Call::Status(_) => answer(board::status(cx)),
+        Call::List(p) => answer(tasks::list(cx, p)),
+        Call::Ready(p) => answer(tasks::ready(cx, p)),
+        Call::Show(p) => answer(tasks::show(cx, p)),
+        Call::Renew(_) => answer(claims::renew(cx)),
+        Call::Check(p) => answer(claims::check(cx, p)),
+        Call::Wait(p) => answer(board::wait(cx, p)),
+        Call::Resume(_) => answer(board::resume(cx)),
+        Call::Activity(p) => answer(board::activity(cx, p)),
+        Call::Agents(p) => answer(board::agents(cx, p)),
+        Call::Log(p) => answer(board::log(cx, p)),
+        Call::Stop(_) => answer(board::stop(cx)),
+        Call::Export(_) => answer(super::team::export(cx)),
+        other => Err(BoardError::internal(format!(
+            "`{}` is not answered here",
+            other.method()
+        ))),
+    }
+}
+
+/// Logs a holder's write that the fence refused (design rule 9), in the same store scope.
+fn record_rejection(
+    store: &mut Store,
+    events: &mut Events,
+    call: &Call,
+    caller: &Caller,
+    e: &BoardError,
+) {
+    if !matches!(e.kind, ErrorKind::Lapsed | ErrorKind::Conflict) {
+        return;
+    }
+    let (task, generation) = match call {
+        Call::Done(p) => (p.task, p.generation),
+        Call::Release(p) => (p.task, p.generation),
+        Call::Note(p) => (p.task, p.generation),
+        _ => return,
+    };
+    let reason = format!("{} rejected: {}", call.method(), e.message);
+    match store.record("reject", Some(task), caller.agent(), generation, &reason) {
+        Ok(ev) => events.extend(ev),
+        Err(err) => tracing::warn!(%err, "could not record a rejected write"),
+    }
+}

@@ -1,0 +1,126 @@
+//! The backlog: `goal`, `add`, `edit`, `cancel` (writes) and `list`, `ready`, `show` (reads).
+
+use super::Cx;
+use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{
+    AddParams, CancelParams, EditParams, GoalParams, ListParams, ReadyParams, ShowParams,
+    StateFilter,
+};
+use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
+use crate::store::{Events, Store};
+
+/// `goal`: reads the current goal, or sets a new one (older goals are kept).
+pub fn goal(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &GoalParams,
+) -> BoardResult<GoalResult> {
+    match &p.text {
+        Some(text) => {
+            let (g, e) = store.set_goal(text, cx.caller.name())?;
+            ev.extend(e);
+            Ok(GoalResult { goal: Some(g) })
+        }
+        None => Ok(GoalResult {
+            goal: store.goal()?,
+        }),
+    }
+}
+
+/// `add`: a new open task.
+pub fn add(cx: &Cx, store: &mut Store, ev: &mut Events, p: &AddParams) -> BoardResult<TaskResult> {
+    let (task, e) = store.add_task(
+        &p.title,
+        p.body.as_deref().unwrap_or(""),
+        p.priority.unwrap_or(0),
+        p.after.as_deref().unwrap_or(&[]),
+        cx.caller.name(),
+        cx.now,
+    )?;
+    ev.extend(e);
+    Ok(TaskResult { task })
+}
+
+/// `edit`: changes the members given.
+pub fn edit(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &EditParams,
+) -> BoardResult<TaskResult> {
+    let (task, e) = store.edit_task(
+        p.task,
+        p.title.as_deref(),
+        p.body.as_deref(),
+        p.priority,
+        p.after.as_deref(),
+        cx.caller.name(),
+        cx.now,
+    )?;
+    ev.extend(e);
+    Ok(TaskResult { task })
+}
+
+/// `cancel`: the task is cancelled and its claim, if any, ends.
+pub fn cancel(
+    cx: &Cx,
+    store: &mut Store,
+    ev: &mut Events,
+    p: &CancelParams,
+) -> BoardResult<TaskResult> {
+    let (task, e) = store.cancel_task(p.task, cx.caller.name(), cx.now)?;
+    ev.extend(e);
+    Ok(TaskResult { task })
+}
+
+/// Largest page of `list` / `ready`.
+pub const MAX_PAGE: i64 = 10_000;
+
+/// The optional `limit` of `list` / `ready`. Errors: `invalid` outside 1..=[`MAX_PAGE`].
+fn page_limit(limit: Option<i64>) -> BoardResult<Option<i64>> {
+    match limit {
+        Some(l) if !(1..=MAX_PAGE).contains(&l) => Err(BoardError::invalid(format!(
+            "`limit` must be between 1 and {MAX_PAGE}, not {l}"
+        ))
+        .with_code(-32602)),
+        other => Ok(other),
+    }
+}
+
+/// `list`: tasks by id, or those in the given states; a page of them with `limit`.
+pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
+    let states: Option<Vec<String>> = p.state.as_ref().map(|f| match f {
+        StateFilter::One(s) => vec![s.as_str().to_string()],
+        StateFilter::Many(v) => v.iter().map(|s| s.as_str().to_string()).collect(),
+    });
+    let limit = page_limit(p.limit)?;
+    let (tasks, next) =
+        cx.board
+            .store()
+            .list_page(states.as_deref(), p.after.unwrap_or(0), limit, cx.now)?;
+    let next = match limit {
+        Some(_) => Paged::Page(next),
+        None => Paged::Unpaged,
+    };
+    Ok(TasksResult { tasks, next })
+}
+
+/// `ready`: ready tasks in claim order (at most `limit`).
+pub fn ready(cx: &Cx, p: &ReadyParams) -> BoardResult<TasksResult> {
+    let limit = page_limit(p.limit)?;
+    Ok(TasksResult {
+        tasks: cx.board.store().ready_tasks(cx.now, limit)?,
+        next: Paged::Unpaged,
+    })
+}
+
+/// `show`: one task with its notes and history.
+pub fn show(cx: &Cx, p: &ShowParams) -> BoardResult<ShowResult> {
+    let store = cx.board.store();
+    Ok(ShowResult {
+        task: store.task(p.task, cx.now)?,
+        notes: store.notes(p.task)?,
+        events: store.task_events(p.task)?,
+    })
+}

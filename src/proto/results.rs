@@ -1,0 +1,357 @@
+//! The result type of every method (see the table in [`crate::proto::methods`]).
+//!
+//! Handlers build these and the board serializes them, so the printed schema describes exactly
+//! what is sent: every member is present (`null` when it has no value) unless noted.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use crate::proto::views::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
+
+/// `hello`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HelloResult {
+    /// Protocol version; a client refuses another one.
+    pub protocol: u32,
+    /// The board's package version.
+    pub version: String,
+    /// The board process id.
+    pub pid: u32,
+    /// Agent session id of the caller, or `operator`.
+    pub caller: String,
+}
+
+/// Lease settings in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseSettings {
+    /// Lease duration, ms.
+    pub duration_ms: i64,
+    /// Sweep interval, ms.
+    pub sweep_ms: i64,
+    /// `activity` or `process`.
+    #[schemars(extend("enum" = ["activity", "process"]))]
+    pub liveness: String,
+}
+
+/// A live agent session in `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusAgent {
+    /// Session id.
+    pub id: String,
+    /// Requested name.
+    pub name: String,
+    /// The git branch the agent started on (its worktree's, with `worktree = true`).
+    pub branch: Option<String>,
+}
+
+/// `status`: what the board process is and how it is configured right now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusResult {
+    /// Board name (board.toml).
+    pub name: String,
+    /// Board process id.
+    pub pid: u32,
+    /// Package version.
+    pub version: String,
+    /// Protocol version.
+    pub protocol: u32,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// Seconds since the board started.
+    pub uptime_s: u64,
+    /// Project root (directory of board.toml).
+    pub root: String,
+    /// Socket path.
+    pub socket: String,
+    /// Database path.
+    pub db: String,
+    /// Log file path.
+    pub log: String,
+    /// Lease settings in force.
+    pub lease: LeaseSettings,
+    /// Whether callers must descend from their agent's process.
+    pub check_process_tree: bool,
+    /// Why the last edit of board.toml was refused (the previous configuration stays), or null.
+    pub config_error: Option<String>,
+    /// Whether process exits are seen at once (pidfd).
+    pub pidfd: bool,
+    /// Live agent sessions.
+    pub live_sessions: u64,
+    /// Live agent sessions and the git branch each started on.
+    pub agents: Vec<StatusAgent>,
+    /// Open and claimed tasks.
+    pub unfinished_tasks: i64,
+    /// The current goal.
+    pub goal: Option<GoalView>,
+}
+
+/// `goal`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalResult {
+    /// The current goal (after setting it, the new one), or null.
+    pub goal: Option<GoalView>,
+}
+
+/// `add`, `edit`, `cancel`, `release`: the task after the call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskResult {
+    /// The task.
+    pub task: TaskView,
+}
+
+/// `list`, `ready`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TasksResult {
+    /// The tasks (list: by id; ready: in claim order).
+    pub tasks: Vec<TaskView>,
+    /// `list` with `limit`: the cursor of the next page (its `after`), null on the last page;
+    /// absent without `limit`.
+    #[serde(default, skip_serializing_if = "Paged::is_unpaged")]
+    pub next: Paged,
+}
+
+/// The `next` cursor of a paged `list`: absent when the call asked for no page, else the next
+/// page's `after` or null on the last page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Paged {
+    /// The call asked for no page (the member is left out).
+    #[default]
+    Unpaged,
+    /// The cursor, or null on the last page.
+    Page(Option<i64>),
+}
+
+impl Paged {
+    /// Whether the member is left out.
+    pub fn is_unpaged(&self) -> bool {
+        matches!(self, Paged::Unpaged)
+    }
+}
+
+/// `show`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowResult {
+    /// The task.
+    pub task: TaskView,
+    /// Its notes, oldest first.
+    pub notes: Vec<NoteView>,
+    /// Its history, oldest first.
+    pub events: Vec<EventView>,
+}
+
+/// `claim`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimResult {
+    /// The task, now claimed by the caller.
+    pub task: TaskView,
+    /// The claim's generation (fencing token).
+    pub generation: i64,
+    /// Until the claim lapses unless renewed (any call renews), ms.
+    pub expires_in_ms: i64,
+    /// True when the caller already held this live claim (same generation).
+    pub already: bool,
+}
+
+/// `done`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoneResult {
+    /// The task after the call.
+    pub task: TaskView,
+    /// The generation it was finished at.
+    pub generation: i64,
+    /// True when this repeated an earlier `done` of the same agent and generation.
+    pub already: bool,
+}
+
+/// `note`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteResult {
+    /// The note written.
+    pub note: NoteView,
+}
+
+/// One live claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimView {
+    /// Task id.
+    pub task: i64,
+    /// Its generation.
+    pub generation: i64,
+    /// Until it lapses unless renewed, ms.
+    pub expires_in_ms: i64,
+}
+
+/// `renew`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenewResult {
+    /// The caller's live claims after renewal.
+    pub claims: Vec<ClaimView>,
+}
+
+/// `check`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckResult {
+    /// Task id of the live claim.
+    pub task: i64,
+    /// Its generation.
+    pub generation: i64,
+    /// The caller's session id.
+    pub holder: String,
+    /// Until it lapses unless renewed, ms.
+    pub expires_in_ms: i64,
+}
+
+/// `wait`, `resume`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitResult {
+    /// The question (wait), or null (resume).
+    pub waiting: Option<String>,
+}
+
+/// `activity`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityResult {
+    /// The kind reported.
+    pub kind: crate::proto::methods::ActivityKind,
+}
+
+/// `agents`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsResult {
+    /// The sessions.
+    pub agents: Vec<SessionView>,
+    /// How many sessions have ended (listed only with `all`).
+    pub ended: i64,
+}
+
+/// `log`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogResult {
+    /// Events, oldest first.
+    pub events: Vec<EventView>,
+}
+
+/// `subscribe` (then `event` notifications follow).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeResult {
+    /// Always true.
+    pub subscribed: bool,
+}
+
+/// `stop`: the board was asked to stop; or (CLI only, `board stop --json`) none was running.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StopResult {
+    /// The board stops after answering.
+    Stopping {
+        /// True.
+        stopping: bool,
+        /// The board process id.
+        pid: u32,
+    },
+    /// No board was running (the CLI's own answer).
+    NotRunning {
+        /// False.
+        stopping: bool,
+        /// False.
+        running: bool,
+    },
+}
+
+/// `session.register`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRegisterResult {
+    /// The session id given.
+    pub agent: String,
+    /// Its secret token (≥ 128 bit, hex); the board keeps only its hash.
+    pub token: String,
+}
+
+/// `session.attach`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionAttachResult {
+    /// Session id.
+    pub agent: String,
+    /// The attached agent process id.
+    pub pid: i64,
+}
+
+/// `session.exit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionExitResult {
+    /// Whether this call ended the session (false: it had ended already).
+    pub ended: bool,
+    /// The reason recorded.
+    pub reason: String,
+}
+
+/// `import`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportResult {
+    /// The new tasks, in the request's order.
+    pub tasks: Vec<TaskView>,
+    /// Each key's new task id.
+    pub keys: std::collections::BTreeMap<String, i64>,
+    /// Whether the backlog's goal was set.
+    pub goal_set: bool,
+}
+
+/// `export`: the backlog as `import` takes it.
+pub type ExportResult = crate::backlog::Backlog;
+
+/// `send`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendResult {
+    /// The message stored.
+    pub message: MessageView,
+    /// The recipient was waiting for a human and no longer is.
+    pub ended_wait: bool,
+    /// The recipient's tmux pane, when it runs in one.
+    pub pane: Option<String>,
+}
+
+/// `inbox`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InboxResult {
+    /// Unread messages, oldest first (now read).
+    pub messages: Vec<MessageView>,
+}
+
+/// Added to an agent's answers (results and error data) while it has unread messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "inbox_notice")]
+pub struct InboxNotice {
+    /// How many unread messages (at least 1).
+    pub unread: i64,
+    /// Senders, each once, oldest first.
+    pub from: Vec<String>,
+    /// Always `board inbox`.
+    pub read_with: String,
+}

@@ -1,0 +1,173 @@
+//! The objects the board shows its clients: tasks, agent sessions, events, notes, goals.
+//!
+//! Each derives `JsonSchema` under the name it has in the printed schema (`$defs/task`, …):
+//! what the board serializes is what `board json --schema` describes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A task as clients see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "task")]
+pub struct TaskView {
+    /// Task id (1, 2, …).
+    pub id: i64,
+    /// One-line title, as given (untrusted text).
+    pub title: String,
+    /// Free text body, as given.
+    pub body: String,
+    /// Higher runs first; default 0.
+    pub priority: i64,
+    /// `open`, `claimed`, `done` or `cancelled`.
+    #[schemars(extend("enum" = ["open", "claimed", "done", "cancelled"]))]
+    pub state: String,
+    /// The task's fencing token: incremented by every grant, never reused.
+    pub generation: i64,
+    /// Ids this task waits for (`--after`).
+    pub after: Vec<i64>,
+    /// Ids among `after` that are not `done` yet.
+    pub blocked_by: Vec<i64>,
+    /// `open` and no unfinished dependency.
+    pub ready: bool,
+    /// Agent session id holding the live claim, if any.
+    pub holder: Option<String>,
+    /// Milliseconds until the live claim lapses unless renewed (as stored; may be negative
+    /// between expiry and the next sweep).
+    pub expires_in_ms: Option<i64>,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// RFC 3339 UTC.
+    pub updated_at: String,
+    /// Agent session that finished it.
+    pub done_by: Option<String>,
+    /// RFC 3339 UTC.
+    pub done_at: Option<String>,
+}
+
+/// An agent session as clients see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "session")]
+pub struct SessionView {
+    /// Unique id (`claude`, `claude-2`); never reused.
+    pub id: String,
+    /// The requested name.
+    pub name: String,
+    /// The agent's process id (None until the launcher attached it).
+    pub pid: Option<i64>,
+    /// The `board run` launcher's pid.
+    pub launcher_pid: Option<i64>,
+    /// tmux pane id, when started by `board up`.
+    pub pane: Option<String>,
+    /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
+    /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
+    pub state: String,
+    /// Task ids of live claims.
+    pub claims: Vec<i64>,
+    /// The question when waiting for a human.
+    pub waiting: Option<String>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC; last request with this identity.
+    pub last_seen_at: Option<String>,
+    /// RFC 3339 UTC.
+    pub ended_at: Option<String>,
+    /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
+    pub end_reason: Option<String>,
+    /// How many sessions of the same name started before this one (a `board up` pane that was
+    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
+    #[serde(default)]
+    pub restarts: i64,
+    /// The git branch the agent started on, when it started in a git work tree.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// RFC 3339 UTC; when its agent finished its turn, as its CLI's hook said (cleared by its
+    /// next call).
+    #[serde(default)]
+    pub idle_since: Option<String>,
+    /// Why it needs attention: it neither called the board nor fired a hook within its profile's
+    /// `attention_after` of its start.
+    #[serde(default)]
+    pub attention: Option<String>,
+    /// RFC 3339 UTC; its first board call or hook (it reached its prompt).
+    #[serde(default)]
+    pub contacted_at: Option<String>,
+}
+
+/// One entry of the append-only event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "event")]
+pub struct EventView {
+    /// Monotonic event id.
+    pub id: i64,
+    /// RFC 3339 UTC.
+    pub at: String,
+    /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
+    /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
+    /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
+    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
+    pub kind: String,
+    /// Task concerned, if any.
+    pub task: Option<i64>,
+    /// Agent session concerned, if any.
+    pub agent: Option<String>,
+    /// Claim generation concerned, if any.
+    pub generation: Option<i64>,
+    /// Human reason (`exited (status 3)`, `lease expired`, …).
+    pub reason: Option<String>,
+}
+
+/// A note on a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "note")]
+pub struct NoteView {
+    /// Note id.
+    pub id: i64,
+    /// Task id.
+    pub task: i64,
+    /// Agent session id, or `operator`.
+    pub author: String,
+    /// Generation of the author's claim when written, if any.
+    pub generation: Option<i64>,
+    /// The text as given.
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub at: String,
+}
+
+/// A goal of the board (the latest is current).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "goal")]
+pub struct GoalView {
+    /// Goal id.
+    pub id: i64,
+    /// The text.
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub set_at: String,
+    /// Who set it (`operator` or an agent id).
+    pub set_by: String,
+}
+
+/// A message between agent sessions (or operators): `board send`, read by `board inbox`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "message")]
+pub struct MessageView {
+    /// Message id.
+    pub id: i64,
+    /// Sender: agent session id, or `operator`.
+    pub from: String,
+    /// Recipient: agent session id, or `operator`.
+    pub to: String,
+    /// The text as given (untrusted).
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub sent_at: String,
+    /// It answered the recipient's `board wait` (and ended the wait).
+    pub answer: bool,
+}

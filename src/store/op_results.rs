@@ -1,0 +1,184 @@
+//! Retries applied once: the `op_id` lookup, the operation and its saved answer are one
+//! transaction (design, "Wire format").
+//!
+//! [`Store::with_op`] opens one `BEGIN IMMEDIATE` transaction, looks the `(identity, op_id)` pair
+//! up in `op_results`, and either returns the saved answer or runs the operation and saves its
+//! answer before the single commit. While the scope is open every store step the operation makes
+//! (its own `tx`) runs in a savepoint inside that transaction, so a step that fails is rolled back
+//! alone, exactly as it would be on its own, and a crash anywhere leaves either nothing or the
+//! operation together with its answer. Two racing attempts with one `op_id` are serialized by the
+//! write lock of the one writer connection: the second finds the first one's answer.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+use super::{now_wall, Events, Store};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+
+/// The answer an operation gives, as kept for retries: its result or its refusal.
+pub type Answer = BoardResult<Value>;
+
+impl Store {
+    /// Runs `op` once for `(identity, op_id)`: returns the saved answer of an earlier attempt, or
+    /// runs it and saves its answer, all in one transaction. Refusals are saved too (a retry gets
+    /// the same refusal), except `internal` and `unavailable` ones, which say nothing about the
+    /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
+    pub fn with_op(
+        &mut self,
+        identity: &str,
+        op_id: &str,
+        op: impl FnOnce(&mut Store) -> Answer,
+    ) -> BoardResult<Answer> {
+        if self.in_op {
+            return Err(BoardError::internal("nested op_id scopes"));
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.in_op = true;
+        let out = self.op_body(identity, op_id, op);
+        self.in_op = false;
+        let committed = match &out {
+            Ok(_) => self.conn.execute_batch("COMMIT").map_err(BoardError::from),
+            Err(_) => Ok(()),
+        };
+        if out.is_err() || committed.is_err() {
+            // Best effort: a failed COMMIT may already have rolled back.
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        committed?;
+        out
+    }
+
+    fn op_body(
+        &mut self,
+        identity: &str,
+        op_id: &str,
+        op: impl FnOnce(&mut Store) -> Answer,
+    ) -> BoardResult<Answer> {
+        if let Some(saved) = lookup(&self.conn, identity, op_id)? {
+            return Ok(decode(&saved));
+        }
+        let answer = op(self);
+        let keep = match &answer {
+            Ok(_) => true,
+            Err(e) => !matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable),
+        };
+        if keep {
+            let saved = match &answer {
+                Ok(v) => json!({ "result": v }),
+                Err(e) => json!({ "error": e.to_json() }),
+            };
+            self.conn.execute(
+                "INSERT INTO op_results (identity, op_id, response, at) VALUES (?1, ?2, ?3, ?4)",
+                params![identity, op_id, saved.to_string(), now_wall()],
+            )?;
+        }
+        Ok(answer)
+    }
+
+    /// One step inside an open op scope: a savepoint that is released on `Ok` and rolled back on
+    /// `Err`, the same outcome the step has in a transaction of its own.
+    pub(super) fn op_step<T>(
+        &mut self,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
+    ) -> BoardResult<(T, Events)> {
+        self.op_step_refusable(|c, ev| f(c, ev).map(Ok))
+    }
+
+    /// [`Store::op_step`] for a step that may be refused after changing something that must
+    /// stand (see `tx_refusable`): `Ok(Err(refusal))` keeps the step's changes and hands its
+    /// events to the notify hook, as outside a scope.
+    pub(super) fn op_step_refusable<T>(
+        &mut self,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
+        self.conn.execute_batch("SAVEPOINT op_step")?;
+        let mut events = Vec::new();
+        match f(&self.conn, &mut events) {
+            Ok(out) => {
+                self.conn.execute_batch("RELEASE op_step")?;
+                match out {
+                    Ok(v) => Ok((v, events)),
+                    Err(refusal) => {
+                        if let (Some(n), false) = (&self.notify, events.is_empty()) {
+                            n(events);
+                        }
+                        Err(refusal)
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = self
+                    .conn
+                    .execute_batch("ROLLBACK TO op_step; RELEASE op_step");
+                Err(e)
+            }
+        }
+    }
+
+    /// The saved answer of `(identity, op_id)`, if any (for tests and diagnostics).
+    pub fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>> {
+        Ok(lookup(&self.conn, identity, op_id)?.map(|s| decode(&s)))
+    }
+}
+
+fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT response FROM op_results WHERE identity = ?1 AND op_id = ?2",
+            params![identity, op_id],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+fn decode(saved: &str) -> Answer {
+    let v: Value = serde_json::from_str(saved)
+        .map_err(|e| BoardError::internal(format!("a saved op answer is not JSON: {e}")))?;
+    match v.get("error") {
+        Some(e) => Err(BoardError::from_json(e)),
+        None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("b.db")).unwrap();
+        (dir, s)
+    }
+
+    #[test]
+    fn a_retry_gets_the_first_answer_and_is_not_applied_again() {
+        let (_d, mut s) = store();
+        let add = |s: &mut Store| -> Answer {
+            let (t, _) = s.add_task("once", "", 0, &[], "operator", 0)?;
+            Ok(json!({ "task": t.id }))
+        };
+        let first = s.with_op("operator", "op-1", add).unwrap().unwrap();
+        let again = s.with_op("operator", "op-1", add).unwrap().unwrap();
+        assert_eq!(first, again);
+        assert_eq!(s.list_tasks(None, 0).unwrap().len(), 1);
+        // Another identity's op_id is its own.
+        s.with_op("claude", "op-1", add).unwrap().unwrap();
+        assert_eq!(s.list_tasks(None, 0).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_failed_step_is_rolled_back_alone_and_the_refusal_is_kept() {
+        let (_d, mut s) = store();
+        let op = |s: &mut Store| -> Answer {
+            s.add_task("kept", "", 0, &[], "operator", 0)?;
+            s.add_task("", "", 0, &[], "operator", 0)?;
+            Ok(Value::Null)
+        };
+        let e = s.with_op("operator", "op-2", op).unwrap().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Invalid);
+        let again = s.with_op("operator", "op-2", op).unwrap().unwrap_err();
+        assert_eq!(again.message, e.message);
+        // The first step of the first attempt stands, once.
+        assert_eq!(s.list_tasks(None, 0).unwrap().len(), 1);
+    }
+}
