@@ -3,10 +3,13 @@
 # `sleep` standing in for the work. Claim → work → note → done, until the backlog is finished.
 #
 # Environment: BOARD_BIN (the board binary; default `board` on PATH), DEMO_CRASH_ON (crash with
-# SIGKILL in the middle of this agent's Nth task), DEMO_WORK_MS (how long a task takes, ms).
+# SIGKILL in the middle of this agent's Nth task), DEMO_PAUSE_ON (stop itself with SIGSTOP in
+# the middle of its Nth task, as a laptop lid or a stuck process would; `board demo` sends
+# SIGCONT once another agent holds that task), DEMO_WORK_MS (how long a task takes, ms).
 set -u
 board=${BOARD_BIN:-board}
 crash_on=${DEMO_CRASH_ON:-0}
+pause_on=${DEMO_PAUSE_ON:-0}
 work_ms=${DEMO_WORK_MS:-400}
 n=0
 while true; do
@@ -27,10 +30,13 @@ while true; do
         if [ "$crash_on" -eq "$n" ] && [ "$i" -eq 1 ]; then
             kill -9 $$ # crash in the middle of the task
         fi
+        if [ "$pause_on" -eq "$n" ] && [ "$i" -eq 1 ]; then
+            kill -STOP $$ # paused past the lease; the late writes below must be fenced
+        fi
         sleep 0.1
     done
-    "$board" note "$task" "worked on it for $((slices * 100)) ms" >/dev/null
-    if ! "$board" done "$task" --generation "$gen" --note "finished by $BOARD_AGENT" >/dev/null; then
-        echo "$BOARD_AGENT: done #$task was rejected; picking other work" >&2
+    "$board" note "$task" "worked on it for $((slices * 100)) ms" >/dev/null 2>&1
+    if ! "$board" done "$task" --generation "$gen" --note "finished by $BOARD_AGENT" >/dev/null 2>&1; then
+        echo "$BOARD_AGENT: its late done of #$task (generation $gen) was rejected; picking other work" >&2
     fi
 done

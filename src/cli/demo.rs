@@ -1,7 +1,9 @@
 //! `board demo`: the main job, end to end on real parts. In a fresh directory it starts a board,
 //! loads the sample backlog of `agents/demo/`, runs three scripted agents under `board run`,
-//! kills one of them in the middle of a task, prints the timeline as the board reports it, and
-//! checks the outcome: every task done exactly once, one expulsion, its task finished by another.
+//! kills one of them in the middle of a task, pauses another (SIGSTOP) past its lease so a third
+//! takes its task, resumes it (its late `done` is rejected: the fence), prints the timeline as
+//! the board reports it, and checks the outcome: every task done exactly once, one expulsion,
+//! its task finished by another, the paused agent's claim lapsed and its late writes rejected.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -24,6 +26,9 @@ const AGENTS: usize = 3;
 /// The agent (1-based) that crashes, and in which of its tasks.
 const CRASHER: usize = 2;
 const CRASH_ON_TASK: usize = 2;
+/// The agent (1-based) that is paused past its lease, and in which of its tasks.
+const PAUSER: usize = 3;
+const PAUSE_ON_TASK: usize = 1;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -157,7 +162,7 @@ impl Demo {
         let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
         std::fs::create_dir_all(&self.dir).map_err(|e| BoardError::internal(e.to_string()))?;
         let cfg_text =
-            "[board]\nname = \"demo\"\n\n[lease]\nduration = \"5s\"\nsweep = \"250ms\"\n";
+            "[board]\nname = \"demo\"\n\n[lease]\nduration = \"3s\"\nsweep = \"250ms\"\n";
         write(&self.dir.join("board.toml"), cfg_text)?;
         let cfg = Config::parse(cfg_text, Path::new("board.toml"))
             .map_err(|e| BoardError::internal(e.to_string()))?;
@@ -167,7 +172,7 @@ impl Demo {
         let target = self.start_board(&exe, &paths)?;
         let titles = self.load_backlog(&target)?;
         println!(
-            "{} tasks loaded; starting {AGENTS} agents (agent {CRASHER} will crash mid-task)\n",
+            "{} tasks loaded; starting {AGENTS} agents (agent {CRASHER} will crash mid-task, agent {PAUSER} will be paused past its lease)\n",
             titles.len()
         );
 
@@ -182,8 +187,13 @@ impl Demo {
             agents.push(agent);
         }
         let deadline = Instant::now() + Duration::from_secs(120);
+        let pauser = agents.get(PAUSER - 1).map(|a| a.id() as i32);
+        let mut resumed = false;
         for (i, mut a) in agents.into_iter().enumerate() {
             loop {
+                if !resumed {
+                    resumed = resume_when_taken(&timeline, pauser);
+                }
                 match a.try_wait() {
                     Ok(Some(_)) => break,
                     Ok(None) if Instant::now() > deadline => {
@@ -286,6 +296,7 @@ impl Demo {
             std::env::var("PATH").unwrap_or_default()
         );
         let crash = if i == CRASHER { CRASH_ON_TASK } else { 0 };
+        let pause = if i == PAUSER { PAUSE_ON_TASK } else { 0 };
         let mut cmd = Command::new(exe);
         cmd.args(["run", "--name", &format!("agent-{i}"), "--"])
             .arg(exe)
@@ -293,7 +304,8 @@ impl Demo {
             .current_dir(&self.dir)
             .env("PATH", path)
             .env("BOARD_BIN", exe)
-            .env("DEMO_CRASH_ON", crash.to_string());
+            .env("DEMO_CRASH_ON", crash.to_string())
+            .env("DEMO_PAUSE_ON", pause.to_string());
         crate::proto::client::without_identity(&mut cmd)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -357,7 +369,22 @@ impl Demo {
                 .entry(e["agent"].as_str().unwrap_or("?").to_string())
                 .or_default() += 1;
         }
-        let ok = all_done && once && expels.len() == 1 && reclaimed;
+        let pauser = format!("agent-{PAUSER}");
+        let lapsed: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["kind"] == "lapse" && e["agent"] == pauser.as_str())
+            .collect();
+        let taken_over = lapsed.iter().any(|l| {
+            events.iter().any(|e| {
+                e["kind"] == "done" && e["task"] == l["task"] && e["agent"] != pauser.as_str()
+            })
+        });
+        let stale = events
+            .iter()
+            .filter(|e| e["kind"] == "reject" && e["agent"] == pauser.as_str())
+            .count();
+        let fenced = !lapsed.is_empty() && taken_over && stale >= 1;
+        let ok = all_done && once && expels.len() == 1 && reclaimed && fenced;
         println!(
             "\nsummary after {:.1} s",
             self.start.elapsed().as_secs_f64()
@@ -398,6 +425,16 @@ impl Demo {
             if reclaimed { "yes" } else { "no" },
             mark(reclaimed)
         );
+        println!(
+            "  paused past its lease: {pauser}, claim lapsed {} time(s), its task finished by another: {} {}",
+            lapsed.len(),
+            if taken_over { "yes" } else { "no" },
+            mark(!lapsed.is_empty() && taken_over)
+        );
+        println!(
+            "  rejected stale writes of the paused agent: {stale} {}",
+            mark(stale >= 1)
+        );
         println!("  claims granted:    {}", count("grant"));
         println!("  rejected writes:   {}", count("reject"));
         let per = per_agent
@@ -409,6 +446,38 @@ impl Demo {
         println!("{}", if ok { "demo OK" } else { "demo FAILED" });
         Ok(ok)
     }
+}
+
+/// Once the paused agent's claim has lapsed and another agent was granted that task, wakes the
+/// paused agent (SIGCONT to its launcher's tree): it goes on as if nothing happened, and its
+/// late writes meet the fence. Returns whether it did.
+fn resume_when_taken(timeline: &Mutex<Vec<Value>>, launcher: Option<i32>) -> bool {
+    let Some(launcher) = launcher else {
+        return true;
+    };
+    let pauser = format!("agent-{PAUSER}");
+    let taken = match timeline.lock() {
+        Ok(t) => t.iter().any(|l| {
+            l["kind"] == "lapse"
+                && l["agent"] == pauser.as_str()
+                && t.iter().any(|g| {
+                    g["kind"] == "grant"
+                        && g["task"] == l["task"]
+                        && g["agent"] != pauser.as_str()
+                        && g["id"].as_i64() > l["id"].as_i64()
+                })
+        }),
+        Err(_) => false,
+    };
+    if taken {
+        for pid in std::iter::once(launcher).chain(crate::os::procfs::descendants(launcher)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGCONT,
+            );
+        }
+    }
+    taken
 }
 
 fn mark(ok: bool) -> &'static str {

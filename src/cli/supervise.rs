@@ -146,7 +146,7 @@ pub async fn supervise(
                         term_at = Some(Instant::now() + hangup_grace);
                     }
                 }
-                if !already_delivered(sig) {
+                if !already_delivered(sig, pid) {
                     let _ = kill(Pid::from_raw(pid), sig);
                 }
             }
@@ -167,20 +167,24 @@ pub async fn supervise(
     }
 }
 
-/// Whether `sig` came from our terminal and so also reached the agent in its foreground group.
-fn already_delivered(sig: Signal) -> bool {
+/// Whether `sig` came from our terminal and so also reached the agent `pid`, which is in the
+/// terminal's foreground process group.
+fn already_delivered(sig: Signal, pid: i32) -> bool {
     let Some(i) = FROM_TERMINAL.iter().position(|s| *s == sig) else {
         return false;
     };
-    LAST_CODE[i].load(Ordering::SeqCst) == SI_KERNEL && terminal_delivers_to_child()
+    LAST_CODE[i].load(Ordering::SeqCst) == SI_KERNEL && terminal_delivers_to(pid)
 }
 
-fn terminal_delivers_to_child() -> bool {
+fn terminal_delivers_to(pid: i32) -> bool {
     use std::os::fd::AsFd;
     let stdin = std::io::stdin();
-    match nix::unistd::tcgetpgrp(stdin.as_fd()) {
-        Ok(fg) => fg == nix::unistd::getpgrp(),
-        Err(_) => false,
+    match (
+        nix::unistd::tcgetpgrp(stdin.as_fd()),
+        nix::unistd::getpgid(Some(Pid::from_raw(pid))),
+    ) {
+        (Ok(fg), Ok(group)) => fg == group,
+        _ => false,
     }
 }
 

@@ -15,6 +15,8 @@ mod events;
 pub mod identity;
 mod import;
 mod messages;
+#[cfg(test)]
+mod model_tests;
 mod op_results;
 mod refusals;
 mod sessions;

@@ -1,5 +1,6 @@
-//! `board demo` exits 0, and its summary reports every task done exactly once and
-//! one expulsion. The board's own log, read back afterwards, agrees with the summary.
+//! `board demo` exits 0, and its summary reports every task done exactly once, one
+//! expulsion, and the paused agent's late writes rejected (the fence). The board's own log,
+//! read back afterwards, agrees with the summary.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -47,6 +48,18 @@ fn the_demo_finishes_every_task_once_with_one_expulsion() {
         line("expelled task finished by another agent:").contains("yes ✓"),
         "{summary}"
     );
+    // The fence: one agent was paused past its lease, another took its task, and the paused
+    // one's late writes were rejected.
+    assert!(line("paused past its lease:").ends_with('✓'), "{summary}");
+    let stale = line("rejected stale writes of the paused agent:");
+    assert!(stale.ends_with('✓'), "{summary}");
+    let n: usize = stale
+        .split_whitespace()
+        .rev()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 1, "{stale}");
     assert!(summary.contains("demo OK"), "{summary}");
 
     // The demo stopped its board; start one on the same directory and read the record.

@@ -259,14 +259,31 @@ fn the_mcp_python_sdk_inside_an_agent_claims_as_that_agent_and_matches_every_err
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/assets/mcp_sdk_client.py");
     let report = board.scratch().join("sdk-report.json");
-    let out = a.sh(&format!(
-        "env -i HOME=\"$HOME\" PATH=\"$PATH\" {} {} {} {}",
+    let (rc, log) = (
+        board.scratch().join("sdk.rc"),
+        board.scratch().join("sdk.log"),
+    );
+    // In the background of the agent's shell (so still in its tree): Python and the SDK can take
+    // long to start on a loaded machine, longer than one agent line may.
+    a.sh(&format!(
+        "(env -i HOME=\"$HOME\" PATH=\"$PATH\" {} {} {} {} > {} 2>&1; echo $? > {}) &",
         sh_quote(py.to_str().unwrap()),
         sh_quote(script.to_str().unwrap()),
         sh_quote(crate::common::BOARD),
-        sh_quote(report.to_str().unwrap())
-    ));
-    assert_eq!(out.code, 0, "{out:?}");
+        sh_quote(report.to_str().unwrap()),
+        sh_quote(log.to_str().unwrap()),
+        sh_quote(rc.to_str().unwrap())
+    ))
+    .ok();
+    let code = crate::common::poll_for(std::time::Duration::from_secs(180), || {
+        std::fs::read_to_string(&rc)
+            .ok()?
+            .trim()
+            .parse::<i32>()
+            .ok()
+    });
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(code, Some(0), "the SDK client failed:\n{log}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(r["server"], "board");
     assert_eq!(r["tools"].as_array().unwrap().len(), VERBS.len());
