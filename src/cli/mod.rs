@@ -13,6 +13,7 @@ pub mod up;
 
 pub mod doors;
 pub mod hints;
+pub mod hot_path;
 pub mod print;
 
 use std::path::PathBuf;
