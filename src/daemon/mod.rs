@@ -52,6 +52,7 @@ pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
 
 /// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT.
 pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
+    crate::os::memory::limit_arenas();
     ensure_data_dir(&paths)?;
     let lock_file = OpenOptions::new()
         .create(true)

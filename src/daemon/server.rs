@@ -147,6 +147,11 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
         // One write per answer: a separate write of the newline cost a second syscall.
         line.push('\n');
         wr.write_all(line.as_bytes()).await?;
+        if line.len() >= crate::os::memory::LARGE_ANSWER {
+            drop(line);
+            // The answer's tree and text are freed now; hand their pages back.
+            tokio::task::spawn_blocking(crate::os::memory::give_back);
+        }
     }
 }
 
