@@ -402,7 +402,7 @@ impl Store {
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, agent, generation) in ended {
-                super::claims::reopen(tx, task)?;
+                super::lapse::reopen(tx, task)?;
                 emit(
                     tx,
                     ev,

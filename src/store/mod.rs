@@ -12,8 +12,10 @@ use std::time::SystemTime;
 
 mod claims;
 mod events;
+mod holder_writes;
 pub mod identity;
 mod import;
+mod lapse;
 mod messages;
 #[cfg(test)]
 mod model_tests;

@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::claims::reopen;
+use super::lapse::reopen;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::SessionView;

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::claims::end_live_claims_of_task;
+use super::lapse::end_live_claims_of_task;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{GoalView, NoteView, TaskView};
