@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
+use nix::sys::signal::{SigSet, Signal};
 use ratatui::DefaultTerminal;
 use serde_json::{json, Value};
 
@@ -62,6 +63,9 @@ pub enum TuiError {
     /// Setting up, drawing to or reading from the terminal failed.
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
+    /// SIGTERM, SIGINT or SIGHUP arrived; the terminal was restored before exiting.
+    #[error("stopped by {}", .0.as_str())]
+    Signal(Signal),
 }
 
 impl TuiError {
@@ -71,6 +75,8 @@ impl TuiError {
             TuiError::Board(e) => e.kind.exit_code(),
             TuiError::NotATerminal => ErrorKind::Usage.exit_code(),
             TuiError::Terminal(_) => 1,
+            // The shell's convention for "killed by signal N".
+            TuiError::Signal(sig) => 128 + *sig as i32,
         }
     }
 }
@@ -102,6 +108,8 @@ enum Msg {
     Snapshot(BoardResult<(Snapshot, Instant)>),
     /// A call finished.
     CallDone(Purpose, BoardResult<Value>),
+    /// A signal that ends the TUI arrived.
+    Signal(Signal),
 }
 
 /// Work for the fetch thread.
@@ -121,6 +129,10 @@ fn try_run() -> Result<(), TuiError> {
     if !stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
+    // Before any thread starts, so that every thread inherits the mask and the signals reach
+    // only the `signals` thread: the UI loop then leaves the screen as it found it.
+    let ending = ending_signals();
+    ending.thread_block().map_err(std::io::Error::from)?;
     let target = client::target()?;
     // Start the board if none runs and check its protocol before taking over the screen, so
     // these errors print plainly.
@@ -146,6 +158,10 @@ fn try_run() -> Result<(), TuiError> {
             Box::new(move || fetch_worker(&target, &jobs_rx, &tx)),
         )?;
     }
+    {
+        let tx = tx.clone();
+        spawn("signals", Box::new(move || wait_for_ending(ending, &tx)))?;
+    }
     let mut terminal = setup_terminal()?;
     {
         let tx = tx.clone();
@@ -158,6 +174,24 @@ fn try_run() -> Result<(), TuiError> {
     let out = event_loop(&mut terminal, &rx, &jobs_tx, color);
     restore_terminal();
     out
+}
+
+/// The signals that end the TUI. In raw mode Ctrl-C is a key, so these come from `kill`, a
+/// closed terminal (SIGHUP) or a supervisor (SIGTERM).
+fn ending_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        set.add(sig);
+    }
+    set
+}
+
+/// Waits (blocked in `sigwait`) for one of `set` and tells the UI loop. Children started later
+/// do not inherit the mask: `std::process::Command` resets it in the child.
+fn wait_for_ending(set: SigSet, tx: &Sender<Msg>) {
+    if let Ok(sig) = set.wait() {
+        let _ = tx.send(Msg::Signal(sig));
+    }
 }
 
 /// Raw mode, alternate screen, bracketed paste; a panic hook that undoes them first.
@@ -283,6 +317,7 @@ fn event_loop(
                 Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
                 Msg::Term(_) => {}
                 Msg::TermError(e) => return Err(e.into()),
+                Msg::Signal(sig) => return Err(TuiError::Signal(sig)),
                 Msg::Connected => effects.extend(app.on_connected()),
                 Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
                 Msg::Event => effects.push(Effect::Refresh),
