@@ -34,10 +34,12 @@ impl Store {
             if let Some(id) = task {
                 let mine: Option<(i64, i64)> = tx
                     .query_row(
-                        "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
-                         WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                           AND expires_ms > ?4
-                         RETURNING generation, expires_ms",
+                        concat!(
+                            "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
+                             WHERE task_id = ?1 AND session_id = ?2 AND ",
+                            live_unexpired!("?4"),
+                            " RETURNING generation, expires_ms"
+                        ),
                         params![id, agent, expires_ms, now_ms],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
@@ -53,17 +55,17 @@ impl Store {
             }
             let granted: Option<(i64, i64)> = tx
                 .query_row(
-                    "UPDATE tasks SET state = 'claimed', updated_at = ?3,
+                    concat!(
+                        "UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = ?3,
                             generation = MAX(generation, (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0)
                                                            FROM meta WHERE key = 'generation_floor')) + 1
-                     WHERE id = (
-                         SELECT t.id FROM tasks t
-                         WHERE t.state = 'open' AND (?1 IS NULL OR t.id = ?1)
-                           AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                                           WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
-                         ORDER BY t.priority DESC, t.id ASC LIMIT 1)
-                       AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
-                     RETURNING id, generation",
+                         WHERE id = (
+                             SELECT t.id FROM tasks t
+                             WHERE (?1 IS NULL OR t.id = ?1) AND ", ready!("t"), "
+                             ORDER BY t.priority DESC, t.id ASC LIMIT 1)
+                           AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
+                         RETURNING id, generation"
+                    ),
                     params![task, agent, now_wall()],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
@@ -85,7 +87,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![id, agent, generation, now_wall(), expires_ms],
             )?;
-            emit(tx, ev, "grant", Some(id), Some(agent), Some(generation), "claimed")?;
+            emit(tx, ev, EventKind::Grant, Some(id), Some(agent), Some(generation), TaskState::Claimed.as_str())?;
             Ok(ClaimOutcome {
                 task: task_view(tx, id, now_ms)?,
                 claim: ClaimInfo { task: id, generation, expires_ms },
@@ -107,11 +109,11 @@ impl Store {
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
                 params![agent, now_wall()],
             )?;
-            let mut st = tx.prepare_cached(
-                "UPDATE claims SET expires_ms = ?3
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
-                 RETURNING task_id, generation, expires_ms",
-            )?;
+            let mut st = tx.prepare_cached(concat!(
+                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+                live_unexpired!("?2"),
+                " RETURNING task_id, generation, expires_ms"
+            ))?;
             let rows = st.query_map(params![agent, now_ms, expires_ms], |r| {
                 Ok(ClaimInfo {
                     task: r.get(0)?,
@@ -140,10 +142,10 @@ impl Store {
             let mut seen = tx.prepare_cached(
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
             )?;
-            let mut renew = tx.prepare_cached(
-                "UPDATE claims SET expires_ms = ?3
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2",
-            )?;
+            let mut renew = tx.prepare_cached(concat!(
+                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+                live_unexpired!("?2")
+            ))?;
             let mut renewed = Vec::new();
             for agent in agents {
                 seen.execute(params![agent, at])?;
@@ -183,10 +185,10 @@ impl Store {
     ) -> BoardResult<Vec<ClaimInfo>> {
         let lost = self.tx_refusable(|tx, ev| {
             let ended = {
-                let mut st = tx.prepare(
-                    "SELECT task_id FROM claims
-                     WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2",
-                )?;
+                let mut st = tx.prepare(concat!(
+                    "SELECT task_id FROM claims WHERE session_id = ?1 AND ",
+                    live_expired!("?2")
+                ))?;
                 let rows = st.query_map(params![agent, now_ms], |r| r.get::<_, i64>(0))?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
@@ -256,7 +258,7 @@ impl Store {
                     LostClaim {
                         task: r.get(1)?,
                         generation: r.get(2)?,
-                        end: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        end: r.get(3)?,
                         reason: r.get(4)?,
                         ended_at: r.get(5)?,
                     },
@@ -280,10 +282,12 @@ impl Store {
         let found: Option<ClaimInfo> = self
             .conn
             .query_row(
-                "SELECT task_id, generation, expires_ms FROM claims
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
-                   AND (?3 IS NULL OR task_id = ?3) AND (?4 IS NULL OR generation = ?4)
-                 ORDER BY task_id LIMIT 1",
+                concat!(
+                    "SELECT task_id, generation, expires_ms FROM claims WHERE session_id = ?1 AND ",
+                    live_unexpired!("?2"),
+                    " AND (?3 IS NULL OR task_id = ?3) AND (?4 IS NULL OR generation = ?4)
+                     ORDER BY task_id LIMIT 1"
+                ),
                 params![agent, now_ms, task, generation],
                 |r| {
                     Ok(ClaimInfo {

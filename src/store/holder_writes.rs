@@ -4,7 +4,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::lapse::lapse_expired;
+use super::lapse::{lapse_expired, reopen};
 use super::refusals::{explain_force_refusal, explain_write_refusal};
 use super::tasks::{insert_note, task_view};
 use super::*;
@@ -27,12 +27,23 @@ impl Store {
             check_text("note", n, MAX_TEXT, false)?;
         }
         self.tx_refusable(|tx, ev| {
-            let ended = end_own_claim(tx, agent, task, generation, now_ms, "done", "done")?;
+            let ended = end_own_claim(
+                tx,
+                agent,
+                task,
+                generation,
+                now_ms,
+                ClaimEnd::Done,
+                ClaimEnd::Done.as_str(),
+            )?;
             let Some(generation) = ended else {
                 let already: Option<i64> = tx
                     .query_row(
-                        "SELECT done_generation FROM tasks WHERE id = ?1 AND state = 'done'
-                         AND done_by = ?2 AND (?3 IS NULL OR done_generation = ?3)",
+                        concat!(
+                            "SELECT done_generation FROM tasks WHERE id = ?1 AND state = ",
+                            crate::sql_state!(done),
+                            " AND done_by = ?2 AND (?3 IS NULL OR done_generation = ?3)"
+                        ),
                         params![task, agent, generation],
                         |r| r.get(0),
                     )
@@ -48,9 +59,13 @@ impl Store {
             };
             let now = now_wall();
             tx.execute(
-                "UPDATE tasks SET state = 'done', done_by = ?2, done_generation = ?3, done_at = ?4,
-                        updated_at = ?4
-                 WHERE id = ?1 AND state = 'claimed'",
+                concat!(
+                    "UPDATE tasks SET state = ",
+                    crate::sql_state!(done),
+                    ", done_by = ?2, done_generation = ?3, done_at = ?4, updated_at = ?4
+                     WHERE id = ?1 AND state = ",
+                    crate::sql_state!(claimed)
+                ),
                 params![task, agent, generation, now],
             )?;
             if let Some(n) = note {
@@ -59,11 +74,11 @@ impl Store {
             emit(
                 tx,
                 ev,
-                "done",
+                EventKind::Done,
                 Some(task),
                 Some(agent),
                 Some(generation),
-                note.unwrap_or("done"),
+                note.unwrap_or(ClaimEnd::Done.as_str()),
             )?;
             Ok(Ok(DoneOutcome {
                 task: task_view(tx, task, now_ms)?,
@@ -90,7 +105,15 @@ impl Store {
         self.tx_refusable(|tx, ev| {
             let (generation, holder) = match agent {
                 Some(agent) => {
-                    match end_own_claim(tx, agent, task, generation, now_ms, "release", "released")? {
+                    match end_own_claim(
+                        tx,
+                        agent,
+                        task,
+                        generation,
+                        now_ms,
+                        ClaimEnd::Release,
+                        "released",
+                    )? {
                         Some(g) => (g, agent.to_string()),
                         None => return refuse_write(tx, ev, agent, task, generation, now_ms),
                     }
@@ -98,11 +121,14 @@ impl Store {
                 None => {
                     let ended: Option<(i64, String)> = tx
                         .query_row(
-                            "UPDATE claims SET ended_at = ?2, end_kind = 'release',
-                                    end_reason = 'force-released by operator'
-                             WHERE task_id = ?1 AND ended_at IS NULL
-                               AND (?3 IS NULL OR generation = ?3)
-                             RETURNING generation, session_id",
+                            concat!(
+                                "UPDATE claims SET ended_at = ?2, end_kind = ",
+                                crate::sql_end!(release),
+                                ", end_reason = 'force-released by operator'
+                                 WHERE task_id = ?1 AND ended_at IS NULL
+                                   AND (?3 IS NULL OR generation = ?3)
+                                 RETURNING generation, session_id"
+                            ),
                             params![task, now_wall(), generation],
                             |r| Ok((r.get(0)?, r.get(1)?)),
                         )
@@ -113,10 +139,7 @@ impl Store {
                     }
                 }
             };
-            tx.execute(
-                "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
-                params![task, now_wall()],
-            )?;
+            reopen(tx, task)?;
             let author = agent.unwrap_or(OPERATOR);
             if let Some(n) = note {
                 insert_note(tx, task, author, Some(generation), n)?;
@@ -125,7 +148,15 @@ impl Store {
                 Some(_) => "released by holder".to_string(),
                 None => format!("force-released by operator (held by {holder})"),
             };
-            emit(tx, ev, "release", Some(task), Some(&holder), Some(generation), &reason)?;
+            emit(
+                tx,
+                ev,
+                EventKind::Release,
+                Some(task),
+                Some(&holder),
+                Some(generation),
+                &reason,
+            )?;
             Ok(Ok(task_view(tx, task, now_ms)?))
         })
     }
@@ -146,10 +177,12 @@ impl Store {
                 Some(a) => {
                     let generation: Option<i64> = tx
                         .query_row(
-                            "UPDATE claims SET expires_ms = expires_ms
-                             WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                               AND expires_ms > ?3 AND (?4 IS NULL OR generation = ?4)
-                             RETURNING generation",
+                            concat!(
+                                "UPDATE claims SET expires_ms = expires_ms
+                                 WHERE task_id = ?1 AND session_id = ?2 AND ",
+                                live_unexpired!("?3"),
+                                " AND (?4 IS NULL OR generation = ?4) RETURNING generation"
+                            ),
                             params![task, a, now_ms, generation],
                             |r| r.get(0),
                         )
@@ -165,7 +198,7 @@ impl Store {
                 }
             };
             let id = insert_note(tx, task, &author, generation, text)?;
-            emit(tx, ev, "note", Some(task), agent, generation, text)?;
+            emit(tx, ev, EventKind::Note, Some(task), agent, generation, text)?;
             Ok(Ok(NoteView {
                 id,
                 task,
@@ -186,15 +219,17 @@ pub(super) fn end_own_claim(
     task: i64,
     generation: Option<i64>,
     now_ms: i64,
-    kind: &str,
+    kind: ClaimEnd,
     reason: &str,
 ) -> BoardResult<Option<i64>> {
     Ok(tx
         .query_row(
-            "UPDATE claims SET ended_at = ?5, end_kind = ?6, end_reason = ?7, told = 1
-             WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL AND expires_ms > ?3
-               AND (?4 IS NULL OR generation = ?4)
-             RETURNING generation",
+            concat!(
+                "UPDATE claims SET ended_at = ?5, end_kind = ?6, end_reason = ?7, told = 1
+                 WHERE task_id = ?1 AND session_id = ?2 AND ",
+                live_unexpired!("?3"),
+                " AND (?4 IS NULL OR generation = ?4) RETURNING generation"
+            ),
             params![task, agent, now_ms, generation, now_wall(), kind, reason],
             |r| r.get(0),
         )

@@ -13,11 +13,13 @@ impl Store {
         let (_, ev) = self.tx(|tx, ev| {
             let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
             let ended = {
-                let mut st = tx.prepare(
-                    "UPDATE claims SET ended_at = ?2, end_kind = 'lapse', end_reason = ?3
-                     WHERE ended_at IS NULL AND expires_ms <= ?1
-                     RETURNING task_id, session_id, generation",
-                )?;
+                let mut st = tx.prepare(concat!(
+                    "UPDATE claims SET ended_at = ?2, end_kind = ",
+                    crate::sql_end!(lapse),
+                    ", end_reason = ?3 WHERE ",
+                    live_expired!("?1"),
+                    " RETURNING task_id, session_id, generation"
+                ))?;
                 let rows = st.query_map(params![now_ms, now_wall(), reason], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
@@ -32,7 +34,7 @@ impl Store {
                 emit(
                     tx,
                     ev,
-                    "lapse",
+                    EventKind::Lapse,
                     Some(task),
                     Some(&agent),
                     Some(generation),
@@ -73,7 +75,7 @@ impl Store {
             emit(
                 tx,
                 ev,
-                "stall",
+                EventKind::Stall,
                 None,
                 None,
                 None,
@@ -102,7 +104,11 @@ impl Store {
     /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
     pub fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
         Ok(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM claims WHERE ended_at IS NULL AND expires_ms <= ?1)",
+            concat!(
+                "SELECT EXISTS (SELECT 1 FROM claims WHERE ",
+                live_expired!("?1"),
+                ")"
+            ),
             [now_ms],
             |r| r.get(0),
         )?)
@@ -113,7 +119,7 @@ pub(super) fn end_live_claims_of_task(
     tx: &Connection,
     ev: &mut Events,
     task: i64,
-    kind: &str,
+    kind: ClaimEnd,
     reason: &str,
 ) -> BoardResult<()> {
     let ended: Option<(String, i64)> = tx
@@ -128,7 +134,7 @@ pub(super) fn end_live_claims_of_task(
         emit(
             tx,
             ev,
-            "release",
+            EventKind::Release,
             Some(task),
             Some(&agent),
             Some(generation),
@@ -140,7 +146,12 @@ pub(super) fn end_live_claims_of_task(
 
 pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
     tx.execute(
-        "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
+        concat!(
+            "UPDATE tasks SET state = ",
+            crate::sql_state!(open),
+            ", updated_at = ?2 WHERE id = ?1 AND state = ",
+            crate::sql_state!(claimed)
+        ),
         params![task, now_wall()],
     )?;
     Ok(())
@@ -160,10 +171,13 @@ pub(super) fn lapse_expired(
     let reason = "lease expired (not renewed in time; found by a later call)";
     let ended: Option<(String, i64)> = tx
         .query_row(
-            "UPDATE claims SET ended_at = ?4, end_kind = 'lapse', end_reason = ?5, told = ?6
-             WHERE task_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2
-               AND (?3 IS NULL OR session_id = ?3)
-             RETURNING session_id, generation",
+            concat!(
+                "UPDATE claims SET ended_at = ?4, end_kind = ",
+                crate::sql_end!(lapse),
+                ", end_reason = ?5, told = ?6 WHERE task_id = ?1 AND ",
+                live_expired!("?2"),
+                " AND (?3 IS NULL OR session_id = ?3) RETURNING session_id, generation"
+            ),
             params![task, now_ms, holder, now_wall(), reason, told],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -173,7 +187,7 @@ pub(super) fn lapse_expired(
         emit(
             tx,
             ev,
-            "lapse",
+            EventKind::Lapse,
             Some(task),
             Some(agent),
             Some(*generation),
