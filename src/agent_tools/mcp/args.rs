@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::tool_error;
 use crate::proto::error::BoardError;
-use crate::proto::methods::TaskState;
+use crate::proto::glossary::ListState;
 
 /// The input schema of a tool taking `T`: JSON Schema 2020-12, with no `type` arrays and no line
 /// breaks in descriptions.
@@ -122,7 +122,7 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, Cal
 pub struct ListArgs {
     /// Only tasks in these states. Leave it out for every task.
     #[serde(default)]
-    pub state: Option<Vec<TaskState>>,
+    pub state: Option<Vec<ListState>>,
 }
 
 /// `board_claim` arguments: `claim`'s parameters and the wait that `board claim --wait` does on
