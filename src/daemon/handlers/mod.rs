@@ -91,7 +91,7 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
             board.set_idle_flag(a, false);
         }
         board.note_contact(a)?;
-        board.touch(a)?;
+        board.renew_on_request(a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients
