@@ -184,18 +184,28 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<B
 /// and boot id; expel the dead, re-attach watchers to the living. Stored expiries stand.
 fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
     let sessions = board.store().live_sessions()?;
+    /// Why a session found at start is over; `pid_reused`: its pid now names another process
+    /// (so no report of the old one can come).
+    struct Over {
+        reason: String,
+        pid_reused: bool,
+    }
+    let over = |reason: String, pid_reused: bool| Some(Over { reason, pid_reused });
     for row in sessions {
-        let reason = if row.boot_id != board.boot_id {
-            Some("gone (the machine rebooted)".to_string())
+        let found = if row.boot_id != board.boot_id {
+            over("gone (the machine rebooted)".to_string(), false)
         } else {
-            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<String> {
+            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<Over> {
                 let (pid, start) = p?;
                 match procfs::liveness(pid, start) {
-                    Liveness::Gone if procfs::start_time(pid).is_ok() => Some(format!(
-                        "{what} pid {pid} now belongs to another process (found at board start)"
-                    )),
+                    Liveness::Gone if procfs::start_time(pid).is_ok() => over(
+                        format!(
+                            "{what} pid {pid} now belongs to another process (found at board start)"
+                        ),
+                        true,
+                    ),
                     Liveness::Gone | Liveness::Zombie => {
-                        Some(format!("{what} gone (found at board start)"))
+                        over(format!("{what} gone (found at board start)"), false)
                     }
                     _ => None,
                 }
@@ -205,7 +215,8 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                 .or_else(|| dead(row.pane.as_ref().map(|p| (p.1, p.2)), "pane"))
                 .or_else(|| {
                     (row.agent.is_none() && row.launcher.is_none())
-                        .then(|| "no process recorded".to_string())
+                        .then(|| over("no process recorded".to_string(), false))
+                        .flatten()
                 })
         };
         let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
@@ -214,21 +225,20 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                 Liveness::Alive | Liveness::Stopped
             )
         });
-        match reason {
+        match found {
             // The agent died while the board was down but its launcher lives: the launcher's
             // report (which may be what started this board) carries the exit status.
-            Some(r)
-                if launcher_alive
-                    && row.boot_id == board.boot_id
-                    && !r.contains("another process") =>
-            {
+            Some(Over {
+                reason: r,
+                pid_reused: false,
+            }) if launcher_alive && row.boot_id == board.boot_id => {
                 let (board, id) = (Arc::clone(board), row.id.clone());
                 tokio::spawn(async move {
                     watchers::wait_for_report(&board, &id).await;
                     let _ = board.expel(&id, &r);
                 });
             }
-            Some(r) => {
+            Some(Over { reason: r, .. }) => {
                 board.expel(&row.id, &r)?;
             }
             None => {
