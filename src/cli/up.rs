@@ -142,3 +142,54 @@ pub fn demo_agent() -> i32 {
     eprintln!("board demo-agent: cannot run bash: {err}");
     1
 }
+
+/// `board up` as a command: [`up`] and a line saying what was started.
+pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
+    up(attach).map(|v| {
+        let panes = v["panes"].as_array().cloned().unwrap_or_default();
+        let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+        let mut done = Vec::new();
+        for (o, word) in [
+            ("started", "started"),
+            ("restarted", "started again"),
+            ("running", "already running"),
+        ] {
+            if count(o) > 0 {
+                done.push(format!("{} {word}", count(o)));
+            }
+        }
+        let h = format!(
+            "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
+            v["session"].as_str().unwrap_or(""),
+            panes.len(),
+            done.join(", ")
+        );
+        (v, h)
+    })
+}
+
+/// `board down` as a command: [`down`] and what became of the session and each worktree.
+pub fn down_told() -> BoardResult<(Value, String)> {
+    down().map(|v| {
+        let mut h = if v["was_up"] == json!(true) {
+            "tmux session ended".to_string()
+        } else {
+            "no tmux session was up".to_string()
+        };
+        for w in v["worktrees"].as_array().into_iter().flatten() {
+            let (agent, branch) = (super::print::s(&w["agent"]), super::print::s(&w["branch"]));
+            if w["removed"] == json!(true) {
+                h.push_str(&format!(
+                    "\nremoved the worktree of {agent} (branch {branch} stays)"
+                ));
+            } else {
+                h.push_str(&format!(
+                    "\nkept the worktree of {agent} at {}: {}",
+                    super::print::s(&w["path"]),
+                    super::print::s(&w["kept_because"])
+                ));
+            }
+        }
+        (v, h)
+    })
+}

@@ -12,17 +12,24 @@
 //!   broken connection is never applied twice.
 //! - **input**: crossterm key, paste and resize events.
 //! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update
-//!   functions of [`state`], carries out the [`Effect`]s they return, and redraws with
+//!   functions of [`app`], carries out the [`Effect`]s they return, and redraws with
 //!   [`view::draw`] after every batch of messages and once a second (lease countdowns). Refreshes
 //!   are coalesced: at most one in flight and one queued, however many events arrive.
 //!
 //! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
 
 pub mod agents;
+pub mod app;
 pub mod fixture;
+pub mod form;
+pub mod input;
+pub mod keys;
+pub mod layout;
 pub mod messages;
-pub mod state;
+pub mod snapshot;
 mod team_io;
+#[cfg(test)]
+mod update_tests;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
@@ -39,7 +46,8 @@ use serde_json::{json, Value};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::sanitize::inert;
-use state::{App, Call, Effect, Purpose, Snapshot};
+use app::{App, Call, Effect, Purpose};
+use snapshot::Snapshot;
 
 /// How often the snapshot is re-fetched without any event (agents' own requests renew leases
 /// and update "last heard" without an event).
@@ -303,7 +311,7 @@ fn event_loop(
             let stale = refreshes
                 .last_sent
                 .is_none_or(|t| now.saturating_duration_since(t) >= PERIODIC_REFRESH);
-            if stale && app.conn == state::Conn::Live {
+            if stale && app.conn == app::Conn::Live {
                 refreshes.request(jobs);
             }
         }
