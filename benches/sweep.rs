@@ -18,11 +18,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use board::config::{Config, Paths};
 use board::daemon::lease::BootClock;
 use board::daemon::state::{Board, OffReactor};
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
+use board::proto::config::{Config, Paths};
 use board::store::{SqliteStore, Store, OPERATOR};
 use support::{load, report};
 

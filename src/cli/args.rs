@@ -106,7 +106,7 @@ pub enum Cmd {
         #[arg(long)]
         wait: bool,
         /// Longest wait with --wait (e.g. "10m").
-        #[arg(long, value_parser = crate::config::parse_duration, default_value = "1h")]
+        #[arg(long, value_parser = crate::proto::config::parse_duration, default_value = "1h")]
         timeout: Duration,
     },
     /// Finish a claimed task.
@@ -184,13 +184,13 @@ pub enum Cmd {
         file: PathBuf,
         /// Its format (default: from the extension; Markdown otherwise).
         #[arg(long, value_enum)]
-        format: Option<crate::backlog::Format>,
+        format: Option<crate::proto::backlog::Format>,
     },
     /// Print the backlog (goal and tasks) as a file `board import` reads back.
     Export {
         /// md (a checklist), toml or json.
         #[arg(long, value_enum, default_value = "md")]
-        format: crate::backlog::Format,
+        format: crate::proto::backlog::Format,
     },
     /// Send a message to an agent session (by id, or by name when one live session has it) or
     /// to `operator`. The recipient's next board call says it has unread messages.
@@ -229,11 +229,11 @@ pub enum Cmd {
         hold: bool,
         /// After a hangup (pane closed), how long the agent may take to exit before its process
         /// tree gets SIGTERM, then SIGKILL (e.g. "3s"; default: `[run] hangup_grace`).
-        #[arg(long, value_parser = crate::config::parse_duration)]
+        #[arg(long, value_parser = crate::proto::config::parse_duration)]
         hangup_grace: Option<std::time::Duration>,
         /// Show the session as "needs attention" when neither a board call nor a hook of the
         /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
-        #[arg(long, value_parser = crate::config::parse_duration)]
+        #[arg(long, value_parser = crate::proto::config::parse_duration)]
         attention_after: Option<Duration>,
         /// The agent's command line.
         #[arg(last = true, required = true)]

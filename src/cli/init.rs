@@ -12,7 +12,7 @@ use crate::proto::error::{BoardError, BoardResult};
 
 pub(super) fn init(name: Option<String>) -> BoardResult<(Value, String)> {
     let cwd = std::env::current_dir().map_err(|e| BoardError::internal(e.to_string()))?;
-    let path = cwd.join(crate::config::CONFIG_FILE);
+    let path = cwd.join(crate::proto::config::CONFIG_FILE);
     let created = !path.exists();
     if created {
         let name = name.unwrap_or_else(|| {
@@ -20,11 +20,12 @@ pub(super) fn init(name: Option<String>) -> BoardResult<(Value, String)> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "board".into())
         });
-        std::fs::write(&path, crate::config::Config::default_text(&name))
+        std::fs::write(&path, crate::proto::config::Config::default_text(&name))
             .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))?;
     }
-    let cfg = crate::config::Config::load(&path).map_err(|e| BoardError::usage(e.to_string()))?;
-    let paths = crate::config::Paths::new(&cwd, &cfg);
+    let cfg =
+        crate::proto::config::Config::load(&path).map_err(|e| BoardError::usage(e.to_string()))?;
+    let paths = crate::proto::config::Paths::new(&cwd, &cfg);
     crate::daemon::ensure_data_dir(&paths).map_err(|e| BoardError::internal(format!("{e:#}")))?;
     let gitignore = paths.data_dir.join(".gitignore");
     if !gitignore.exists() {
@@ -60,9 +61,9 @@ fn agent_profiles(root: &std::path::Path) -> BoardResult<Vec<Profile>> {
         .iter()
         .map(|(n, _)| n.to_string())
         .collect();
-    let cfg_path = root.join(crate::config::CONFIG_FILE);
-    let cfg =
-        crate::config::Config::load(&cfg_path).map_err(|e| BoardError::usage(e.to_string()))?;
+    let cfg_path = root.join(crate::proto::config::CONFIG_FILE);
+    let cfg = crate::proto::config::Config::load(&cfg_path)
+        .map_err(|e| BoardError::usage(e.to_string()))?;
     for a in &cfg.agents {
         if !names.contains(&a.profile) {
             names.push(a.profile.clone());

@@ -132,7 +132,7 @@ fn fail(json_out: bool, e: &BoardError) -> i32 {
 }
 
 fn serve(new_epoch: bool) -> i32 {
-    let (cfg, paths) = match crate::config::discover() {
+    let (cfg, paths) = match crate::proto::config::discover() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("board: {e}");

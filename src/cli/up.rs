@@ -1,7 +1,7 @@
 //! `board up` / `board down`: the team in tmux. `up` opens a tmux session named after the board,
 //! with the TUI in the first window and one `board run` pane per agent of `[[agents]]` in
 //! `board.toml` (tiled in the `agents` window); run again, it starts only what is missing or
-//! ended (see [`crate::team`]). Each launcher registers its pane, so the board watches the pane's
+//! ended (see [`crate::agent_tools::team`]). Each launcher registers its pane, so the board watches the pane's
 //! process and closing a pane expels its claims.
 
 use std::os::unix::process::CommandExt;
@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::config::{self, Paths};
+use crate::agent_tools::team;
 use crate::proto::client::{self, Client};
+use crate::proto::config::{self, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::team;
 
 /// `board up`: starts the board if needed, then opens the tmux session or completes it (see
 /// [`team::up`]): only slots without a pane or whose agent ended are started. Returns

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::config::{Config, Paths};
 use crate::daemon::lease::{BootClock, Clock};
 use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness};
+use crate::proto::config::{Config, Paths};
 use crate::store::SqliteStore;
 use state::Board;
 

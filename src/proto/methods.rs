@@ -259,7 +259,7 @@ pub struct SendParams {
     pub answer: Option<bool>,
 }
 /// `import`: a backlog document (`goal`, `tasks` with keys).
-pub type ImportParams = crate::backlog::Backlog;
+pub type ImportParams = crate::proto::backlog::Backlog;
 
 /// `goal` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

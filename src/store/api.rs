@@ -10,7 +10,7 @@
 //! lease-clock milliseconds compared in the statement; generations never go backwards.
 
 use super::*;
-use crate::backlog::Backlog;
+use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::proto::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
 use op_results::Answer;

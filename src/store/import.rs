@@ -9,7 +9,7 @@ use super::{
     agent_opt, check_text, emit, now_wall, EventKind, Events, SqliteStore, TaskState, MAX_TEXT,
     MAX_TITLE,
 };
-use crate::backlog::Backlog;
+use crate::proto::backlog::Backlog;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// What an import created.
