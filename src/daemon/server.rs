@@ -128,14 +128,12 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
                     return subscribe(board, wr, rd, id, p.after).await;
                 }
                 Ok(req) => {
-                    let b = Arc::clone(&board);
                     let id = req.id.clone();
                     // Store calls block briefly; keep them off the reactor threads.
-                    let out = tokio::task::spawn_blocking(move || handle(&b, &req, peer))
+                    let out = board
+                        .blocking(move |b, off| handle(b, off, &req, peer))
                         .await
-                        .unwrap_or_else(|e| {
-                            Err(BoardError::internal(format!("request failed: {e}")))
-                        });
+                        .and_then(|out| out);
                     match out {
                         Ok(v) => result_line(&id, &v),
                         Err(e) => error_line(&id, &e),
@@ -162,10 +160,14 @@ async fn subscribe(
     id: Id,
     after: Option<i64>,
 ) -> std::io::Result<()> {
-    let mut wake = board.events.subscribe();
+    let mut wake = board.events().subscribe();
     let mut sent = match after {
         Some(a) => a,
-        None => board.store().last_event_id().unwrap_or(0),
+        None => board
+            .with_store(|s| s.last_event_id())
+            .await
+            .and_then(|r| r)
+            .unwrap_or(0),
     };
     let ack = serde_json::json!({ "subscribed": true });
     wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes())
@@ -175,10 +177,10 @@ async fn subscribe(
         // publishes a new one, so nothing committed is left unread.
         wake.drain();
         loop {
-            let b = Arc::clone(&board);
-            let batch = tokio::task::spawn_blocking(move || b.store().events(sent, 1000))
+            let batch = board
+                .with_store(move |s| s.events(sent, 1000))
                 .await
-                .map_err(std::io::Error::other)?;
+                .and_then(|r| r);
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) => {
