@@ -14,39 +14,28 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use board::config::{Config, Paths};
 use board::daemon::lease::BootClock;
-use board::daemon::state::Board;
+use board::daemon::state::{Board, OffReactor};
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
-use board::store::{Store, OPERATOR};
-use support::{load, report, thread_cpu};
+use board::proto::config::{Config, Paths};
+use board::store::{SqliteStore, Store, TaskId, OPERATOR};
+use support::{load, report, thread_cpu, Kids};
 
 const TASKS: usize = 10_000;
 const SESSIONS: usize = 200;
 const SWEEPS: usize = 30;
-
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = Config::default();
     let paths = Paths::new(dir.path(), &cfg);
     std::fs::create_dir_all(&paths.data_dir).expect("data dir");
-    let mut store = Store::open(&paths.db).expect("store");
+    let mut store = SqliteStore::open(&paths.db).expect("store");
     for i in 1..=TASKS {
         store
             .add_task(&format!("task {i}"), "", 0, &[], OPERATOR, 0)
@@ -77,12 +66,12 @@ fn main() {
             .attach_session(&id, (pid, start), None)
             .expect("attach");
         store
-            .claim(&id, Some(k as i64 + 1), now, now + 3_600_000)
+            .claim(&id, Some(TaskId(k as i64 + 1)), now, now + 3_600_000)
             .expect("claim");
         ids.push(id);
     }
     let board = Arc::new(Board::new(
-        store,
+        Box::new(store),
         Arc::new(BootClock),
         cfg,
         paths,
@@ -131,14 +120,16 @@ fn main() {
         })
         .unwrap_or(0);
     println!("processes on the machine: {procs}");
+    let off = OffReactor::here().expect("no async runtime on this thread");
+    let off = &off;
     let mut prev = BTreeSet::new();
     // The first sweep only takes CPU samples.
-    prev = sweep_once(&board, &prev).expect("sweep");
+    prev = sweep_once(&board, off, &prev).expect("sweep");
     let mut cpu = Vec::new();
     let quiet: Vec<Duration> = (0..SWEEPS)
         .map(|_| {
             let (t, c) = (Instant::now(), thread_cpu());
-            prev = sweep_once(&board, &prev).expect("sweep");
+            prev = sweep_once(&board, off, &prev).expect("sweep");
             cpu.push(thread_cpu() - c);
             t.elapsed()
         })
@@ -152,7 +143,7 @@ fn main() {
                 mark_talked(&board, id);
             }
             let (t, c) = (Instant::now(), thread_cpu());
-            prev = sweep_once(&board, &prev).expect("sweep");
+            prev = sweep_once(&board, off, &prev).expect("sweep");
             cpu.push(thread_cpu() - c);
             t.elapsed()
         })
@@ -163,6 +154,5 @@ fn main() {
 }
 
 fn mark_talked(board: &Board, id: &str) {
-    let mut act = board.activity.lock().unwrap_or_else(|p| p.into_inner());
-    act.entry(id.to_string()).or_default().talked = true;
+    board.note_talked(id);
 }

@@ -16,7 +16,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use board::proto::client::{Client, Target};
-use board::store::{Store, OPERATOR};
+use board::store::{Generation, SqliteStore, Store, TaskId, OPERATOR};
 use serde_json::json;
 use support::{load, Bench};
 
@@ -115,7 +115,7 @@ fn board_figure() -> f64 {
 fn raw_figure() -> f64 {
     let dir = tempfile::tempdir().expect("tempdir");
     let path: PathBuf = dir.path().join("board.db");
-    let mut s = Store::open(&path).expect("store");
+    let mut s = SqliteStore::open(&path).expect("store");
     for i in 1..=TASKS {
         s.add_task(&format!("task {i}"), "", (i % 5) as i64, &[], OPERATOR, 0)
             .expect("add");
@@ -132,8 +132,14 @@ fn raw_figure() -> f64 {
     for i in 0..n {
         let a = &agents[i % WORKERS];
         let (c, _) = s.claim(a, None, 0, 120_000).expect("claim");
-        s.done(a, c.task.id, Some(c.claim.generation), None, 0)
-            .expect("done");
+        s.done(
+            a,
+            TaskId(c.task.id),
+            Some(Generation(c.claim.generation)),
+            None,
+            0,
+        )
+        .expect("done");
     }
     let secs = t.elapsed().as_secs_f64();
     let rate = (2 * n) as f64 / secs;

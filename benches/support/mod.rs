@@ -185,8 +185,9 @@ impl Bench {
     }
 
     pub fn socket(&self) -> PathBuf {
-        let cfg = board::config::Config::load(&self.root().join("board.toml")).expect("config");
-        board::config::Paths::new(self.root(), &cfg).socket
+        let cfg =
+            board::proto::config::Config::load(&self.root().join("board.toml")).expect("config");
+        board::proto::config::Paths::new(self.root(), &cfg).socket
     }
 
     fn try_client(&self) -> Option<Client> {
@@ -254,5 +255,18 @@ impl Drop for Bench {
         }
         let _ = self.serve.kill();
         let _ = self.serve.wait();
+    }
+}
+
+/// Child processes a benchmark started (agent sessions), killed and reaped when dropped, so a
+/// benchmark that fails half way leaves nothing running.
+pub struct Kids(pub Vec<Child>);
+
+impl Drop for Kids {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use crate::config::{LeaseSection, LivenessMode};
+use crate::proto::config::{LeaseSection, LivenessMode};
 
 /// A source of lease-clock time in milliseconds.
 pub trait Clock: Send + Sync {
@@ -103,24 +103,14 @@ impl Clock for ManualClock {
     }
 }
 
-/// What the sweep saw of an agent session's process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcessState {
-    /// Running or sleeping.
-    Alive,
-    /// Stopped by a signal (state `T`/`t`): it can make no progress.
-    Stopped,
-    /// Exited but not reaped.
-    Zombie,
-    /// No such process, or the pid now belongs to another process (start time differs).
-    Gone,
-}
+/// What the sweep saw of an agent session's process: [`Liveness`], read from `/proc`.
+pub use crate::os::procfs::Liveness;
 
 /// Everything the sweep knows about one session at one sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observation {
     /// State of the agent's process.
-    pub process: ProcessState,
+    pub process: Liveness,
     /// CPU time of its process tree advanced since the previous sweep.
     pub cpu_advanced: bool,
     /// It made a request with its identity since the previous sweep.
@@ -137,7 +127,7 @@ pub enum Verdict {
     /// Move its claims' expiry to now + lease.
     Renew,
     /// Leave the expiry alone: the claims lapse if nothing else renews them.
-    Hold,
+    NoRenew,
 }
 
 /// The lease settings in force, in milliseconds.
@@ -212,13 +202,21 @@ impl LeaseRules {
         })
     }
 
-    /// The expiry of a live claim after a stall of `stall_ms` found at `now_ms`: the stall does
-    /// not count against the lease (the expiry moves by it), and the holder gets at least one
-    /// sweep to show it is alive, as after a restart (rule 8). Never earlier than `expiry_ms`.
-    pub fn expiry_after_stall(&self, expiry_ms: i64, now_ms: i64, stall_ms: i64) -> i64 {
+    /// The expiry of a live claim after `stall`, found at `now_ms`: the stall does not count
+    /// against the lease (the expiry moves by it), and the holder gets at least one sweep to
+    /// show it is alive, as after a restart (rule 8). Never earlier than `expiry_ms`. The store
+    /// applies the same rule to every live claim in one statement
+    /// ([`crate::store::Store::extend_after_stall`] with [`LeaseRules::stall_floor_ms`]).
+    pub fn expiry_after_stall(&self, expiry_ms: i64, now_ms: i64, stall: Stall) -> i64 {
         expiry_ms
-            .saturating_add(stall_ms.max(0))
-            .max(now_ms.saturating_add(self.sweep_ms))
+            .saturating_add(stall.ms.max(0))
+            .max(self.stall_floor_ms(now_ms))
+    }
+
+    /// The earliest expiry any live claim has after a stall found at `now_ms`: one sweep of
+    /// grace.
+    pub fn stall_floor_ms(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(self.sweep_ms)
     }
 
     /// Whether a claim with `expiry_ms` has lapsed at `now_ms` (expiry is exclusive).
@@ -232,14 +230,14 @@ impl LeaseRules {
     /// progress or a board call.
     pub fn sweep_verdict(&self, obs: &Observation) -> Verdict {
         match obs.process {
-            ProcessState::Gone => Verdict::Expel("process gone".into()),
-            ProcessState::Zombie => Verdict::Expel("process exited (zombie)".into()),
-            ProcessState::Stopped | ProcessState::Alive if obs.waiting => Verdict::Renew,
-            ProcessState::Stopped => Verdict::Hold,
-            ProcessState::Alive => match self.liveness {
+            Liveness::Gone => Verdict::Expel("process gone".into()),
+            Liveness::Zombie => Verdict::Expel("process exited (zombie)".into()),
+            Liveness::Stopped | Liveness::Alive if obs.waiting => Verdict::Renew,
+            Liveness::Stopped => Verdict::NoRenew,
+            Liveness::Alive => match self.liveness {
                 LivenessMode::Process => Verdict::Renew,
                 LivenessMode::Activity if obs.cpu_advanced || obs.talked => Verdict::Renew,
-                LivenessMode::Activity => Verdict::Hold,
+                LivenessMode::Activity => Verdict::NoRenew,
             },
         }
     }
@@ -277,7 +275,7 @@ mod tests {
 
     fn alive(cpu: bool, talked: bool) -> Observation {
         Observation {
-            process: ProcessState::Alive,
+            process: Liveness::Alive,
             cpu_advanced: cpu,
             talked,
             waiting: false,
@@ -317,20 +315,20 @@ mod tests {
     fn the_sweep_expels_the_dead_and_holds_the_stopped() {
         let r = rules(LivenessMode::Process);
         let gone = Observation {
-            process: ProcessState::Gone,
+            process: Liveness::Gone,
             ..alive(true, true)
         };
         let zombie = Observation {
-            process: ProcessState::Zombie,
+            process: Liveness::Zombie,
             ..alive(true, true)
         };
         let stopped = Observation {
-            process: ProcessState::Stopped,
+            process: Liveness::Stopped,
             ..alive(true, true)
         };
         assert!(matches!(r.sweep_verdict(&gone), Verdict::Expel(_)));
         assert!(matches!(r.sweep_verdict(&zombie), Verdict::Expel(_)));
-        assert_eq!(r.sweep_verdict(&stopped), Verdict::Hold);
+        assert_eq!(r.sweep_verdict(&stopped), Verdict::NoRenew);
         // Rule 12: a waiting session keeps its claims while its process lives, stopped or not.
         let waiting_but_stopped = Observation {
             waiting: true,
@@ -389,22 +387,29 @@ mod tests {
         let exp = r.expiry(clock.now_ms()); // 120 s
                                             // 50 s into the lease the board stops for 300 s (more than 2 leases).
         clock.advance(350_000);
-        let stall = 300_000;
+        let stall = Stall {
+            ms: 300_000,
+            suspended_ms: 0,
+        };
         let after = r.expiry_after_stall(exp, clock.now_ms(), stall);
-        assert_eq!(after, exp + stall, "the lease keeps its 70 s left");
+        assert_eq!(after, exp + stall.ms, "the lease keeps its 70 s left");
         assert!(!r.lapsed(after, clock.now_ms()));
         // A claim that was about to lapse gets one sweep to show its holder is alive.
-        let nearly = r.expiry_after_stall(clock.now_ms() - stall + 1, clock.now_ms(), stall);
+        let nearly = r.expiry_after_stall(clock.now_ms() - stall.ms + 1, clock.now_ms(), stall);
         assert_eq!(nearly, clock.now_ms() + r.sweep_ms);
         // Never earlier than it was.
-        assert!(r.expiry_after_stall(exp, 0, 0) >= exp);
+        let none = Stall {
+            ms: 0,
+            suspended_ms: 0,
+        };
+        assert!(r.expiry_after_stall(exp, 0, none) >= exp);
     }
 
     #[test]
     fn activity_mode_needs_progress_process_mode_does_not() {
         let act = rules(LivenessMode::Activity);
         let proc_ = rules(LivenessMode::Process);
-        assert_eq!(act.sweep_verdict(&alive(false, false)), Verdict::Hold);
+        assert_eq!(act.sweep_verdict(&alive(false, false)), Verdict::NoRenew);
         assert_eq!(act.sweep_verdict(&alive(true, false)), Verdict::Renew);
         assert_eq!(act.sweep_verdict(&alive(false, true)), Verdict::Renew);
         assert_eq!(proc_.sweep_verdict(&alive(false, false)), Verdict::Renew);

@@ -7,24 +7,34 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::state::Board;
-use crate::daemon::lease::{Observation, ProcessState, Verdict};
+use crate::daemon::lease::{Observation, Verdict};
+use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
-use crate::store::SessionRow;
+use crate::store::{AgentState, SessionRow};
 
 /// Runs the sweep until the board stops. The interval is re-read after each sweep, so a
 /// `board.toml` edit applies without restart.
 pub async fn run(board: Arc<Board>) {
     let mut last_renewed = BTreeSet::new();
     loop {
-        let every = next_sweep_in(&board);
+        // Store reads and /proc scans block: every step runs on the blocking pool.
+        let every = match board.blocking(|b, off| next_sweep_in(b, off)).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!(error = %e, "could not time the next sweep");
+                Duration::from_millis(board.rules().sweep_ms.max(1) as u64)
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = board.sweep_changed.notified() => continue,
+            _ = board.sweep_changed().notified() => continue,
         }
-        // /proc scans and SQLite writes block: keep them off the reactor threads.
-        let (b, prev) = (Arc::clone(&board), last_renewed.clone());
-        match tokio::task::spawn_blocking(move || sweep_once(&b, &prev)).await {
+        let prev = last_renewed.clone();
+        match board
+            .blocking(move |b, off| sweep_once(b, off, &prev))
+            .await
+        {
             Ok(Ok(renewed)) => last_renewed = renewed,
             Ok(Err(e)) => tracing::error!(error = %e, "sweep failed"),
             Err(e) => tracing::error!(error = %e, "sweep task failed"),
@@ -35,54 +45,41 @@ pub async fn run(board: Arc<Board>) {
 /// Time to the next sweep: the sweep interval, or sooner when a live claim expires before that,
 /// so a claim lapses at its expiry (not up to one interval late) and a claim granted under a
 /// shorter sweep interval than the one now in force is still looked at before it runs out.
-fn next_sweep_in(board: &Board) -> Duration {
+fn next_sweep_in(board: &Board, off: &OffReactor) -> Duration {
     let interval = board.rules().sweep_ms.max(1);
-    let until_expiry = match board.store().earliest_expiry() {
+    let until_expiry = match board.store(off).earliest_expiry() {
         Ok(Some(e)) => (e - board.now_ms()).max(10),
         _ => interval,
     };
     let until_warning =
-        super::terminal::until_next_warning(board, &board.rules()).unwrap_or(interval);
+        super::terminal::until_next_warning(board, off, &board.rules()).unwrap_or(interval);
     Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
-}
-
-fn state_of(l: Liveness) -> ProcessState {
-    match l {
-        Liveness::Alive => ProcessState::Alive,
-        Liveness::Stopped => ProcessState::Stopped,
-        Liveness::Zombie => ProcessState::Zombie,
-        Liveness::Gone => ProcessState::Gone,
-    }
 }
 
 /// One sweep. Returns the sessions renewed, so the next sweep logs a `renew` summary event only
 /// when that set changes (a renew event every 30 s per agent would drown the feed).
 pub fn sweep_once(
     board: &Arc<Board>,
+    off: &OffReactor,
     last_renewed: &BTreeSet<String>,
 ) -> BoardResult<BTreeSet<String>> {
     // A sweep far later than scheduled means the board was not running: that time must not
     // lapse anything.
-    board.check_stall()?;
+    board.check_stall(off)?;
     let rules = board.rules();
-    let sessions = board.store().live_sessions()?;
+    let sessions = board.store(off).live_sessions()?;
     // One pass over /proc answers every session's liveness and CPU time: reading the whole of
     // /proc once per session made a sweep of 200 sessions cost hundreds of milliseconds.
     let table = ProcTable::scan();
     let mut due = Vec::new();
     for row in &sessions {
         let (process, cpu) = observe(board, &table, row);
-        let seen = if process == ProcessState::Stopped {
-            "stopped"
-        } else {
-            "alive"
-        };
-        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
+        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
         // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         // Input in the agent's terminal is progress too: a person reading code types now and
         // then but burns no CPU (see `terminal`).
-        let typed = match board.store().session_tty(&row.id)? {
+        let typed = match board.store(off).session_tty(&row.id)? {
             Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
             None => false,
         };
@@ -95,26 +92,26 @@ pub fn sweep_once(
         match rules.sweep_verdict(&obs) {
             Verdict::Expel(reason) => match agent_exit(board, row) {
                 AgentExit::Status(status) => {
-                    board.expel(&row.id, &status)?;
+                    board.expel(off, &row.id, &status)?;
                 }
                 AgentExit::Reporting => {}
                 AgentExit::Unknown => {
-                    board.expel(&row.id, &reason)?;
+                    board.expel(off, &row.id, &reason)?;
                 }
             },
             Verdict::Renew => due.push(row.id.as_str()),
-            Verdict::Hold => {}
+            Verdict::NoRenew => {}
         }
     }
     // All renewals of a sweep are one write transaction (design rule 10).
     let renewed: BTreeSet<String> = board
-        .renew_many(&due, board.now_ms(), &rules)?
+        .renew_many(off, &due, board.now_ms(), &rules)?
         .into_iter()
         .collect();
     if !renewed.is_empty() && &renewed != last_renewed {
         let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
-        let ev = board.store().record(
-            "renew",
+        let ev = board.store(off).record(
+            crate::store::EventKind::Renew,
             None,
             None,
             None,
@@ -122,10 +119,10 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
-    super::terminal::warn_before_lapse(board, &rules)?;
-    let now = board.now_checked()?;
-    if board.store().any_due(now)? {
-        let ev = board.store().lapse_due(now, rules.duration_ms)?;
+    super::terminal::warn_before_lapse(board, off, &rules)?;
+    let now = board.now_checked(off)?;
+    if board.store(off).any_due(now)? {
+        let ev = board.store(off).lapse_due(now, rules.duration_ms)?;
         board.publish(ev);
     }
     Ok(renewed)
@@ -154,7 +151,7 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
     let (Some(agent), Some(launcher)) = (row.agent, row.launcher) else {
         return AgentExit::Unknown;
     };
-    if row.boot_id != board.boot_id || !alive(launcher) {
+    if row.boot_id != board.boot_id() || !alive(launcher) {
         return AgentExit::Unknown;
     }
     match procfs::liveness(agent.0, agent.1) {
@@ -162,16 +159,16 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
             Some(status) => AgentExit::Status(super::watchers::decode_wait_status(status)),
             None => AgentExit::Unknown,
         },
-        Liveness::Gone if board.pidfd => AgentExit::Reporting,
+        Liveness::Gone if board.pidfd() => AgentExit::Reporting,
         _ => AgentExit::Unknown,
     }
 }
 
 /// The state of a session's processes and the CPU ticks of the agent's tree. A session from
 /// another boot, or whose launcher or pane is gone, counts as gone.
-fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState, Option<u64>) {
-    if row.boot_id != board.boot_id {
-        return (ProcessState::Gone, None);
+fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (Liveness, Option<u64>) {
+    if row.boot_id != board.boot_id() {
+        return (Liveness::Gone, None);
     }
     let gone = |p: Option<(i32, u64)>| {
         p.is_some_and(|(pid, st)| {
@@ -179,12 +176,12 @@ fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState,
         })
     };
     if gone(row.launcher) || gone(row.pane.as_ref().map(|p| (p.1, p.2))) {
-        return (ProcessState::Gone, None);
+        return (Liveness::Gone, None);
     }
     let Some((pid, start)) = row.agent.or(row.launcher) else {
-        return (ProcessState::Gone, None);
+        return (Liveness::Gone, None);
     };
-    let state = state_of(table.liveness(pid, start));
+    let state = table.liveness(pid, start);
     // Count from the launcher when there is one: helpers the agent double-forked were re-parented
     // to it (it is a subreaper), and their work is the agent's progress too.
     let cpu_root = row.launcher.map(|l| l.0).unwrap_or(pid);
@@ -192,22 +189,23 @@ fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState,
     // the launcher): its own work is not the agent's progress.
     let me = std::process::id() as i32;
     let cpu =
-        (state == ProcessState::Alive).then(|| table.tree_cpu_ticks_pruned(cpu_root, |p| p == me));
+        (state == Liveness::Alive).then(|| table.tree_cpu_ticks_pruned(cpu_root, |p| p == me));
     (state, cpu)
 }
 
-/// The liveness word shown by `board agents` for a live session: `alive` (the store turns it
-/// into `working`/`idle`), `stopped` or `gone`.
-pub fn describe(board: &Board, row: &SessionRow) -> String {
+/// The state `board agents` shows for a live session as its processes say: `starting`,
+/// `stopped` or `gone`; None while it runs (the store then tells `working`, `idle` and
+/// `needs_attention` apart).
+pub fn describe(board: &Board, row: &SessionRow) -> Option<AgentState> {
     let Some((pid, start)) = row.agent.or(row.launcher) else {
-        return "starting".into();
+        return Some(AgentState::Starting);
     };
-    if row.boot_id != board.boot_id {
-        return "gone".into();
+    if row.boot_id != board.boot_id() {
+        return Some(AgentState::Gone);
     }
     match procfs::liveness(pid, start) {
-        Liveness::Alive => "alive".into(),
-        Liveness::Stopped => "stopped".into(),
-        Liveness::Zombie | Liveness::Gone => "gone".into(),
+        Liveness::Alive => None,
+        Liveness::Stopped => Some(AgentState::Stopped),
+        Liveness::Zombie | Liveness::Gone => Some(AgentState::Gone),
     }
 }

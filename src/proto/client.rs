@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::config::{self, Paths};
+use crate::proto::config::{self, Paths};
 use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{request_line, Id, PROTOCOL_VERSION};
@@ -293,7 +293,7 @@ impl Client {
     }
 
     /// Whether the board has closed this connection (it stopped or restarted since): a request
-    /// written now would be lost, so a long-lived door reconnects first. Looks without reading
+    /// written now would be lost, so a long-lived connection (`board json`, `board mcp`) reconnects first. Looks without reading
     /// or blocking (a non-blocking MSG_PEEK).
     pub fn peer_closed(&self) -> bool {
         use nix::sys::socket::{recv, MsgFlags};

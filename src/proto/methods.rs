@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::proto::error::{BoardError, BoardResult};
+pub use crate::proto::glossary::ListState;
 use crate::proto::results::*;
 
 /// How a method treats the common members of its params.
@@ -258,13 +259,13 @@ pub struct SendParams {
     pub answer: Option<bool>,
 }
 /// `import`: a backlog document (`goal`, `tasks` with keys).
-pub type ImportParams = crate::backlog::Backlog;
+pub type ImportParams = crate::proto::backlog::Backlog;
 
 /// `goal` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoalParams {
-    /// The new goal; absent or null reads the current one.
+    /// A new goal for the whole team (older goals are kept); leave it out to read the current one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -273,15 +274,15 @@ pub struct GoalParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddParams {
-    /// One-line title.
+    /// One-line title of the new task.
     pub title: String,
-    /// Longer description (default empty).
+    /// Longer description: what to do and how to tell it is done (default empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// Higher runs first (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
-    /// Ids of tasks that must be done first.
+    /// Ids of tasks that must be done before this one is ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Vec<i64>>,
 }
@@ -319,83 +320,26 @@ pub type CancelParams = TaskParams;
 /// `show` parameters.
 pub type ShowParams = TaskParams;
 
-/// A task state, as `list` filters by it: the stored states and two views of `open`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    /// Not claimed, not finished.
-    Open,
-    /// Open with nothing to wait for.
-    Ready,
-    /// Open, waiting for an unfinished dependency.
-    Blocked,
-    /// Held by a live claim.
-    Claimed,
-    /// Finished.
-    Done,
-    /// Cancelled.
-    Cancelled,
-}
-
-impl TaskState {
-    /// The state's name as the store keeps it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Open => "open",
-            TaskState::Ready => "ready",
-            TaskState::Blocked => "blocked",
-            TaskState::Claimed => "claimed",
-            TaskState::Done => "done",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl TaskState {
-    /// Every state `list` filters by.
-    pub const ALL: &'static [TaskState] = &[
-        TaskState::Open,
-        TaskState::Ready,
-        TaskState::Blocked,
-        TaskState::Claimed,
-        TaskState::Done,
-        TaskState::Cancelled,
-    ];
-}
-
 /// One state or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StateFilter {
     /// Only this state.
-    One(TaskState),
+    One(ListState),
     /// Any of these states.
-    Many(Vec<TaskState>),
+    Many(Vec<ListState>),
 }
 
 impl<'de> Deserialize<'de> for StateFilter {
     /// A state name or a list of them; an unknown name is refused with the list of known ones.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let known = || {
-            TaskState::ALL
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let one = |v: &Value| -> Result<TaskState, D::Error> {
+        let known = ListState::known;
+        let one = |v: &Value| -> Result<ListState, D::Error> {
             let name = v
                 .as_str()
                 .ok_or_else(|| D::Error::custom(format!("a state is a string ({})", known())))?;
-            TaskState::ALL
-                .iter()
-                .copied()
-                .find(|s| s.as_str() == name)
-                .ok_or_else(|| {
-                    let shown: String = name.chars().take(32).collect();
-                    D::Error::custom(format!("unknown state {shown:?}: use {}", known()))
-                })
+            name.parse().map_err(D::Error::custom)
         };
         match Value::deserialize(d)? {
             v @ Value::String(_) => one(&v).map(StateFilter::One),
@@ -450,12 +394,13 @@ pub struct ClaimParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoneParams {
-    /// Task id.
+    /// Id of the task you claimed and finished.
     pub task: i64,
-    /// Require this claim generation (fencing token).
+    /// The `generation` claim returned (fencing token): refused when your claim is no longer
+    /// that one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
-    /// A closing note.
+    /// What you did, for the people and agents after you.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -469,7 +414,7 @@ pub struct ReleaseParams {
     /// Require this claim generation (also with `force`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
-    /// Why, for the next agent.
+    /// Why you give it back and what the next agent should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Operator only: end whoever's claim.
@@ -481,9 +426,9 @@ pub struct ReleaseParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteParams {
-    /// Task id.
+    /// Task id (you must hold its claim).
     pub task: i64,
-    /// The note.
+    /// The note: a finding, a decision, a warning for the next agent.
     pub text: String,
     /// As holder: require this claim generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -494,10 +439,10 @@ pub struct NoteParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckParams {
-    /// Task id; absent: any live claim.
+    /// Task id you believe you hold; leave it out to check that you hold any live claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<i64>,
-    /// Require this generation.
+    /// The generation you hold it at (from claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
 }
@@ -506,7 +451,7 @@ pub struct CheckParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitParams {
-    /// The question for the human.
+    /// What you need from a human: the question, or the permission you wait for.
     pub question: String,
 }
 

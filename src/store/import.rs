@@ -5,8 +5,11 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::tasks::{current_goal, set_deps};
-use super::{agent_opt, check_text, emit, now_wall, Events, Store, MAX_TEXT, MAX_TITLE};
-use crate::backlog::Backlog;
+use super::{
+    agent_opt, check_text, emit, now_wall, EventKind, Events, SqliteStore, TaskState, MAX_TEXT,
+    MAX_TITLE,
+};
+use crate::proto::backlog::Backlog;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// What an import created.
@@ -20,15 +23,12 @@ pub struct Imported {
     pub goal_set: bool,
 }
 
-impl Store {
-    /// Adds every task of `backlog` (checked with [`Backlog::check`]) and its goal in one
-    /// `BEGIN IMMEDIATE` transaction: all of it or nothing. Tasks get new ids in file order;
-    /// `after` keys become those ids. A `done` or `cancelled` task is created finished (done by
-    /// `by`, generation 0: it was never claimed here). Each task is an `add` event.
-    ///
-    /// Errors: `invalid` naming the task (empty or oversized text, a bad key, a cycle); nothing
-    /// is created then.
-    pub fn import(&mut self, backlog: &Backlog, by: &str) -> BoardResult<(Imported, Events)> {
+impl SqliteStore {
+    pub(super) fn import(
+        &mut self,
+        backlog: &Backlog,
+        by: &str,
+    ) -> BoardResult<(Imported, Events)> {
         backlog
             .check()
             .map_err(|e| BoardError::invalid(e.to_string()))?;
@@ -45,7 +45,8 @@ impl Store {
             let mut ids: HashMap<&str, i64> = HashMap::new();
             let mut order = Vec::with_capacity(backlog.tasks.len());
             for t in &backlog.tasks {
-                let finished = t.state != "open";
+                let state = TaskState::from(t.state);
+                let finished = state != TaskState::Open;
                 tx.execute(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
                                         done_by, done_at)
@@ -54,16 +55,24 @@ impl Store {
                         t.title,
                         t.body,
                         t.priority,
-                        t.state,
+                        state,
                         now,
-                        (t.state == "done").then_some(by),
+                        (state == TaskState::Done).then_some(by),
                         finished.then_some(&now)
                     ],
                 )?;
                 let id = tx.last_insert_rowid();
                 ids.insert(&t.key, id);
                 order.push(id);
-                emit(tx, ev, "add", Some(id), agent_opt(by), None, &t.title)?;
+                emit(
+                    tx,
+                    ev,
+                    EventKind::Add,
+                    Some(id),
+                    agent_opt(by),
+                    None,
+                    &t.title,
+                )?;
             }
             for t in &backlog.tasks {
                 let after: Vec<i64> = t.after.iter().map(|k| ids[k.as_str()]).collect();
@@ -77,7 +86,7 @@ impl Store {
                         "INSERT INTO goals (text, set_at, set_by) VALUES (?1, ?2, ?3)",
                         params![g, now, by],
                     )?;
-                    emit(tx, ev, "goal", None, agent_opt(by), None, g)?;
+                    emit(tx, ev, EventKind::Goal, None, agent_opt(by), None, g)?;
                     goal_set = true;
                 }
             }

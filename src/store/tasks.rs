@@ -3,37 +3,33 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::claims::end_live_claims_of_task;
+use super::lapse::end_live_claims_of_task;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{GoalView, NoteView, TaskView};
 
-impl Store {
+impl SqliteStore {
     // ----- goal -------------------------------------------------------------------------------
 
-    /// Sets a new current goal (older goals are kept).
-    pub fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
+    pub(super) fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
         check_text("goal", text, MAX_TEXT, false)?;
         self.tx(|tx, ev| {
             tx.execute(
                 "INSERT INTO goals (text, set_at, set_by) VALUES (?1, ?2, ?3)",
                 params![text, now_wall(), by],
             )?;
-            emit(tx, ev, "goal", None, agent_opt(by), None, text)?;
+            emit(tx, ev, EventKind::Goal, None, agent_opt(by), None, text)?;
             current_goal(tx)?.ok_or_else(|| BoardError::internal("goal vanished"))
         })
     }
 
-    /// The current goal, if one was set.
-    pub fn goal(&self) -> BoardResult<Option<GoalView>> {
+    pub(super) fn goal(&self) -> BoardResult<Option<GoalView>> {
         current_goal(&self.conn)
     }
 
     // ----- tasks ------------------------------------------------------------------------------
 
-    /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
-    /// title, `not_found` for an unknown dependency.
-    pub fn add_task(
+    pub(super) fn add_task(
         &mut self,
         title: &str,
         body: &str,
@@ -53,15 +49,13 @@ impl Store {
             )?;
             let id = tx.last_insert_rowid();
             set_deps(tx, id, after)?;
-            emit(tx, ev, "add", Some(id), agent_opt(by), None, title)?;
+            emit(tx, ev, EventKind::Add, Some(id), agent_opt(by), None, title)?;
             task_view(tx, id, now_ms)
         })
     }
 
-    /// Edits a task's title, body, priority or dependencies (None leaves a field alone).
-    /// Errors: `not_found`, `invalid` (empty title, dependency cycle).
     #[allow(clippy::too_many_arguments)]
-    pub fn edit_task(
+    pub(super) fn edit_task(
         &mut self,
         id: i64,
         title: Option<&str>,
@@ -91,13 +85,20 @@ impl Store {
                 tx.execute("DELETE FROM task_deps WHERE task_id = ?1", [id])?;
                 set_deps(tx, id, after)?;
             }
-            emit(tx, ev, "edit", Some(id), agent_opt(by), None, "edited")?;
+            emit(
+                tx,
+                ev,
+                EventKind::Edit,
+                Some(id),
+                agent_opt(by),
+                None,
+                "edited",
+            )?;
             task_view(tx, id, now_ms)
         })
     }
 
-    /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
-    pub fn cancel_task(
+    pub(super) fn cancel_task(
         &mut self,
         id: i64,
         by: &str,
@@ -105,8 +106,12 @@ impl Store {
     ) -> BoardResult<(TaskView, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
-                "UPDATE tasks SET state = 'cancelled', updated_at = ?2
-                 WHERE id = ?1 AND state IN ('open', 'claimed')",
+                concat!(
+                    "UPDATE tasks SET state = ",
+                    crate::sql_state!(cancelled),
+                    ", updated_at = ?2 WHERE id = ?1 AND state IN ",
+                    unfinished!()
+                ),
                 params![id, now_wall()],
             )?;
             if n == 0 {
@@ -115,50 +120,49 @@ impl Store {
                     ErrorKind::Conflict,
                     format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
                 )
-                .with("state", state));
+                .with("state", state.as_str()));
             }
-            end_live_claims_of_task(tx, ev, id, "cancel", "task cancelled")?;
-            emit(tx, ev, "cancel", Some(id), agent_opt(by), None, "cancelled")?;
+            end_live_claims_of_task(tx, ev, id, ClaimEnd::Cancel, "task cancelled")?;
+            emit(
+                tx,
+                ev,
+                EventKind::Cancel,
+                Some(id),
+                agent_opt(by),
+                None,
+                TaskState::Cancelled.as_str(),
+            )?;
             task_view(tx, id, now_ms)
         })
     }
 
-    /// All tasks, optionally only those in `states`, ordered by id.
-    ///
-    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
-    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
-    /// readiness; see [`super::LIST_STATES`].
-    pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
-        Ok(self.list_page(states, 0, None, now_ms)?.0)
+    pub(super) fn list_tasks(
+        &self,
+        states: Option<&[ListState]>,
+        now_ms: i64,
+    ) -> BoardResult<Vec<TaskView>> {
+        Ok(self.list_page(states, TaskId(0), None, now_ms)?.0)
     }
 
-    /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
-    /// when None). The second value is the cursor for the next page (the last id looked at) when
-    /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
-    /// than `limit` tasks, even none, before the last.
-    pub fn list_page(
+    pub(super) fn list_page(
         &self,
-        states: Option<&[String]>,
-        after: i64,
+        states: Option<&[ListState]>,
+        after: TaskId,
         limit: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
         // SQL filters by stored state; `ready` and `blocked` are open tasks told apart by their
         // dependencies, which are known only once the views are built.
-        let by_readiness = states.is_some_and(|s| s.iter().any(|x| x == "ready" || x == "blocked"));
-        let stored: Option<Vec<String>> = states.map(|s| {
+        let by_readiness = states.is_some_and(|s| {
             s.iter()
-                .map(|x| match x.as_str() {
-                    "ready" | "blocked" => "open".to_string(),
-                    other => other.to_string(),
-                })
-                .collect()
+                .any(|x| matches!(x, ListState::Ready | ListState::Blocked))
         });
+        let stored: Option<Vec<TaskState>> = states.map(|s| s.iter().map(|x| x.stored()).collect());
         // One row more than asked tells whether another page follows.
         let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
         let pick = Pick::Page {
             states: stored.as_deref(),
-            after,
+            after: after.0,
             limit: ask,
         };
         let mut views = task_views(&self.conn, pick, now_ms)?;
@@ -170,21 +174,23 @@ impl Store {
             _ => None,
         };
         if let (true, Some(s)) = (by_readiness, states) {
-            let wanted = |t: &TaskView, s: &str| match s {
-                "ready" => t.ready,
-                "blocked" => t.state == "open" && !t.ready,
-                other => t.state == other,
+            let wanted = |t: &TaskView, s: ListState| match s {
+                ListState::Ready => t.ready,
+                ListState::Blocked => t.state == TaskState::Open && !t.ready,
+                other => t.state == other.stored(),
             };
             // The cursor stays the last task looked at, so a page thinned by this filter (even
             // to nothing) still moves the cursor on.
-            views.retain(|t| s.iter().any(|x| wanted(t, x)));
+            views.retain(|t| s.iter().any(|x| wanted(t, *x)));
         }
         Ok((views, next))
     }
 
-    /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
-    /// None).
-    pub fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>> {
+    pub(super) fn ready_tasks(
+        &self,
+        now_ms: i64,
+        limit: Option<i64>,
+    ) -> BoardResult<Vec<TaskView>> {
         task_views(
             &self.conn,
             Pick::Ready {
@@ -194,13 +200,11 @@ impl Store {
         )
     }
 
-    /// One task. Errors: `not_found`.
-    pub fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+    pub(super) fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
         task_view(&self.conn, id, now_ms)
     }
 
-    /// A task's notes, oldest first.
-    pub fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
+    pub(super) fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
         let mut st = self.conn.prepare(
             "SELECT id, task_id, author, generation, text, at FROM notes WHERE task_id = ?1 ORDER BY id",
         )?;
@@ -217,10 +221,9 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Open + claimed tasks: work that is not finished yet.
-    pub fn unfinished_count(&self) -> BoardResult<i64> {
+    pub(super) fn unfinished_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE state IN ('open', 'claimed')",
+            concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
             [],
             |r| r.get(0),
         )?)
@@ -292,7 +295,7 @@ pub(super) enum Pick<'a> {
     One(i64),
     /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit` (-1: all).
     Page {
-        states: Option<&'a [String]>,
+        states: Option<&'a [TaskState]>,
         after: i64,
         limit: i64,
     },
@@ -302,12 +305,12 @@ pub(super) enum Pick<'a> {
 
 /// The columns of a task view, with its live claim joined in; `$tail` picks the rows.
 macro_rules! view_sql {
-    ($tail:literal) => {
+    ($($tail:tt)+) => {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
                     t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
-            $tail
+            $($tail)+
         )
     };
 }
@@ -316,8 +319,9 @@ macro_rules! view_sql {
 macro_rules! deps_sql {
     ($where:literal) => {
         concat!(
-            "SELECT d.task_id, d.after_id, a.state IN ('done', 'cancelled') FROM task_deps d
-             JOIN tasks a ON a.id = d.after_id WHERE ",
+            "SELECT d.task_id, d.after_id, a.state IN ",
+            finished!(),
+            " FROM task_deps d JOIN tasks a ON a.id = d.after_id WHERE ",
             $where,
             " ORDER BY d.task_id, d.after_id"
         )
@@ -331,14 +335,14 @@ macro_rules! deps_sql {
 pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskView>> {
     use std::collections::HashMap;
     let row = |r: &rusqlite::Row| -> rusqlite::Result<TaskView> {
-        let state: String = r.get(4)?;
+        let state: TaskState = r.get(4)?;
         let expires: Option<i64> = r.get(11)?;
         Ok(TaskView {
             id: r.get(0)?,
             title: r.get(1)?,
             body: r.get(2)?,
             priority: r.get(3)?,
-            ready: state == "open",
+            ready: state == TaskState::Open,
             state,
             generation: r.get(5)?,
             after: Vec::new(),
@@ -382,10 +386,9 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
         }
         Pick::Ready { limit } => {
             let mut st = c.prepare_cached(view_sql!(
-                "WHERE t.state = 'open'
-                   AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                                   WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
-                 ORDER BY t.priority DESC, t.id LIMIT ?1"
+                "WHERE ",
+                ready!("t"),
+                " ORDER BY t.priority DESC, t.id LIMIT ?1"
             ))?;
             let rows = st.query_map([limit], row)?;
             rows.collect::<Result<_, _>>()?

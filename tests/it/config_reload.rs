@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use serde_json::Value;
 
 fn lease(duration: &str) -> String {
@@ -122,13 +124,8 @@ fn status_says_when_board_toml_is_broken() {
     std::fs::write(b.root.join("board.toml"), "[lease]\nduration = 5\n").unwrap();
     let shown = poll(Duration::from_secs(5), || {
         // The CLI itself cannot read the broken file, so point it at the socket.
-        let out = b
-            .cmd(&["status"])
-            .env("BOARD_SOCKET", &b.socket)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        (out.status.success() && text.contains("CONFIG ERROR")).then_some(text)
+        let (ok, text) = status_by_socket(&b);
+        (ok && text.contains("CONFIG ERROR")).then_some(text)
     })
     .expect("`board status` shows the error");
     println!("{shown}");
@@ -152,4 +149,58 @@ fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
         took < Duration::from_secs(4),
         "the client waited {took:?} for a board that had already exited: {v}"
     );
+}
+
+#[test]
+fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
+    let mut b = TestBoard::init(&lease("120s"));
+    b.serve();
+    let log = b.root.join(".board/board.log");
+    let log_before = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    let huge = format!("{}\n", "\x1b]0;x".repeat(1024 * 1024));
+    b.write_config(&format!("{}{huge}", lease("120s")));
+    let status = poll(Duration::from_secs(5), || {
+        let (_, text) = status_by_socket(&b);
+        text.contains("CONFIG ERROR").then_some(text)
+    })
+    .expect("`board status` shows the error");
+    let error_line = status
+        .lines()
+        .find(|l| l.contains("is invalid"))
+        .unwrap_or_else(|| panic!("no error line in {status}"));
+    assert!(error_line.chars().count() <= 400, "{error_line}");
+    assert!(!status.contains('\x1b'), "an escape reached the terminal");
+    // An agent's command warns once, briefly.
+    let out = b.cmd(&["list"]).output().unwrap();
+    assert!(
+        out.stderr.len() < 600,
+        "{} bytes on stderr",
+        out.stderr.len()
+    );
+    let grown = std::fs::metadata(&log).unwrap().len() - log_before;
+    assert!(grown < 16 * 1024, "the log grew by {grown} bytes");
+    // A board started on the broken file says why in a line, not in 5 MiB.
+    let out = b.cmd(&["serve"]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is invalid"), "{said}");
+    assert!(
+        out.stderr.len() < 600,
+        "{} bytes from board serve",
+        out.stderr.len()
+    );
+}
+
+/// `board status` pointed at the socket (the CLI itself may not be able to read a broken
+/// board.toml): whether it succeeded, and what it printed.
+fn status_by_socket(b: &TestBoard) -> (bool, String) {
+    let out = b
+        .cmd(&["status"])
+        .env("BOARD_SOCKET", &b.socket)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
 }

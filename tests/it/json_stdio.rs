@@ -1,7 +1,7 @@
 //! `board json` under a thousand mixed lines, and the printed schema against
 //! every request and response of the run.
 
-use crate::project::{check, matches, Project};
+use crate::harness::project::{check, matches, Project};
 use serde_json::{json, Value};
 
 /// What a line must get back.
@@ -335,7 +335,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
 #[test]
 fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     let p = Project::new();
-    // Operator requests; `stop` ends the board mid-stream, and the door reconnects (restarting
+    // Operator requests; `stop` ends the board mid-stream, and `board json` reconnects (restarting
     // it) for the next request instead of dying.
     let input = [
         r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"title":"a"}}"#,
@@ -345,7 +345,7 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     ]
     .join("\n");
     let out = p
-        .cmd(crate::project::bin())
+        .cmd(crate::harness::BOARD)
         .arg("json")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

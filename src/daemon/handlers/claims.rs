@@ -8,18 +8,18 @@ use crate::proto::results::{
     CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
 };
 use crate::proto::Method;
-use crate::store::{Events, Store};
+use crate::store::{Events, Generation, Store, TaskId};
 
 /// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
 pub fn claim(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &ClaimParams,
 ) -> BoardResult<ClaimResult> {
     let agent = cx.caller.require_agent(Method::Claim)?;
     let rules = cx.board.rules();
-    let (out, e) = store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?;
+    let (out, e) = store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?;
     ev.extend(e);
     Ok(ClaimResult {
         task: out.task,
@@ -32,12 +32,18 @@ pub fn claim(
 /// `done`: finishes the caller's task (fenced; idempotent for one agent and generation).
 pub fn done(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
     let agent = cx.caller.require_agent(Method::Done)?;
-    let (out, e) = store.done(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    let (out, e) = store.done(
+        agent,
+        TaskId(p.task),
+        p.generation.map(Generation),
+        p.note.as_deref(),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(DoneResult {
         task: out.task,
@@ -50,7 +56,7 @@ pub fn done(
 /// (at `generation`, when given).
 pub fn release(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &ReleaseParams,
 ) -> BoardResult<TaskResult> {
@@ -69,7 +75,13 @@ pub fn release(
             ))
         }
     };
-    let (task, e) = store.release(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    let (task, e) = store.release(
+        agent,
+        TaskId(p.task),
+        p.generation.map(Generation),
+        p.note.as_deref(),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(TaskResult { task })
 }
@@ -77,11 +89,17 @@ pub fn release(
 /// `note`: as holder (fenced, at `generation` when given) or as an operator (any task).
 pub fn note(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &NoteParams,
 ) -> BoardResult<NoteResult> {
-    let (note, e) = store.note(cx.caller.agent(), p.task, &p.text, p.generation, cx.now)?;
+    let (note, e) = store.note(
+        cx.caller.agent(),
+        TaskId(p.task),
+        &p.text,
+        p.generation.map(Generation),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(NoteResult { note })
 }
@@ -91,7 +109,6 @@ pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
     let agent = cx.caller.require_agent(Method::Renew)?;
     let rules = cx.board.rules();
     let claims = cx
-        .board
         .store()
         .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
     Ok(RenewResult {
@@ -109,10 +126,12 @@ pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
 /// `check`: Ok only if the caller holds the live claim (on `task`, at `generation`).
 pub fn check(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
     let agent = cx.caller.require_agent(Method::Check)?;
-    let c = cx
-        .board
-        .store()
-        .check(agent, p.task, p.generation, cx.now)?;
+    let c = cx.store().check(
+        agent,
+        p.task.map(TaskId),
+        p.generation.map(Generation),
+        cx.now,
+    )?;
     Ok(CheckResult {
         task: c.task,
         generation: c.generation,

@@ -3,16 +3,16 @@
 use super::Cx;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
-    AddParams, CancelParams, EditParams, GoalParams, ListParams, ReadyParams, ShowParams,
-    StateFilter,
+    AddParams, CancelParams, EditParams, GoalParams, ListParams, ListState, ReadyParams,
+    ShowParams, StateFilter,
 };
 use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
-use crate::store::{Events, Store};
+use crate::store::{Events, Store, TaskId};
 
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
 pub fn goal(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &GoalParams,
 ) -> BoardResult<GoalResult> {
@@ -29,7 +29,12 @@ pub fn goal(
 }
 
 /// `add`: a new open task.
-pub fn add(cx: &Cx, store: &mut Store, ev: &mut Events, p: &AddParams) -> BoardResult<TaskResult> {
+pub fn add(
+    cx: &Cx,
+    store: &mut dyn Store,
+    ev: &mut Events,
+    p: &AddParams,
+) -> BoardResult<TaskResult> {
     let (task, e) = store.add_task(
         &p.title,
         p.body.as_deref().unwrap_or(""),
@@ -45,7 +50,7 @@ pub fn add(cx: &Cx, store: &mut Store, ev: &mut Events, p: &AddParams) -> BoardR
 /// `edit`: changes the members given.
 pub fn edit(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &EditParams,
 ) -> BoardResult<TaskResult> {
@@ -65,7 +70,7 @@ pub fn edit(
 /// `cancel`: the task is cancelled and its claim, if any, ends.
 pub fn cancel(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &CancelParams,
 ) -> BoardResult<TaskResult> {
@@ -90,15 +95,17 @@ fn page_limit(limit: Option<i64>) -> BoardResult<Option<i64>> {
 
 /// `list`: tasks by id, or those in the given states; a page of them with `limit`.
 pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
-    let states: Option<Vec<String>> = p.state.as_ref().map(|f| match f {
-        StateFilter::One(s) => vec![s.as_str().to_string()],
-        StateFilter::Many(v) => v.iter().map(|s| s.as_str().to_string()).collect(),
+    let states: Option<Vec<ListState>> = p.state.as_ref().map(|f| match f {
+        StateFilter::One(s) => vec![*s],
+        StateFilter::Many(v) => v.clone(),
     });
     let limit = page_limit(p.limit)?;
-    let (tasks, next) =
-        cx.board
-            .store()
-            .list_page(states.as_deref(), p.after.unwrap_or(0), limit, cx.now)?;
+    let (tasks, next) = cx.store().list_page(
+        states.as_deref(),
+        TaskId(p.after.unwrap_or(0)),
+        limit,
+        cx.now,
+    )?;
     let next = match limit {
         Some(_) => Paged::Page(next),
         None => Paged::Unpaged,
@@ -110,14 +117,14 @@ pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
 pub fn ready(cx: &Cx, p: &ReadyParams) -> BoardResult<TasksResult> {
     let limit = page_limit(p.limit)?;
     Ok(TasksResult {
-        tasks: cx.board.store().ready_tasks(cx.now, limit)?,
+        tasks: cx.store().ready_tasks(cx.now, limit)?,
         next: Paged::Unpaged,
     })
 }
 
 /// `show`: one task with its notes and history.
 pub fn show(cx: &Cx, p: &ShowParams) -> BoardResult<ShowResult> {
-    let store = cx.board.store();
+    let store = cx.store();
     Ok(ShowResult {
         task: store.task(p.task, cx.now)?,
         notes: store.notes(p.task)?,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::common::{poll_for, BOARD};
+use super::{poll, BOARD};
 
 /// Fake keys: the CLIs accept them offline and never reach a model.
 pub const ANTHROPIC_KEY: &str = "sk-ant-api03-board-test-0123456789abcdefghij";
@@ -289,7 +289,12 @@ impl Tmux {
 
     pub fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
-        c.env("TMUX_TMPDIR", self.dir.path()).env_remove("TMUX");
+        // Panes are a user's interactive terminals: Gemini CLI runs headless (and exits at
+        // once) when `CI=true`, which a CI runner sets for the test process.
+        c.env("TMUX_TMPDIR", self.dir.path())
+            .env_remove("TMUX")
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS");
         for (k, v) in &self.env {
             c.env(k, v);
         }
@@ -308,7 +313,7 @@ impl Tmux {
 
     /// Waits until pane `pane` shows `text`; the screen, or None at the deadline.
     pub fn wait_for(&self, pane: &str, text: &str, timeout: Duration) -> Option<String> {
-        poll_for(timeout, || {
+        poll(timeout, || {
             std::thread::sleep(Duration::from_millis(100));
             let s = self.capture(pane);
             s.contains(text).then_some(s)
