@@ -560,11 +560,14 @@ fn request_of(cmd: &Cmd) -> (&'static str, Value) {
 fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     let (method, params) = request_of(cmd);
     let target = client::target()?;
+    if !matches!(cmd, Cmd::Stop) {
+        let v = client::call_once(&target, true, method, params)?;
+        return Ok((v.clone(), print::human(method, &v)));
+    }
     // `stop` must not start a board just to stop it.
-    let autostart = !matches!(cmd, Cmd::Stop);
-    let mut c = match Client::connect(&target, autostart) {
+    let mut c = match Client::connect(&target, false) {
         Ok(c) => c,
-        Err(e) if matches!(cmd, Cmd::Stop) && e.kind == ErrorKind::Unavailable => {
+        Err(e) if e.kind == ErrorKind::Unavailable => {
             return Ok((
                 json!({ "stopping": false, "running": false }),
                 "no board is running".into(),
@@ -573,9 +576,7 @@ fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
         Err(e) => return Err(e),
     };
     let v = c.call(method, params)?;
-    if matches!(cmd, Cmd::Stop) {
-        wait_gone(&target.socket);
-    }
+    wait_gone(&target.socket);
     let human = print::human(method, &v);
     Ok((v, human))
 }
@@ -692,7 +693,8 @@ fn wait_gone(socket: &std::path::Path) {
 /// `claim --wait`: see [`crate::proto::claim_wait::claim_waiting`].
 fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, String)> {
     let target = client::target()?;
-    let claim = || Client::connect(&target, true)?.call("claim", json!({ "task": task }));
+    // Each attempt is a new request (a new op_id): a refusal is kept under its op_id.
+    let claim = || client::call_once(&target, true, "claim", json!({ "task": task }));
     let v = crate::proto::claim_wait::claim_waiting(claim, task.is_some(), timeout)?;
     let human = print::human("claim", &v);
     Ok((v, human))
