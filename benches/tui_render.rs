@@ -17,7 +17,7 @@
 
 use std::time::{Duration, Instant};
 
-use board::tui::{fixture, state::App, view};
+use board::tui::{app::App, fixture, view};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::layout::Rect;

@@ -35,6 +35,19 @@ pub enum ConfigError {
     },
 }
 
+/// Longest report of what is wrong with `board.toml`, in terminal columns: the file's text is
+/// the user's (or an agent's), and a 5 MiB line must not become 5 MiB on every command's
+/// stderr, in `board status` and in the log.
+pub const MAX_REPORT_COLS: usize = 200;
+
+/// A parser's report as one inert line of at most [`MAX_REPORT_COLS`] columns: the position and
+/// the reason, without the quoted source line; control characters made visible.
+fn quoted(report: &str) -> String {
+    let line = crate::proto::config_notice::one_line(report);
+    let line = crate::proto::sanitize::one_line(&line);
+    crate::proto::sanitize::truncate_width(&line, MAX_REPORT_COLS)
+}
+
 /// A duration written with a unit in `board.toml` (`"120s"`, `"250ms"`, `"2m"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub Duration);
@@ -222,11 +235,11 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path.into(),
-            message: e.to_string(),
+            message: quoted(&e.to_string()),
         })?;
         cfg.validate().map_err(|message| ConfigError::Invalid {
             path: path.into(),
-            message,
+            message: quoted(&message),
         })?;
         Ok(cfg)
     }

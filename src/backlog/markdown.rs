@@ -19,7 +19,7 @@
 //! plain bullets) are not tasks. Keys are letters, digits, `_`, `-` and `.`; an item without
 //! one gets `#N` (its position), which no written key can equal.
 
-use super::{Backlog, BacklogError, BacklogTask};
+use super::{Backlog, BacklogError, BacklogState, BacklogTask};
 
 /// Indentation width of a line's leading whitespace (a tab counts 4).
 fn indent_of(line: &str) -> usize {
@@ -33,7 +33,7 @@ fn indent_of(line: &str) -> usize {
 struct Item<'a> {
     indent: usize,
     content_col: usize,
-    state: &'static str,
+    state: BacklogState,
     text: &'a str,
 }
 
@@ -52,9 +52,9 @@ fn item(line: &str) -> Option<Item<'_>> {
     };
     let boxed = rest[marker_len..].trim_start_matches(' ');
     let state = match boxed.get(..3)? {
-        "[ ]" => "open",
-        "[x]" | "[X]" => "done",
-        "[-]" | "[~]" => "cancelled",
+        "[ ]" => BacklogState::Open,
+        "[x]" | "[X]" => BacklogState::Done,
+        "[-]" | "[~]" => BacklogState::Cancelled,
         _ => return None,
     };
     let text = &boxed[3..];
@@ -154,7 +154,7 @@ pub fn parse(text: &str) -> Result<Backlog, BacklogError> {
                 title: title.to_string(),
                 body: String::new(),
                 priority: attrs.priority,
-                state: it.state.to_string(),
+                state: it.state,
                 after: attrs.after,
             });
             stack.push((it.indent, index));
@@ -255,10 +255,10 @@ pub fn render(b: &Backlog) -> String {
     }
     for (i, t) in b.tasks.iter().enumerate() {
         let pad = "  ".repeat(depth[i]);
-        let mark = match t.state.as_str() {
-            "done" => "x",
-            "cancelled" => "-",
-            _ => " ",
+        let mark = match t.state {
+            BacklogState::Done => "x",
+            BacklogState::Cancelled => "-",
+            BacklogState::Open => " ",
         };
         let mut attrs = Vec::new();
         if named.contains(t.key.as_str()) && valid_key(&t.key) {
@@ -336,11 +336,11 @@ Some prose that is not a task.
             b.tasks[1].body,
             "Use SQLite; one table.\n\nSecond paragraph."
         );
-        assert_eq!(b.tasks[2].state, "done");
+        assert_eq!(b.tasks[2].state, BacklogState::Done);
         assert_eq!(b.tasks[3].after, ["store"]);
-        assert_eq!(b.tasks[4].state, "cancelled");
+        assert_eq!(b.tasks[4].state, BacklogState::Cancelled);
         assert!(b.tasks[5].after.is_empty());
-        assert_eq!(b.tasks[6].state, "done");
+        assert_eq!(b.tasks[6].state, BacklogState::Done);
     }
 
     #[test]
@@ -372,7 +372,7 @@ Some prose that is not a task.
                     title: "base".into(),
                     body: String::new(),
                     priority: 0,
-                    state: "open".into(),
+                    state: BacklogState::Open,
                     after: vec![],
                 },
                 BacklogTask {
@@ -380,7 +380,7 @@ Some prose that is not a task.
                     title: "needs base".into(),
                     body: String::new(),
                     priority: 0,
-                    state: "open".into(),
+                    state: BacklogState::Open,
                     after: vec!["t1".into()],
                 },
             ],
@@ -408,7 +408,7 @@ Some prose that is not a task.
                     title: format!("task {i}"),
                     body: if i % 3 == 0 { format!("body of {i}\n\n  indented") } else { String::new() },
                     priority: i as i64 % 4 - 1,
-                    state: ["open", "done", "cancelled"][states[i]].to_string(),
+                    state: BacklogState::ALL[states[i]],
                     after: vec![],
                 })
                 .collect();

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::proto::glossary::BacklogState;
+
 /// A goal and tasks, in file order (an import creates them in this order).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -44,9 +46,8 @@ pub struct BacklogTask {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: i64,
     /// `open` (default), `done` or `cancelled`.
-    #[serde(default = "open", skip_serializing_if = "is_open")]
-    #[schemars(extend("enum" = ["open", "done", "cancelled"]))]
-    pub state: String,
+    #[serde(default, skip_serializing_if = "is_open")]
+    pub state: BacklogState,
     /// Keys of the tasks this one waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
@@ -56,16 +57,9 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
-fn open() -> String {
-    "open".into()
+fn is_open(s: &BacklogState) -> bool {
+    *s == BacklogState::Open
 }
-
-fn is_open(s: &str) -> bool {
-    s == "open"
-}
-
-/// The states a backlog task can have.
-pub const STATES: &[&str] = &["open", "done", "cancelled"];
 
 /// File formats of import and export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -141,7 +135,7 @@ impl Backlog {
     }
 
     /// Checks what a parser cannot: keys unique and not empty, titles not empty, `after` names
-    /// keys of this file, states known, and no cycle (a task that would wait for itself).
+    /// keys of this file, and no cycle (a task that would wait for itself).
     pub fn check(&self) -> Result<(), BacklogError> {
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, t) in self.tasks.iter().enumerate() {
@@ -162,13 +156,6 @@ impl Backlog {
                 return Err(BacklogError::Invalid(format!(
                     "task {:?} has an empty title",
                     short(&t.key)
-                )));
-            }
-            if !STATES.contains(&t.state.as_str()) {
-                return Err(BacklogError::Invalid(format!(
-                    "task {:?} has state {:?}: use open, done or cancelled",
-                    short(&t.key),
-                    short(&t.state)
                 )));
             }
         }
@@ -233,10 +220,7 @@ impl Backlog {
                     title: t.title.clone(),
                     body: t.body.clone(),
                     priority: t.priority,
-                    state: match t.state.as_str() {
-                        "done" | "cancelled" => t.state.clone(),
-                        _ => "open".into(),
-                    },
+                    state: t.state.into(),
                     after: t.after.iter().map(|a| key(*a)).collect(),
                 })
                 .collect(),
@@ -276,7 +260,7 @@ mod tests {
             title: format!("do {key}"),
             body: String::new(),
             priority: 0,
-            state: "open".into(),
+            state: BacklogState::Open,
             after: after.iter().map(|s| s.to_string()).collect(),
         }
     }
@@ -319,7 +303,7 @@ mod tests {
             goal: Some("ship it".into()),
             tasks: vec![task("a", &[]), task("b", &["a"])],
         };
-        b.tasks[0].state = "done".into();
+        b.tasks[0].state = BacklogState::Done;
         b.tasks[1].priority = -2;
         b.tasks[1].body = "two\nlines".into();
         for f in [Format::Toml, Format::Json, Format::Md] {

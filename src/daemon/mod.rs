@@ -144,7 +144,7 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<B
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
     let ev = board.store().record(
-        "board_start",
+        crate::store::EventKind::BoardStart,
         None,
         None,
         None,

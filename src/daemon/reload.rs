@@ -110,7 +110,10 @@ pub fn apply(board: &Board) {
 
 /// A `config` event in the log (the TUI refreshes on it and shows the banner at once).
 fn log_event(board: &Board, reason: &str) {
-    match board.store().record("config", None, None, None, reason) {
+    match board
+        .store()
+        .record(crate::store::EventKind::Config, None, None, None, reason)
+    {
         Ok(ev) => board.publish(ev),
         Err(e) => tracing::warn!(error = %e, "could not record a config event"),
     }

@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 
 use super::events::EventBus;
 use crate::config::{Config, Paths};
-use crate::daemon::lease::{Clock, LeaseRules, Tick};
+use crate::daemon::lease::{Clock, LeaseRules, ProcessState, Tick};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
 
@@ -29,8 +29,8 @@ pub struct Activity {
     pub idle: bool,
     /// Its first call or hook is on record (`contacted_at`).
     pub contacted: bool,
-    /// Liveness seen by the last sweep: `alive`, `stopped`.
-    pub seen: Option<&'static str>,
+    /// What the last sweep saw of its process.
+    pub seen: Option<ProcessState>,
 }
 
 /// Everything the board's tasks share. Cheap to clone behind an `Arc`.
@@ -166,7 +166,7 @@ impl Board {
         tracing::warn!(
             stall_ms = stall.ms,
             suspended_ms = stall.suspended_ms,
-            "stall"
+            "the board did not run for a while"
         );
         let ev = self
             .store()
@@ -284,7 +284,7 @@ impl Board {
         &self,
         agent: &str,
         cpu: Option<u64>,
-        seen: &'static str,
+        seen: ProcessState,
     ) -> (bool, Option<u64>, bool) {
         let mut act = self.activity();
         let a = act.entry(agent.to_string()).or_default();
@@ -297,8 +297,8 @@ impl Board {
         (talked, prev, a.waiting)
     }
 
-    /// Liveness last seen by the sweep (`alive`, `stopped`), if any.
-    pub fn seen(&self, agent: &str) -> Option<&'static str> {
+    /// What the last sweep saw of `agent`'s process, if it looked.
+    pub fn seen(&self, agent: &str) -> Option<ProcessState> {
         self.activity().get(agent).and_then(|a| a.seen)
     }
 

@@ -21,7 +21,7 @@ pub fn status(board: &Board) -> StatusResult {
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
     // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
     let agents: Vec<StatusAgent> = store
-        .sessions(false, &|_| String::new())
+        .sessions(false, &|_| None)
         .unwrap_or_default()
         .into_iter()
         .map(|s| StatusAgent {

@@ -10,7 +10,7 @@ use super::state::Board;
 use crate::daemon::lease::{Observation, ProcessState, Verdict};
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
-use crate::store::SessionRow;
+use crate::store::{AgentState, SessionRow};
 
 /// Runs the sweep until the board stops. The interval is re-read after each sweep, so a
 /// `board.toml` edit applies without restart.
@@ -72,12 +72,7 @@ pub fn sweep_once(
     let mut due = Vec::new();
     for row in &sessions {
         let (process, cpu) = observe(board, &table, row);
-        let seen = if process == ProcessState::Stopped {
-            "stopped"
-        } else {
-            "alive"
-        };
-        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, seen);
+        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
         // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         // Input in the agent's terminal is progress too: a person reading code types now and
@@ -114,7 +109,7 @@ pub fn sweep_once(
     if !renewed.is_empty() && &renewed != last_renewed {
         let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
         let ev = board.store().record(
-            "renew",
+            crate::store::EventKind::Renew,
             None,
             None,
             None,
@@ -196,18 +191,19 @@ fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState,
     (state, cpu)
 }
 
-/// The liveness word shown by `board agents` for a live session: `alive` (the store turns it
-/// into `working`/`idle`), `stopped` or `gone`.
-pub fn describe(board: &Board, row: &SessionRow) -> String {
+/// The state `board agents` shows for a live session as its processes say: `starting`,
+/// `stopped` or `gone`; None while it runs (the store then tells `working`, `idle` and
+/// `needs_attention` apart).
+pub fn describe(board: &Board, row: &SessionRow) -> Option<AgentState> {
     let Some((pid, start)) = row.agent.or(row.launcher) else {
-        return "starting".into();
+        return Some(AgentState::Starting);
     };
     if row.boot_id != board.boot_id {
-        return "gone".into();
+        return Some(AgentState::Gone);
     }
     match procfs::liveness(pid, start) {
-        Liveness::Alive => "alive".into(),
-        Liveness::Stopped => "stopped".into(),
-        Liveness::Zombie | Liveness::Gone => "gone".into(),
+        Liveness::Alive => None,
+        Liveness::Stopped => Some(AgentState::Stopped),
+        Liveness::Zombie | Liveness::Gone => Some(AgentState::Gone),
     }
 }

@@ -137,7 +137,7 @@ pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
             c.task
         );
         let ev = board.store().record(
-            "warn",
+            crate::store::EventKind::Warn,
             Some(c.task),
             Some(&c.agent),
             Some(c.generation),

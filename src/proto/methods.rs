@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::proto::error::{BoardError, BoardResult};
+pub use crate::proto::glossary::ListState;
 use crate::proto::results::*;
 
 /// How a method treats the common members of its params.
@@ -319,83 +320,26 @@ pub type CancelParams = TaskParams;
 /// `show` parameters.
 pub type ShowParams = TaskParams;
 
-/// A task state, as `list` filters by it: the stored states and two views of `open`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskState {
-    /// Not claimed, not finished.
-    Open,
-    /// Open with nothing to wait for.
-    Ready,
-    /// Open, waiting for an unfinished dependency.
-    Blocked,
-    /// Held by a live claim.
-    Claimed,
-    /// Finished.
-    Done,
-    /// Cancelled.
-    Cancelled,
-}
-
-impl TaskState {
-    /// The state's name as the store keeps it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Open => "open",
-            TaskState::Ready => "ready",
-            TaskState::Blocked => "blocked",
-            TaskState::Claimed => "claimed",
-            TaskState::Done => "done",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl TaskState {
-    /// Every state `list` filters by.
-    pub const ALL: &'static [TaskState] = &[
-        TaskState::Open,
-        TaskState::Ready,
-        TaskState::Blocked,
-        TaskState::Claimed,
-        TaskState::Done,
-        TaskState::Cancelled,
-    ];
-}
-
 /// One state or several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StateFilter {
     /// Only this state.
-    One(TaskState),
+    One(ListState),
     /// Any of these states.
-    Many(Vec<TaskState>),
+    Many(Vec<ListState>),
 }
 
 impl<'de> Deserialize<'de> for StateFilter {
     /// A state name or a list of them; an unknown name is refused with the list of known ones.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let known = || {
-            TaskState::ALL
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let one = |v: &Value| -> Result<TaskState, D::Error> {
+        let known = ListState::known;
+        let one = |v: &Value| -> Result<ListState, D::Error> {
             let name = v
                 .as_str()
                 .ok_or_else(|| D::Error::custom(format!("a state is a string ({})", known())))?;
-            TaskState::ALL
-                .iter()
-                .copied()
-                .find(|s| s.as_str() == name)
-                .ok_or_else(|| {
-                    let shown: String = name.chars().take(32).collect();
-                    D::Error::custom(format!("unknown state {shown:?}: use {}", known()))
-                })
+            name.parse().map_err(D::Error::custom)
         };
         match Value::deserialize(d)? {
             v @ Value::String(_) => one(&v).map(StateFilter::One),

@@ -13,6 +13,7 @@ pub mod claim_wait;
 pub mod client;
 pub mod config_notice;
 pub mod error;
+pub mod glossary;
 pub mod methods;
 pub mod results;
 pub mod sanitize;

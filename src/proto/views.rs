@@ -6,6 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::proto::glossary::{AgentState, EventKind, TaskState};
+
 /// A task as clients see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -20,8 +22,7 @@ pub struct TaskView {
     /// Higher runs first; default 0.
     pub priority: i64,
     /// `open`, `claimed`, `done` or `cancelled`.
-    #[schemars(extend("enum" = ["open", "claimed", "done", "cancelled"]))]
-    pub state: String,
+    pub state: TaskState,
     /// The task's fencing token: incremented by every grant, never reused.
     pub generation: i64,
     /// Ids this task waits for (`--after`).
@@ -62,7 +63,7 @@ pub struct SessionView {
     pub pane: Option<String>,
     /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
     /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
-    pub state: String,
+    pub state: AgentState,
     /// Task ids of live claims.
     pub claims: Vec<i64>,
     /// The question when waiting for a human.
@@ -107,8 +108,9 @@ pub struct EventView {
     /// `grant`, `renew`, `expel`, `lapse`, `reject`, `done`, `release`, `add`, `edit`,
     /// `cancel`, `goal`, `note`, `session_start`, `session_end`, `wait`, `resume`, `idle` (a
     /// hook said the agent finished its turn), `board_start`, `config` (board.toml refused or
-    /// fixed), `message` (`send`), `warn` (a claim is about to lapse).
-    pub kind: String,
+    /// fixed), `message` (`send`), `warn` (a claim is about to lapse), `stall` (the board did
+    /// not run for a while), `epoch` (a new epoch ended older claims).
+    pub kind: EventKind,
     /// Task concerned, if any.
     pub task: Option<i64>,
     /// Agent session concerned, if any.

@@ -1,13 +1,14 @@
-//! Claims: grants, renewals, the fenced holder writes (`done`, `release`, `note`, `check`) and
-//! the lapse of expired claims. Every change is one conditional statement (design rule 6).
+//! Claims: grants, renewals, `check`, and the report of claims lost without asking. The fenced
+//! holder writes are in `holder_writes`, the end of expired claims in `lapse`. Every change is
+//! one conditional statement (design rule 6).
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 
-use super::refusals::{explain_claim_refusal, explain_force_refusal, explain_write_refusal};
-use super::tasks::{insert_note, task_view};
+use super::lapse::lapse_expired;
+use super::refusals::{explain_claim_refusal, explain_write_refusal};
+use super::tasks::task_view;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::{NoteView, TaskView};
 
 impl Store {
     // ----- claims -----------------------------------------------------------------------------
@@ -33,10 +34,12 @@ impl Store {
             if let Some(id) = task {
                 let mine: Option<(i64, i64)> = tx
                     .query_row(
-                        "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
-                         WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                           AND expires_ms > ?4
-                         RETURNING generation, expires_ms",
+                        concat!(
+                            "UPDATE claims SET expires_ms = MAX(expires_ms, ?3)
+                             WHERE task_id = ?1 AND session_id = ?2 AND ",
+                            live_unexpired!("?4"),
+                            " RETURNING generation, expires_ms"
+                        ),
                         params![id, agent, expires_ms, now_ms],
                         |r| Ok((r.get(0)?, r.get(1)?)),
                     )
@@ -52,17 +55,17 @@ impl Store {
             }
             let granted: Option<(i64, i64)> = tx
                 .query_row(
-                    "UPDATE tasks SET state = 'claimed', updated_at = ?3,
+                    concat!(
+                        "UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = ?3,
                             generation = MAX(generation, (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0)
                                                            FROM meta WHERE key = 'generation_floor')) + 1
-                     WHERE id = (
-                         SELECT t.id FROM tasks t
-                         WHERE t.state = 'open' AND (?1 IS NULL OR t.id = ?1)
-                           AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                                           WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
-                         ORDER BY t.priority DESC, t.id ASC LIMIT 1)
-                       AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
-                     RETURNING id, generation",
+                         WHERE id = (
+                             SELECT t.id FROM tasks t
+                             WHERE (?1 IS NULL OR t.id = ?1) AND ", ready!("t"), "
+                             ORDER BY t.priority DESC, t.id ASC LIMIT 1)
+                           AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
+                         RETURNING id, generation"
+                    ),
                     params![task, agent, now_wall()],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
@@ -84,7 +87,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![id, agent, generation, now_wall(), expires_ms],
             )?;
-            emit(tx, ev, "grant", Some(id), Some(agent), Some(generation), "claimed")?;
+            emit(tx, ev, EventKind::Grant, Some(id), Some(agent), Some(generation), TaskState::Claimed.as_str())?;
             Ok(ClaimOutcome {
                 task: task_view(tx, id, now_ms)?,
                 claim: ClaimInfo { task: id, generation, expires_ms },
@@ -106,11 +109,11 @@ impl Store {
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
                 params![agent, now_wall()],
             )?;
-            let mut st = tx.prepare_cached(
-                "UPDATE claims SET expires_ms = ?3
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
-                 RETURNING task_id, generation, expires_ms",
-            )?;
+            let mut st = tx.prepare_cached(concat!(
+                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+                live_unexpired!("?2"),
+                " RETURNING task_id, generation, expires_ms"
+            ))?;
             let rows = st.query_map(params![agent, now_ms, expires_ms], |r| {
                 Ok(ClaimInfo {
                     task: r.get(0)?,
@@ -139,10 +142,10 @@ impl Store {
             let mut seen = tx.prepare_cached(
                 "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
             )?;
-            let mut renew = tx.prepare_cached(
-                "UPDATE claims SET expires_ms = ?3
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2",
-            )?;
+            let mut renew = tx.prepare_cached(concat!(
+                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+                live_unexpired!("?2")
+            ))?;
             let mut renewed = Vec::new();
             for agent in agents {
                 seen.execute(params![agent, at])?;
@@ -182,10 +185,10 @@ impl Store {
     ) -> BoardResult<Vec<ClaimInfo>> {
         let lost = self.tx_refusable(|tx, ev| {
             let ended = {
-                let mut st = tx.prepare(
-                    "SELECT task_id FROM claims
-                     WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2",
-                )?;
+                let mut st = tx.prepare(concat!(
+                    "SELECT task_id FROM claims WHERE session_id = ?1 AND ",
+                    live_expired!("?2")
+                ))?;
                 let rows = st.query_map(params![agent, now_ms], |r| r.get::<_, i64>(0))?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
@@ -255,7 +258,7 @@ impl Store {
                     LostClaim {
                         task: r.get(1)?,
                         generation: r.get(2)?,
-                        end: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        end: r.get(3)?,
                         reason: r.get(4)?,
                         ended_at: r.get(5)?,
                     },
@@ -265,171 +268,6 @@ impl Store {
         })?;
         lost.sort_by_key(|(id, _)| *id);
         Ok(lost.into_iter().map(|(_, l)| l).collect())
-    }
-
-    /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
-    /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
-    /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
-    pub fn done(
-        &mut self,
-        agent: &str,
-        task: i64,
-        generation: Option<i64>,
-        note: Option<&str>,
-        now_ms: i64,
-    ) -> BoardResult<(DoneOutcome, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
-        self.tx_refusable(|tx, ev| {
-            let ended = end_own_claim(tx, agent, task, generation, now_ms, "done", "done")?;
-            let Some(generation) = ended else {
-                let already: Option<i64> = tx
-                    .query_row(
-                        "SELECT done_generation FROM tasks WHERE id = ?1 AND state = 'done'
-                         AND done_by = ?2 AND (?3 IS NULL OR done_generation = ?3)",
-                        params![task, agent, generation],
-                        |r| r.get(0),
-                    )
-                    .optional()?;
-                if let Some(g) = already {
-                    return Ok(Ok(DoneOutcome {
-                        task: task_view(tx, task, now_ms)?,
-                        generation: g,
-                        already: true,
-                    }));
-                }
-                return refuse_write(tx, ev, agent, task, generation, now_ms);
-            };
-            let now = now_wall();
-            tx.execute(
-                "UPDATE tasks SET state = 'done', done_by = ?2, done_generation = ?3, done_at = ?4,
-                        updated_at = ?4
-                 WHERE id = ?1 AND state = 'claimed'",
-                params![task, agent, generation, now],
-            )?;
-            if let Some(n) = note {
-                insert_note(tx, task, agent, Some(generation), n)?;
-            }
-            emit(
-                tx,
-                ev,
-                "done",
-                Some(task),
-                Some(agent),
-                Some(generation),
-                note.unwrap_or("done"),
-            )?;
-            Ok(Ok(DoneOutcome {
-                task: task_view(tx, task, now_ms)?,
-                generation,
-                already: false,
-            }))
-        })
-    }
-
-    /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
-    /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
-    /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
-    pub fn release(
-        &mut self,
-        agent: Option<&str>,
-        task: i64,
-        generation: Option<i64>,
-        note: Option<&str>,
-        now_ms: i64,
-    ) -> BoardResult<(TaskView, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
-        self.tx_refusable(|tx, ev| {
-            let (generation, holder) = match agent {
-                Some(agent) => {
-                    match end_own_claim(tx, agent, task, generation, now_ms, "release", "released")? {
-                        Some(g) => (g, agent.to_string()),
-                        None => return refuse_write(tx, ev, agent, task, generation, now_ms),
-                    }
-                }
-                None => {
-                    let ended: Option<(i64, String)> = tx
-                        .query_row(
-                            "UPDATE claims SET ended_at = ?2, end_kind = 'release',
-                                    end_reason = 'force-released by operator'
-                             WHERE task_id = ?1 AND ended_at IS NULL
-                               AND (?3 IS NULL OR generation = ?3)
-                             RETURNING generation, session_id",
-                            params![task, now_wall(), generation],
-                            |r| Ok((r.get(0)?, r.get(1)?)),
-                        )
-                        .optional()?;
-                    match ended {
-                        Some(x) => x,
-                        None => return Ok(Err(explain_force_refusal(tx, task, generation)?)),
-                    }
-                }
-            };
-            tx.execute(
-                "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
-                params![task, now_wall()],
-            )?;
-            let author = agent.unwrap_or(OPERATOR);
-            if let Some(n) = note {
-                insert_note(tx, task, author, Some(generation), n)?;
-            }
-            let reason = match agent {
-                Some(_) => "released by holder".to_string(),
-                None => format!("force-released by operator (held by {holder})"),
-            };
-            emit(tx, ev, "release", Some(task), Some(&holder), Some(generation), &reason)?;
-            Ok(Ok(task_view(tx, task, now_ms)?))
-        })
-    }
-
-    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
-    /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
-    pub fn note(
-        &mut self,
-        agent: Option<&str>,
-        task: i64,
-        text: &str,
-        generation: Option<i64>,
-        now_ms: i64,
-    ) -> BoardResult<(NoteView, Events)> {
-        check_text("note", text, MAX_TEXT, false)?;
-        self.tx_refusable(|tx, ev| {
-            let (author, generation) = match agent {
-                Some(a) => {
-                    let generation: Option<i64> = tx
-                        .query_row(
-                            "UPDATE claims SET expires_ms = expires_ms
-                             WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL
-                               AND expires_ms > ?3 AND (?4 IS NULL OR generation = ?4)
-                             RETURNING generation",
-                            params![task, a, now_ms, generation],
-                            |r| r.get(0),
-                        )
-                        .optional()?;
-                    match generation {
-                        Some(g) => (a.to_string(), Some(g)),
-                        None => return refuse_write(tx, ev, a, task, generation, now_ms),
-                    }
-                }
-                None => {
-                    task_state(tx, task)?;
-                    (OPERATOR.to_string(), None)
-                }
-            };
-            let id = insert_note(tx, task, &author, generation, text)?;
-            emit(tx, ev, "note", Some(task), agent, generation, text)?;
-            Ok(Ok(NoteView {
-                id,
-                task,
-                author,
-                generation,
-                text: text.to_string(),
-                at: now_wall(),
-            }))
-        })
     }
 
     /// `board check`: Ok when `agent` holds a live claim on `task` (any live claim when None) at
@@ -444,10 +282,12 @@ impl Store {
         let found: Option<ClaimInfo> = self
             .conn
             .query_row(
-                "SELECT task_id, generation, expires_ms FROM claims
-                 WHERE session_id = ?1 AND ended_at IS NULL AND expires_ms > ?2
-                   AND (?3 IS NULL OR task_id = ?3) AND (?4 IS NULL OR generation = ?4)
-                 ORDER BY task_id LIMIT 1",
+                concat!(
+                    "SELECT task_id, generation, expires_ms FROM claims WHERE session_id = ?1 AND ",
+                    live_unexpired!("?2"),
+                    " AND (?3 IS NULL OR task_id = ?3) AND (?4 IS NULL OR generation = ?4)
+                     ORDER BY task_id LIMIT 1"
+                ),
                 params![agent, now_ms, task, generation],
                 |r| {
                     Ok(ClaimInfo {
@@ -470,217 +310,4 @@ impl Store {
             )),
         }
     }
-
-    /// Ends every live claim whose expiry is at or before `now_ms` (design rule 3, last step).
-    pub fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
-        let (_, ev) = self.tx(|tx, ev| {
-            let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
-            let ended = {
-                let mut st = tx.prepare(
-                    "UPDATE claims SET ended_at = ?2, end_kind = 'lapse', end_reason = ?3
-                     WHERE ended_at IS NULL AND expires_ms <= ?1
-                     RETURNING task_id, session_id, generation",
-                )?;
-                let rows = st.query_map(params![now_ms, now_wall(), reason], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            for (task, agent, generation) in ended {
-                reopen(tx, task)?;
-                emit(
-                    tx,
-                    ev,
-                    "lapse",
-                    Some(task),
-                    Some(&agent),
-                    Some(generation),
-                    &reason,
-                )?;
-            }
-            Ok(())
-        })?;
-        Ok(ev)
-    }
-
-    /// The earliest expiry (lease clock, ms) among live claims.
-    pub fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
-        Ok(self.conn.query_row(
-            "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?)
-    }
-
-    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
-    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
-    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
-    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
-    pub fn extend_after_stall(
-        &mut self,
-        now_ms: i64,
-        stall_ms: i64,
-        sweep_ms: i64,
-        reason: &str,
-    ) -> BoardResult<Events> {
-        let (_, ev) = self.tx(|tx, ev| {
-            let n = tx.execute(
-                "UPDATE claims SET expires_ms = MAX(expires_ms + ?2, ?1 + ?3)
-                 WHERE ended_at IS NULL",
-                params![now_ms, stall_ms.max(0), sweep_ms],
-            )?;
-            emit(
-                tx,
-                ev,
-                "stall",
-                None,
-                None,
-                None,
-                &format!("{reason}; {n} live claim(s) extended"),
-            )?;
-            Ok(())
-        })?;
-        Ok(ev)
-    }
-
-    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
-    /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
-    /// that, extends a lease.
-    pub fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "UPDATE claims SET expires_ms = MAX(expires_ms, ?2)
-                 WHERE session_id = ?1 AND ended_at IS NULL",
-                params![agent, until_ms],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
-
-    /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
-    pub fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
-        Ok(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM claims WHERE ended_at IS NULL AND expires_ms <= ?1)",
-            [now_ms],
-            |r| r.get(0),
-        )?)
-    }
-}
-
-/// The fenced step of every holder write: ends the caller's own live, unexpired claim on `task`
-/// (at `generation` when given) in one conditional UPDATE. None when no such claim exists.
-pub(super) fn end_own_claim(
-    tx: &Connection,
-    agent: &str,
-    task: i64,
-    generation: Option<i64>,
-    now_ms: i64,
-    kind: &str,
-    reason: &str,
-) -> BoardResult<Option<i64>> {
-    Ok(tx
-        .query_row(
-            "UPDATE claims SET ended_at = ?5, end_kind = ?6, end_reason = ?7, told = 1
-             WHERE task_id = ?1 AND session_id = ?2 AND ended_at IS NULL AND expires_ms > ?3
-               AND (?4 IS NULL OR generation = ?4)
-             RETURNING generation",
-            params![task, agent, now_ms, generation, now_wall(), kind, reason],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
-
-pub(super) fn end_live_claims_of_task(
-    tx: &Connection,
-    ev: &mut Events,
-    task: i64,
-    kind: &str,
-    reason: &str,
-) -> BoardResult<()> {
-    let ended: Option<(String, i64)> = tx
-        .query_row(
-            "UPDATE claims SET ended_at = ?2, end_kind = ?3, end_reason = ?4
-             WHERE task_id = ?1 AND ended_at IS NULL RETURNING session_id, generation",
-            params![task, now_wall(), kind, reason],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((agent, generation)) = ended {
-        emit(
-            tx,
-            ev,
-            "release",
-            Some(task),
-            Some(&agent),
-            Some(generation),
-            reason,
-        )?;
-    }
-    Ok(())
-}
-
-pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
-    tx.execute(
-        "UPDATE tasks SET state = 'open', updated_at = ?2 WHERE id = ?1 AND state = 'claimed'",
-        params![task, now_wall()],
-    )?;
-    Ok(())
-}
-
-/// A holder write found no live, unexpired claim of the caller at the given generation: lapse
-/// the caller's own expired claim on `task` now (so the log shows its end before the refusal,
-/// design rule 5), then answer why the write is refused. The refusal names the lapse itself,
-/// so that claim counts as told.
-fn refuse_write<T>(
-    tx: &Connection,
-    ev: &mut Events,
-    agent: &str,
-    task: i64,
-    generation: Option<i64>,
-    now_ms: i64,
-) -> BoardResult<BoardResult<T>> {
-    lapse_expired(tx, ev, task, Some(agent), now_ms, true)?;
-    Ok(Err(explain_write_refusal(tx, agent, task, generation)?))
-}
-
-/// Lapses the live claim on `task` (only `holder`'s, when given) if its expiry is at or before
-/// `now_ms`: ends it, reopens the task, appends the `lapse` event. `told` marks the claim as
-/// reported to its holder (the refusal that found it says so). Returns the ended claim.
-pub(super) fn lapse_expired(
-    tx: &Connection,
-    ev: &mut Events,
-    task: i64,
-    holder: Option<&str>,
-    now_ms: i64,
-    told: bool,
-) -> BoardResult<Option<(String, i64)>> {
-    let reason = "lease expired (not renewed in time; found by a later call)";
-    let ended: Option<(String, i64)> = tx
-        .query_row(
-            "UPDATE claims SET ended_at = ?4, end_kind = 'lapse', end_reason = ?5, told = ?6
-             WHERE task_id = ?1 AND ended_at IS NULL AND expires_ms <= ?2
-               AND (?3 IS NULL OR session_id = ?3)
-             RETURNING session_id, generation",
-            params![task, now_ms, holder, now_wall(), reason, told],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((agent, generation)) = &ended {
-        reopen(tx, task)?;
-        emit(
-            tx,
-            ev,
-            "lapse",
-            Some(task),
-            Some(agent),
-            Some(*generation),
-            reason,
-        )?;
-    }
-    Ok(ended)
 }

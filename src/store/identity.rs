@@ -388,10 +388,12 @@ impl Store {
         let (_, ev) = self.tx(|tx, ev| {
             let why = format!("new epoch {epoch}: {reason}; every claim ended");
             let ended = {
-                let mut st = tx.prepare(
-                    "UPDATE claims SET ended_at = ?1, end_kind = 'epoch', end_reason = ?2, told = 0
-                     WHERE ended_at IS NULL RETURNING task_id, session_id, generation",
-                )?;
+                let mut st = tx.prepare(concat!(
+                    "UPDATE claims SET ended_at = ?1, end_kind = ",
+                    crate::sql_end!(epoch),
+                    ", end_reason = ?2, told = 0
+                         WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
+                ))?;
                 let rows = st.query_map(params![now_wall(), why], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
@@ -402,11 +404,11 @@ impl Store {
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, agent, generation) in ended {
-                super::claims::reopen(tx, task)?;
+                super::lapse::reopen(tx, task)?;
                 emit(
                     tx,
                     ev,
-                    "release",
+                    EventKind::Release,
                     Some(task),
                     Some(&agent),
                     Some(generation),
@@ -422,7 +424,7 @@ impl Store {
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![floor.to_string()],
             )?;
-            emit(tx, ev, "epoch", None, None, Some(floor), &why)?;
+            emit(tx, ev, EventKind::Epoch, None, None, Some(floor), &why)?;
             Ok(())
         })?;
         Ok(ev)

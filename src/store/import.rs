@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::tasks::{current_goal, set_deps};
-use super::{agent_opt, check_text, emit, now_wall, Events, Store, MAX_TEXT, MAX_TITLE};
+use super::{
+    agent_opt, check_text, emit, now_wall, EventKind, Events, Store, TaskState, MAX_TEXT, MAX_TITLE,
+};
 use crate::backlog::Backlog;
 use crate::proto::error::{BoardError, BoardResult};
 
@@ -45,7 +47,8 @@ impl Store {
             let mut ids: HashMap<&str, i64> = HashMap::new();
             let mut order = Vec::with_capacity(backlog.tasks.len());
             for t in &backlog.tasks {
-                let finished = t.state != "open";
+                let state = TaskState::from(t.state);
+                let finished = state != TaskState::Open;
                 tx.execute(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
                                         done_by, done_at)
@@ -54,16 +57,24 @@ impl Store {
                         t.title,
                         t.body,
                         t.priority,
-                        t.state,
+                        state,
                         now,
-                        (t.state == "done").then_some(by),
+                        (state == TaskState::Done).then_some(by),
                         finished.then_some(&now)
                     ],
                 )?;
                 let id = tx.last_insert_rowid();
                 ids.insert(&t.key, id);
                 order.push(id);
-                emit(tx, ev, "add", Some(id), agent_opt(by), None, &t.title)?;
+                emit(
+                    tx,
+                    ev,
+                    EventKind::Add,
+                    Some(id),
+                    agent_opt(by),
+                    None,
+                    &t.title,
+                )?;
             }
             for t in &backlog.tasks {
                 let after: Vec<i64> = t.after.iter().map(|k| ids[k.as_str()]).collect();
@@ -77,7 +88,7 @@ impl Store {
                         "INSERT INTO goals (text, set_at, set_by) VALUES (?1, ?2, ?3)",
                         params![g, now, by],
                     )?;
-                    emit(tx, ev, "goal", None, agent_opt(by), None, g)?;
+                    emit(tx, ev, EventKind::Goal, None, agent_opt(by), None, g)?;
                     goal_set = true;
                 }
             }

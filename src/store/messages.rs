@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{check_text, emit, now_wall, Events, Store, MAX_TEXT, OPERATOR};
+use super::{check_text, emit, now_wall, EventKind, Events, Store, MAX_TEXT, OPERATOR};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::MessageView;
 
@@ -78,7 +78,7 @@ impl Store {
             emit(
                 tx,
                 ev,
-                "message",
+                EventKind::Message,
                 None,
                 to_agent.or(sender_agent),
                 None,
@@ -95,7 +95,7 @@ impl Store {
                 emit(
                     tx,
                     ev,
-                    "resume",
+                    EventKind::Resume,
                     None,
                     to_agent,
                     None,

@@ -10,10 +10,14 @@
 use std::path::Path;
 use std::time::SystemTime;
 
+#[macro_use]
+mod sql;
 mod claims;
 mod events;
+mod holder_writes;
 pub mod identity;
 mod import;
+mod lapse;
 mod messages;
 #[cfg(test)]
 mod model_tests;
@@ -29,6 +33,9 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use crate::proto::error::{BoardError, BoardResult};
+pub use crate::proto::glossary::{
+    AgentState, ClaimEnd, EventKind, Generation, ListState, SessionId, TaskId, TaskState,
+};
 use crate::proto::{EventView, TaskView};
 
 pub use import::Imported;
@@ -37,9 +44,6 @@ pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
-
-/// What `list --state` accepts: the stored states and the two readiness views of `open`.
-pub const LIST_STATES: &[&str] = &["open", "ready", "blocked", "claimed", "done", "cancelled"];
 
 /// Longest accepted title, in bytes.
 pub const MAX_TITLE: usize = 16 * 1024;
@@ -121,8 +125,7 @@ pub struct LostClaim {
     /// The generation the claim had.
     pub generation: i64,
     /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
-    #[schemars(extend("enum" = ["lapse", "expel", "release", "cancel", "epoch"]))]
-    pub end: String,
+    pub end: ClaimEnd,
     /// Why, in words.
     pub reason: Option<String>,
     /// When (RFC 3339 UTC).
@@ -268,7 +271,7 @@ impl Store {
     /// Appends a free-standing event (board start, rejected write) in its own transaction.
     pub fn record(
         &mut self,
-        kind: &str,
+        kind: EventKind,
         task: Option<i64>,
         agent: Option<&str>,
         generation: Option<i64>,
@@ -286,7 +289,7 @@ impl Store {
 pub(super) fn emit(
     tx: &Connection,
     ev: &mut Events,
-    kind: &str,
+    kind: EventKind,
     task: Option<i64>,
     agent: Option<&str>,
     generation: Option<i64>,
@@ -303,7 +306,7 @@ pub(super) fn emit(
     ev.push(EventView {
         id: tx.last_insert_rowid(),
         at,
-        kind: kind.to_string(),
+        kind,
         task,
         agent: agent.map(str::to_string),
         generation,
@@ -347,7 +350,7 @@ pub(super) fn task_not_found(id: i64) -> BoardError {
     BoardError::not_found(format!("no task {id}")).with("task", id)
 }
 
-pub(super) fn task_state(tx: &Connection, id: i64) -> BoardResult<String> {
+pub(super) fn task_state(tx: &Connection, id: i64) -> BoardResult<TaskState> {
     tx.query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
         .optional()?
         .ok_or_else(|| task_not_found(id))

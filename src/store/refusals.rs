@@ -29,7 +29,7 @@ pub(super) fn explain_claim_refusal(
     }
     let Some(id) = task else {
         let remaining: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE state IN ('open', 'claimed')",
+            concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
             [],
             |r| r.get(0),
         )?;
@@ -44,8 +44,8 @@ pub(super) fn explain_claim_refusal(
         .with("remaining", remaining));
     };
     let state = task_state(tx, id)?;
-    Ok(match state.as_str() {
-        "claimed" => {
+    Ok(match state {
+        TaskState::Claimed => {
             let (holder, generation): (String, i64) = tx.query_row(
                 "SELECT session_id, generation FROM claims WHERE task_id = ?1 AND ended_at IS NULL",
                 [id],
@@ -59,12 +59,14 @@ pub(super) fn explain_claim_refusal(
             .with("generation", generation)
             .with("task", id)
         }
-        "open" => {
+        TaskState::Open => {
             let waits: Vec<i64> = {
-                let mut st = tx.prepare(
+                let mut st = tx.prepare(concat!(
                     "SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                     WHERE d.task_id = ?1 AND a.state NOT IN ('done', 'cancelled') ORDER BY d.after_id",
-                )?;
+                         WHERE d.task_id = ?1 AND a.state NOT IN ",
+                    finished!(),
+                    " ORDER BY d.after_id"
+                ))?;
                 let rows = st.query_map([id], |r| r.get(0))?;
                 rows.collect::<Result<_, _>>()?
             };
@@ -82,7 +84,7 @@ pub(super) fn explain_claim_refusal(
         }
         // A finished task is not held by anyone: answering `conflict` (exit 4, "another agent
         // holds it") would send the caller looking for a holder. It is simply not claimable.
-        "done" => {
+        TaskState::Done => {
             let (by, at): (Option<String>, Option<String>) = tx.query_row(
                 "SELECT done_by, done_at FROM tasks WHERE id = ?1",
                 [id],
@@ -96,7 +98,7 @@ pub(super) fn explain_claim_refusal(
                 ErrorKind::NoReadyTask,
                 format!("task {id} is already done{who}: there is nothing to claim"),
             )
-            .with("state", "done")
+            .with("state", TaskState::Done.as_str())
             .with("task", id)
             .with("done_by", by)
         }
@@ -104,7 +106,7 @@ pub(super) fn explain_claim_refusal(
             ErrorKind::NoReadyTask,
             format!("task {id} is {other}: there is nothing to claim"),
         )
-        .with("state", other.to_string())
+        .with("state", other.as_str())
         .with("task", id),
     })
 }
@@ -136,8 +138,8 @@ pub(super) fn explain_write_refusal(
     let now_held = match &live {
         Some((h, g, _)) if h != agent => format!("task {task} is now held by {h} (generation {g})"),
         Some((_, g, _)) => format!("task {task} is at generation {g}"),
-        None => match state.as_str() {
-            "done" => {
+        None => match state {
+            TaskState::Done => {
                 let by: Option<String> =
                     tx.query_row("SELECT done_by FROM tasks WHERE id = ?1", [task], |r| {
                         r.get(0)
@@ -188,7 +190,7 @@ pub(super) fn explain_write_refusal(
     })?;
     err = err
         .with("task", task)
-        .with("state", state)
+        .with("state", state.as_str())
         .with("generation", current)
         .with(
             "holder",
@@ -238,6 +240,6 @@ pub(super) fn explain_force_refusal(
     };
     Ok(err
         .with("task", task)
-        .with("state", state)
+        .with("state", state.as_str())
         .with("generation", current))
 }

@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::claims::reopen;
+use super::lapse::reopen;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::SessionView;
@@ -49,7 +49,15 @@ impl Store {
                     ],
                 )?;
                 if inserted == 1 {
-                    emit(tx, ev, "session_start", None, Some(&id), None, "registered")?;
+                    emit(
+                        tx,
+                        ev,
+                        EventKind::SessionStart,
+                        None,
+                        Some(&id),
+                        None,
+                        "registered",
+                    )?;
                     return Ok(id);
                 }
             }
@@ -105,11 +113,12 @@ impl Store {
                 return Ok(false);
             }
             let ended = {
-                let mut st = tx.prepare(
-                    "UPDATE claims SET ended_at = ?2, end_kind = 'expel', end_reason = ?3
-                     WHERE session_id = ?1 AND ended_at IS NULL
-                     RETURNING task_id, generation",
-                )?;
+                let mut st = tx.prepare(concat!(
+                    "UPDATE claims SET ended_at = ?2, end_kind = ",
+                    crate::sql_end!(expel),
+                    ", end_reason = ?3 WHERE session_id = ?1 AND ended_at IS NULL
+                         RETURNING task_id, generation"
+                ))?;
                 let rows = st.query_map(params![id, now_wall(), reason], |r| {
                     Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
                 })?;
@@ -120,14 +129,14 @@ impl Store {
                 emit(
                     tx,
                     ev,
-                    "expel",
+                    EventKind::Expel,
                     Some(task),
                     Some(id),
                     Some(generation),
                     reason,
                 )?;
             }
-            emit(tx, ev, "session_end", None, Some(id), None, reason)?;
+            emit(tx, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
             Ok(true)
         })
     }
@@ -145,8 +154,8 @@ impl Store {
             )?;
             if n == 1 {
                 match question {
-                    Some(q) => emit(tx, ev, "wait", None, Some(id), None, q)?,
-                    None => emit(tx, ev, "resume", None, Some(id), None, "resumed")?,
+                    Some(q) => emit(tx, ev, EventKind::Wait, None, Some(id), None, q)?,
+                    None => emit(tx, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
                 };
             }
             Ok(n == 1)
@@ -182,7 +191,7 @@ impl Store {
                         params![id, now_wall()],
                     )?;
                     if n == 1 {
-                        emit(tx, ev, "idle", None, Some(id), None, r)?;
+                        emit(tx, ev, EventKind::Idle, None, Some(id), None, r)?;
                     }
                     n
                 }
@@ -250,7 +259,7 @@ impl Store {
     pub fn sessions(
         &self,
         all: bool,
-        state_of: &dyn Fn(&SessionRow) -> String,
+        state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
     ) -> BoardResult<Vec<SessionView>> {
         let mut st = self.conn.prepare(
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
@@ -290,31 +299,29 @@ impl Store {
                 idle_since: r.get(13)?,
                 attention,
                 contacted_at: contacted,
-                state: String::new(),
+                state: AgentState::Starting,
             })
         })?;
         let mut out: Vec<SessionView> = rows.collect::<Result<_, _>>()?;
         for s in &mut out {
-            s.state = match (&s.ended_at, &s.waiting) {
-                (Some(_), _) => "gone".into(),
-                (None, Some(_)) => "waiting".into(),
+            // None from `state_of`: its process runs, and what it does decides.
+            let known = match (&s.ended_at, &s.waiting) {
+                (Some(_), _) => Some(AgentState::Gone),
+                (None, Some(_)) => Some(AgentState::Waiting),
                 (None, None) => match self.session(&s.id)? {
                     Some(row) => state_of(&row),
-                    None => "gone".into(),
+                    None => Some(AgentState::Gone),
                 },
             };
-            if s.state != "alive" {
-                s.attention = None;
-            }
-            if s.state == "alive" {
-                s.state = if s.attention.is_some() {
-                    "needs_attention".into()
-                } else if s.idle_since.is_some() || s.claims.is_empty() {
-                    "idle".into()
-                } else {
-                    "working".into()
-                };
-            }
+            s.state = match known {
+                Some(state) => {
+                    s.attention = None;
+                    state
+                }
+                None if s.attention.is_some() => AgentState::NeedsAttention,
+                None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
+                None => AgentState::Working,
+            };
         }
         Ok(out)
     }

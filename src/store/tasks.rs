@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::claims::end_live_claims_of_task;
+use super::lapse::end_live_claims_of_task;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{GoalView, NoteView, TaskView};
@@ -19,7 +19,7 @@ impl Store {
                 "INSERT INTO goals (text, set_at, set_by) VALUES (?1, ?2, ?3)",
                 params![text, now_wall(), by],
             )?;
-            emit(tx, ev, "goal", None, agent_opt(by), None, text)?;
+            emit(tx, ev, EventKind::Goal, None, agent_opt(by), None, text)?;
             current_goal(tx)?.ok_or_else(|| BoardError::internal("goal vanished"))
         })
     }
@@ -53,7 +53,7 @@ impl Store {
             )?;
             let id = tx.last_insert_rowid();
             set_deps(tx, id, after)?;
-            emit(tx, ev, "add", Some(id), agent_opt(by), None, title)?;
+            emit(tx, ev, EventKind::Add, Some(id), agent_opt(by), None, title)?;
             task_view(tx, id, now_ms)
         })
     }
@@ -91,7 +91,15 @@ impl Store {
                 tx.execute("DELETE FROM task_deps WHERE task_id = ?1", [id])?;
                 set_deps(tx, id, after)?;
             }
-            emit(tx, ev, "edit", Some(id), agent_opt(by), None, "edited")?;
+            emit(
+                tx,
+                ev,
+                EventKind::Edit,
+                Some(id),
+                agent_opt(by),
+                None,
+                "edited",
+            )?;
             task_view(tx, id, now_ms)
         })
     }
@@ -105,8 +113,12 @@ impl Store {
     ) -> BoardResult<(TaskView, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
-                "UPDATE tasks SET state = 'cancelled', updated_at = ?2
-                 WHERE id = ?1 AND state IN ('open', 'claimed')",
+                concat!(
+                    "UPDATE tasks SET state = ",
+                    crate::sql_state!(cancelled),
+                    ", updated_at = ?2 WHERE id = ?1 AND state IN ",
+                    unfinished!()
+                ),
                 params![id, now_wall()],
             )?;
             if n == 0 {
@@ -115,10 +127,18 @@ impl Store {
                     ErrorKind::Conflict,
                     format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
                 )
-                .with("state", state));
+                .with("state", state.as_str()));
             }
-            end_live_claims_of_task(tx, ev, id, "cancel", "task cancelled")?;
-            emit(tx, ev, "cancel", Some(id), agent_opt(by), None, "cancelled")?;
+            end_live_claims_of_task(tx, ev, id, ClaimEnd::Cancel, "task cancelled")?;
+            emit(
+                tx,
+                ev,
+                EventKind::Cancel,
+                Some(id),
+                agent_opt(by),
+                None,
+                TaskState::Cancelled.as_str(),
+            )?;
             task_view(tx, id, now_ms)
         })
     }
@@ -127,8 +147,12 @@ impl Store {
     ///
     /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
     /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
-    /// readiness; see [`super::LIST_STATES`].
-    pub fn list_tasks(&self, states: Option<&[String]>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+    /// readiness ([`ListState`]).
+    pub fn list_tasks(
+        &self,
+        states: Option<&[ListState]>,
+        now_ms: i64,
+    ) -> BoardResult<Vec<TaskView>> {
         Ok(self.list_page(states, 0, None, now_ms)?.0)
     }
 
@@ -138,22 +162,18 @@ impl Store {
     /// than `limit` tasks, even none, before the last.
     pub fn list_page(
         &self,
-        states: Option<&[String]>,
+        states: Option<&[ListState]>,
         after: i64,
         limit: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
         // SQL filters by stored state; `ready` and `blocked` are open tasks told apart by their
         // dependencies, which are known only once the views are built.
-        let by_readiness = states.is_some_and(|s| s.iter().any(|x| x == "ready" || x == "blocked"));
-        let stored: Option<Vec<String>> = states.map(|s| {
+        let by_readiness = states.is_some_and(|s| {
             s.iter()
-                .map(|x| match x.as_str() {
-                    "ready" | "blocked" => "open".to_string(),
-                    other => other.to_string(),
-                })
-                .collect()
+                .any(|x| matches!(x, ListState::Ready | ListState::Blocked))
         });
+        let stored: Option<Vec<TaskState>> = states.map(|s| s.iter().map(|x| x.stored()).collect());
         // One row more than asked tells whether another page follows.
         let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
         let pick = Pick::Page {
@@ -170,14 +190,14 @@ impl Store {
             _ => None,
         };
         if let (true, Some(s)) = (by_readiness, states) {
-            let wanted = |t: &TaskView, s: &str| match s {
-                "ready" => t.ready,
-                "blocked" => t.state == "open" && !t.ready,
-                other => t.state == other,
+            let wanted = |t: &TaskView, s: ListState| match s {
+                ListState::Ready => t.ready,
+                ListState::Blocked => t.state == TaskState::Open && !t.ready,
+                other => t.state == other.stored(),
             };
             // The cursor stays the last task looked at, so a page thinned by this filter (even
             // to nothing) still moves the cursor on.
-            views.retain(|t| s.iter().any(|x| wanted(t, x)));
+            views.retain(|t| s.iter().any(|x| wanted(t, *x)));
         }
         Ok((views, next))
     }
@@ -220,7 +240,7 @@ impl Store {
     /// Open + claimed tasks: work that is not finished yet.
     pub fn unfinished_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
-            "SELECT COUNT(*) FROM tasks WHERE state IN ('open', 'claimed')",
+            concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
             [],
             |r| r.get(0),
         )?)
@@ -292,7 +312,7 @@ pub(super) enum Pick<'a> {
     One(i64),
     /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit` (-1: all).
     Page {
-        states: Option<&'a [String]>,
+        states: Option<&'a [TaskState]>,
         after: i64,
         limit: i64,
     },
@@ -302,12 +322,12 @@ pub(super) enum Pick<'a> {
 
 /// The columns of a task view, with its live claim joined in; `$tail` picks the rows.
 macro_rules! view_sql {
-    ($tail:literal) => {
+    ($($tail:tt)+) => {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
                     t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
-            $tail
+            $($tail)+
         )
     };
 }
@@ -316,8 +336,9 @@ macro_rules! view_sql {
 macro_rules! deps_sql {
     ($where:literal) => {
         concat!(
-            "SELECT d.task_id, d.after_id, a.state IN ('done', 'cancelled') FROM task_deps d
-             JOIN tasks a ON a.id = d.after_id WHERE ",
+            "SELECT d.task_id, d.after_id, a.state IN ",
+            finished!(),
+            " FROM task_deps d JOIN tasks a ON a.id = d.after_id WHERE ",
             $where,
             " ORDER BY d.task_id, d.after_id"
         )
@@ -331,14 +352,14 @@ macro_rules! deps_sql {
 pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskView>> {
     use std::collections::HashMap;
     let row = |r: &rusqlite::Row| -> rusqlite::Result<TaskView> {
-        let state: String = r.get(4)?;
+        let state: TaskState = r.get(4)?;
         let expires: Option<i64> = r.get(11)?;
         Ok(TaskView {
             id: r.get(0)?,
             title: r.get(1)?,
             body: r.get(2)?,
             priority: r.get(3)?,
-            ready: state == "open",
+            ready: state == TaskState::Open,
             state,
             generation: r.get(5)?,
             after: Vec::new(),
@@ -382,10 +403,9 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
         }
         Pick::Ready { limit } => {
             let mut st = c.prepare_cached(view_sql!(
-                "WHERE t.state = 'open'
-                   AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                                   WHERE d.task_id = t.id AND a.state NOT IN ('done', 'cancelled'))
-                 ORDER BY t.priority DESC, t.id LIMIT ?1"
+                "WHERE ",
+                ready!("t"),
+                " ORDER BY t.priority DESC, t.id LIMIT ?1"
             ))?;
             let rows = st.query_map([limit], row)?;
             rows.collect::<Result<_, _>>()?

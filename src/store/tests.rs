@@ -23,7 +23,7 @@ fn a_grant_increments_the_generation_and_a_second_claim_conflicts() {
     let b = agent(&mut s, "codex");
     let (c, ev) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
     assert_eq!(c.claim.generation, 1);
-    assert_eq!(ev[0].kind, "grant");
+    assert_eq!(ev[0].kind, EventKind::Grant);
     let e = s.claim(&b, Some(t.id), 0, 1000).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict);
     assert_eq!(e.data["holder"], "claude");
@@ -37,7 +37,7 @@ fn a_lapsed_holder_cannot_finish_and_the_next_holder_gets_generation_plus_one() 
     let b = agent(&mut s, "b");
     s.claim(&a, Some(t.id), 0, 1000).unwrap();
     let ev = s.lapse_due(1000, 1000).unwrap();
-    assert_eq!(ev[0].kind, "lapse");
+    assert_eq!(ev[0].kind, EventKind::Lapse);
     let (c, _) = s.claim(&b, Some(t.id), 1000, 2000).unwrap();
     assert_eq!(c.claim.generation, 2);
     let e = s.done(&a, t.id, None, None, 1001).unwrap_err();
@@ -64,7 +64,7 @@ fn a_write_after_expiry_is_fenced_even_before_the_sweep() {
         ErrorKind::Lapsed
     );
     // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
-    assert_eq!(s.task(t.id, 1000).unwrap().state, "open");
+    assert_eq!(s.task(t.id, 1000).unwrap().state, TaskState::Open);
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn expelling_a_session_reopens_its_tasks_once() {
     assert!(ended);
     assert!(ev
         .iter()
-        .any(|e| e.kind == "expel" && e.reason.as_deref() == Some("exited (status 3)")));
+        .any(|e| e.kind == EventKind::Expel && e.reason.as_deref() == Some("exited (status 3)")));
     assert!(s.task(t.id, 0).unwrap().ready);
     assert!(!s.expel_session(&a, "again").unwrap().0);
 }
@@ -157,7 +157,7 @@ fn a_write_refused_for_an_expired_lease_lapses_the_claim_first() {
     assert!(e.message.contains("lease expired"), "{}", e.message);
     // The lapse committed although the call was refused; the task is free again.
     let log = s.task_events(t.id).unwrap();
-    assert_eq!(log.last().unwrap().kind, "lapse", "{log:?}");
+    assert_eq!(log.last().unwrap().kind, EventKind::Lapse, "{log:?}");
     let task = s.task(t.id, 1500).unwrap();
     assert!(task.ready && task.holder.is_none());
     // The refusal named it: not reported again as lost.
@@ -200,10 +200,14 @@ fn an_agent_that_lost_several_claims_is_told_every_one_once() {
     s.lapse_due(1000, 1000).unwrap();
     s.release(None, t3.id, None, None, 1000).unwrap();
     let lost = s.take_lost(&a).unwrap();
-    let tasks: Vec<(i64, &str)> = lost.iter().map(|l| (l.task, l.end.as_str())).collect();
+    let tasks: Vec<(i64, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
     assert_eq!(
         tasks,
-        vec![(t1.id, "lapse"), (t2.id, "lapse"), (t3.id, "release")]
+        vec![
+            (t1.id, ClaimEnd::Lapse),
+            (t2.id, ClaimEnd::Lapse),
+            (t3.id, ClaimEnd::Release)
+        ]
     );
     assert!(s.take_lost(&a).unwrap().is_empty(), "told once");
 }

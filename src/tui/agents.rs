@@ -11,7 +11,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::state::{AgentItem, App, Effect, Focus, Mode};
+use super::app::{App, Effect, Focus, Mode};
+
+use super::snapshot::AgentItem;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::SessionView;
 

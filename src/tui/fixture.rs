@@ -1,9 +1,12 @@
 //! Fixed boards for the TUI's snapshot tests and render benchmark: realistic data with fixed
 //! timestamps and a fixed clock, so every frame drawn from them is reproducible.
 
+use crate::proto::glossary::{AgentState, EventKind, TaskState};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
-use super::state::{App, Snapshot};
+use super::app::App;
+
+use super::snapshot::Snapshot;
 
 /// The fixed wall clock of the sample board: 2026-03-01T12:00:00Z, ms since the epoch.
 pub const NOW_WALL_MS: i64 = 1_772_366_400_000;
@@ -31,7 +34,7 @@ fn task(
         title: title.to_string(),
         body: String::new(),
         priority,
-        state: state.to_string(),
+        state: state.parse().unwrap_or(TaskState::Open),
         generation,
         after: after.to_vec(),
         blocked_by: blocked_by.to_vec(),
@@ -64,7 +67,7 @@ fn session(
         pid: Some(pid),
         launcher_pid: Some(pid - 1),
         pane: Some(pane.to_string()),
-        state: state.to_string(),
+        state: state.parse().unwrap_or(AgentState::Gone),
         claims: claims.to_vec(),
         waiting: waiting.map(String::from),
         started_at: at("11:00:00"),
@@ -91,7 +94,7 @@ fn event(
     EventView {
         id,
         at: at(hms),
-        kind: kind.to_string(),
+        kind: kind.parse().unwrap_or(EventKind::Note),
         task,
         agent: agent.map(String::from),
         generation,

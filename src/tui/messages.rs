@@ -5,7 +5,11 @@
 
 use serde_json::json;
 
-use super::state::{AgentItem, App, Call, Effect, Field, Form, FormKind, Purpose};
+use super::app::{App, Call, Effect, Purpose};
+
+use super::form::{Field, Form, FormKind};
+
+use super::snapshot::AgentItem;
 
 /// Label of the message field.
 pub const MESSAGE: &str = "Message";

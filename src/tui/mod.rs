@@ -12,17 +12,24 @@
 //!   broken connection is never applied twice.
 //! - **input**: crossterm key, paste and resize events.
 //! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update
-//!   functions of [`state`], carries out the [`Effect`]s they return, and redraws with
+//!   functions of [`app`], carries out the [`Effect`]s they return, and redraws with
 //!   [`view::draw`] after every batch of messages and once a second (lease countdowns). Refreshes
 //!   are coalesced: at most one in flight and one queued, however many events arrive.
 //!
 //! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
 
 pub mod agents;
+pub mod app;
 pub mod fixture;
+pub mod form;
+pub mod input;
+pub mod keys;
+pub mod layout;
 pub mod messages;
-pub mod state;
+pub mod snapshot;
 mod team_io;
+#[cfg(test)]
+mod update_tests;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
@@ -32,13 +39,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
+use nix::sys::signal::{SigSet, Signal};
 use ratatui::DefaultTerminal;
 use serde_json::{json, Value};
 
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::sanitize::inert;
-use state::{App, Call, Effect, Purpose, Snapshot};
+use app::{App, Call, Effect, Purpose};
+use snapshot::Snapshot;
 
 /// How often the snapshot is re-fetched without any event (agents' own requests renew leases
 /// and update "last heard" without an event).
@@ -62,6 +71,9 @@ pub enum TuiError {
     /// Setting up, drawing to or reading from the terminal failed.
     #[error("terminal: {0}")]
     Terminal(#[from] std::io::Error),
+    /// SIGTERM, SIGINT or SIGHUP arrived; the terminal was restored before exiting.
+    #[error("stopped by {}", .0.as_str())]
+    Signal(Signal),
 }
 
 impl TuiError {
@@ -71,6 +83,8 @@ impl TuiError {
             TuiError::Board(e) => e.kind.exit_code(),
             TuiError::NotATerminal => ErrorKind::Usage.exit_code(),
             TuiError::Terminal(_) => 1,
+            // The shell's convention for "killed by signal N".
+            TuiError::Signal(sig) => 128 + *sig as i32,
         }
     }
 }
@@ -102,6 +116,8 @@ enum Msg {
     Snapshot(BoardResult<(Snapshot, Instant)>),
     /// A call finished.
     CallDone(Purpose, BoardResult<Value>),
+    /// A signal that ends the TUI arrived.
+    Signal(Signal),
 }
 
 /// Work for the fetch thread.
@@ -121,6 +137,10 @@ fn try_run() -> Result<(), TuiError> {
     if !stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
+    // Before any thread starts, so that every thread inherits the mask and the signals reach
+    // only the `signals` thread: the UI loop then leaves the screen as it found it.
+    let ending = ending_signals();
+    ending.thread_block().map_err(std::io::Error::from)?;
     let target = client::target()?;
     // Start the board if none runs and check its protocol before taking over the screen, so
     // these errors print plainly.
@@ -146,6 +166,10 @@ fn try_run() -> Result<(), TuiError> {
             Box::new(move || fetch_worker(&target, &jobs_rx, &tx)),
         )?;
     }
+    {
+        let tx = tx.clone();
+        spawn("signals", Box::new(move || wait_for_ending(ending, &tx)))?;
+    }
     let mut terminal = setup_terminal()?;
     {
         let tx = tx.clone();
@@ -158,6 +182,24 @@ fn try_run() -> Result<(), TuiError> {
     let out = event_loop(&mut terminal, &rx, &jobs_tx, color);
     restore_terminal();
     out
+}
+
+/// The signals that end the TUI. In raw mode Ctrl-C is a key, so these come from `kill`, a
+/// closed terminal (SIGHUP) or a supervisor (SIGTERM).
+fn ending_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for sig in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        set.add(sig);
+    }
+    set
+}
+
+/// Waits (blocked in `sigwait`) for one of `set` and tells the UI loop. Children started later
+/// do not inherit the mask: `std::process::Command` resets it in the child.
+fn wait_for_ending(set: SigSet, tx: &Sender<Msg>) {
+    if let Ok(sig) = set.wait() {
+        let _ = tx.send(Msg::Signal(sig));
+    }
 }
 
 /// Raw mode, alternate screen, bracketed paste; a panic hook that undoes them first.
@@ -269,7 +311,7 @@ fn event_loop(
             let stale = refreshes
                 .last_sent
                 .is_none_or(|t| now.saturating_duration_since(t) >= PERIODIC_REFRESH);
-            if stale && app.conn == state::Conn::Live {
+            if stale && app.conn == app::Conn::Live {
                 refreshes.request(jobs);
             }
         }
@@ -283,6 +325,7 @@ fn event_loop(
                 Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
                 Msg::Term(_) => {}
                 Msg::TermError(e) => return Err(e.into()),
+                Msg::Signal(sig) => return Err(TuiError::Signal(sig)),
                 Msg::Connected => effects.extend(app.on_connected()),
                 Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
                 Msg::Event => effects.push(Effect::Refresh),

@@ -153,3 +153,48 @@ fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
         "the client waited {took:?} for a board that had already exited: {v}"
     );
 }
+
+#[test]
+fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
+    let mut b = TestBoard::init(&lease("120s"));
+    b.serve();
+    let log = b.root.join(".board/board.log");
+    let log_before = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    let huge = format!("{}\n", "\x1b]0;x".repeat(1024 * 1024));
+    b.write_config(&format!("{}{huge}", lease("120s")));
+    let status = poll(Duration::from_secs(5), || {
+        let out = b
+            .cmd(&["status"])
+            .env("BOARD_SOCKET", &b.socket)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.contains("CONFIG ERROR").then_some(text)
+    })
+    .expect("`board status` shows the error");
+    let error_line = status
+        .lines()
+        .find(|l| l.contains("is invalid"))
+        .unwrap_or_else(|| panic!("no error line in {status}"));
+    assert!(error_line.chars().count() <= 400, "{error_line}");
+    assert!(!status.contains('\x1b'), "an escape reached the terminal");
+    // An agent's command warns once, briefly.
+    let out = b.cmd(&["list"]).output().unwrap();
+    assert!(
+        out.stderr.len() < 600,
+        "{} bytes on stderr",
+        out.stderr.len()
+    );
+    let grown = std::fs::metadata(&log).unwrap().len() - log_before;
+    assert!(grown < 16 * 1024, "the log grew by {grown} bytes");
+    // A board started on the broken file says why in a line, not in 5 MiB.
+    let out = b.cmd(&["serve"]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("is invalid"), "{said}");
+    assert!(
+        out.stderr.len() < 600,
+        "{} bytes from board serve",
+        out.stderr.len()
+    );
+}

@@ -289,7 +289,12 @@ impl Tmux {
 
     pub fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
-        c.env("TMUX_TMPDIR", self.dir.path()).env_remove("TMUX");
+        // Panes are a user's interactive terminals: Gemini CLI runs headless (and exits at
+        // once) when `CI=true`, which a CI runner sets for the test process.
+        c.env("TMUX_TMPDIR", self.dir.path())
+            .env_remove("TMUX")
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS");
         for (k, v) in &self.env {
             c.env(k, v);
         }

@@ -19,7 +19,7 @@ const WIDTH: usize = 120;
 const HEIGHT: usize = 40;
 /// The backlog's columns at this width (the agents and the feed sit to its right).
 fn backlog_cols() -> usize {
-    usize::from(board::tui::view::backlog_width(WIDTH as u16))
+    usize::from(board::tui::layout::backlog_width(WIDTH as u16))
 }
 
 fn tmux_missing() -> bool {
@@ -191,6 +191,11 @@ struct Tmux {
 impl Tmux {
     /// Starts `board tui` (with NO_COLOR set, so any colour on screen must have leaked in).
     fn start(board: &Board) -> Tmux {
+        Tmux::start_then(board, "")
+    }
+
+    /// Like `start`; `after` runs in the pane's shell once the TUI has exited.
+    fn start_then(board: &Board, after: &str) -> Tmux {
         let socket = format!(
             "board-tui-test-{}-{}",
             std::process::id(),
@@ -204,7 +209,7 @@ impl Tmux {
         // dead pane's screen, and its #{pane_dead_status} is not always filled in).
         let shell_cmd = format!(
             "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN -u BOARD_ROOT NO_COLOR=1 '{BOARD}' tui; \
-             echo \"tui exited with $?\"; exec sleep 600"
+             echo \"tui exited with $?\"; {after} exec sleep 600"
         );
         let dir = board.dir.path().to_string_lossy().into_owned();
         let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
@@ -616,4 +621,55 @@ fn the_tui_survives_a_board_restart() {
                 .any(|l| l.contains("After the restart"))
         },
     );
+}
+
+/// The TUI's own pid: the one child of the pane's shell.
+fn tui_pid(tmux: &Tmux) -> Pid {
+    let shell = tmux.format("#{pane_pid}");
+    let pid = poll(Duration::from_secs(5), || {
+        let children =
+            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
+        children.split_whitespace().next()?.parse::<i32>().ok()
+    })
+    .expect("the pane's shell has no child");
+    Pid::from_raw(pid)
+}
+
+#[test]
+fn a_killed_tui_gives_the_terminal_back() {
+    if tmux_missing() {
+        return;
+    }
+    for (sig, code) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGINT, 130),
+        (Signal::SIGHUP, 129),
+    ] {
+        let board = Board::start();
+        // After the TUI: the terminal modes, as words (`-echo` means echo is off).
+        let tmux = Tmux::start_then(&board, "echo modes: $(stty -a | tr -s ' ;\\n' ' ');");
+        tmux.wait_screen("the TUI", Duration::from_secs(10), |s| {
+            s.contains("Backlog")
+        });
+        assert_eq!(tmux.format("#{alternate_on}"), "1");
+        kill(tui_pid(&tmux), sig).expect("kill");
+        let screen = tmux.wait_screen("the TUI to exit", Duration::from_secs(5), |s| {
+            s.contains("modes:")
+        });
+        assert!(
+            screen.contains(&format!("tui exited with {code}")),
+            "{sig:?}: {screen}"
+        );
+        assert_eq!(tmux.format("#{alternate_on}"), "0", "{sig:?}: {screen}");
+        assert_eq!(tmux.format("#{cursor_flag}"), "1", "{sig:?}: cursor hidden");
+        let modes: Vec<&str> = screen
+            .lines()
+            .skip_while(|l| !l.starts_with("modes:"))
+            .flat_map(str::split_whitespace)
+            .collect();
+        for mode in ["echo", "icanon", "isig"] {
+            assert!(modes.contains(&mode), "{sig:?}: {mode} is off: {modes:?}");
+        }
+        assert!(!screen.contains("Backlog"), "{sig:?}: {screen}");
+    }
 }

@@ -220,7 +220,13 @@ fn record_rejection(
         _ => return,
     };
     let reason = format!("{} rejected: {}", call.method(), e.message);
-    match store.record("reject", Some(task), caller.agent(), generation, &reason) {
+    match store.record(
+        crate::store::EventKind::Reject,
+        Some(task),
+        caller.agent(),
+        generation,
+        &reason,
+    ) {
         Ok(ev) => events.extend(ev),
         Err(err) => tracing::warn!(%err, "could not record a rejected write"),
     }

@@ -3,8 +3,8 @@
 use super::Cx;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
-    AddParams, CancelParams, EditParams, GoalParams, ListParams, ReadyParams, ShowParams,
-    StateFilter,
+    AddParams, CancelParams, EditParams, GoalParams, ListParams, ListState, ReadyParams,
+    ShowParams, StateFilter,
 };
 use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
 use crate::store::{Events, Store};
@@ -90,9 +90,9 @@ fn page_limit(limit: Option<i64>) -> BoardResult<Option<i64>> {
 
 /// `list`: tasks by id, or those in the given states; a page of them with `limit`.
 pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
-    let states: Option<Vec<String>> = p.state.as_ref().map(|f| match f {
-        StateFilter::One(s) => vec![s.as_str().to_string()],
-        StateFilter::Many(v) => v.iter().map(|s| s.as_str().to_string()).collect(),
+    let states: Option<Vec<ListState>> = p.state.as_ref().map(|f| match f {
+        StateFilter::One(s) => vec![*s],
+        StateFilter::Many(v) => v.clone(),
     });
     let limit = page_limit(p.limit)?;
     let (tasks, next) =

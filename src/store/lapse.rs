@@ -1,0 +1,198 @@
+//! The end of expired claims (design rule 3), the stall that does not count against a lease
+//! (design rule 8), and the helpers every path that ends a claim shares: reopening its task and
+//! appending its event in the same transaction.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::*;
+use crate::proto::error::BoardResult;
+
+impl Store {
+    /// Ends every live claim whose expiry is at or before `now_ms` (design rule 3, last step).
+    pub fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
+        let (_, ev) = self.tx(|tx, ev| {
+            let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
+            let ended = {
+                let mut st = tx.prepare(concat!(
+                    "UPDATE claims SET ended_at = ?2, end_kind = ",
+                    crate::sql_end!(lapse),
+                    ", end_reason = ?3 WHERE ",
+                    live_expired!("?1"),
+                    " RETURNING task_id, session_id, generation"
+                ))?;
+                let rows = st.query_map(params![now_ms, now_wall(), reason], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            for (task, agent, generation) in ended {
+                reopen(tx, task)?;
+                emit(
+                    tx,
+                    ev,
+                    EventKind::Lapse,
+                    Some(task),
+                    Some(&agent),
+                    Some(generation),
+                    &reason,
+                )?;
+            }
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+
+    /// The earliest expiry (lease clock, ms) among live claims.
+    pub fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
+    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
+    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
+    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
+    pub fn extend_after_stall(
+        &mut self,
+        now_ms: i64,
+        stall_ms: i64,
+        sweep_ms: i64,
+        reason: &str,
+    ) -> BoardResult<Events> {
+        let (_, ev) = self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE claims SET expires_ms = MAX(expires_ms + ?2, ?1 + ?3)
+                 WHERE ended_at IS NULL",
+                params![now_ms, stall_ms.max(0), sweep_ms],
+            )?;
+            emit(
+                tx,
+                ev,
+                EventKind::Stall,
+                None,
+                None,
+                None,
+                &format!("{reason}; {n} live claim(s) extended"),
+            )?;
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+
+    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
+    /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
+    /// that, extends a lease.
+    pub fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
+        self.tx(|tx, _| {
+            tx.execute(
+                "UPDATE claims SET expires_ms = MAX(expires_ms, ?2)
+                 WHERE session_id = ?1 AND ended_at IS NULL",
+                params![agent, until_ms],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
+    pub fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
+        Ok(self.conn.query_row(
+            concat!(
+                "SELECT EXISTS (SELECT 1 FROM claims WHERE ",
+                live_expired!("?1"),
+                ")"
+            ),
+            [now_ms],
+            |r| r.get(0),
+        )?)
+    }
+}
+
+pub(super) fn end_live_claims_of_task(
+    tx: &Connection,
+    ev: &mut Events,
+    task: i64,
+    kind: ClaimEnd,
+    reason: &str,
+) -> BoardResult<()> {
+    let ended: Option<(String, i64)> = tx
+        .query_row(
+            "UPDATE claims SET ended_at = ?2, end_kind = ?3, end_reason = ?4
+             WHERE task_id = ?1 AND ended_at IS NULL RETURNING session_id, generation",
+            params![task, now_wall(), kind, reason],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((agent, generation)) = ended {
+        emit(
+            tx,
+            ev,
+            EventKind::Release,
+            Some(task),
+            Some(&agent),
+            Some(generation),
+            reason,
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
+    tx.execute(
+        concat!(
+            "UPDATE tasks SET state = ",
+            crate::sql_state!(open),
+            ", updated_at = ?2 WHERE id = ?1 AND state = ",
+            crate::sql_state!(claimed)
+        ),
+        params![task, now_wall()],
+    )?;
+    Ok(())
+}
+
+/// Lapses the live claim on `task` (only `holder`'s, when given) if its expiry is at or before
+/// `now_ms`: ends it, reopens the task, appends the `lapse` event. `told` marks the claim as
+/// reported to its holder (the refusal that found it says so). Returns the ended claim.
+pub(super) fn lapse_expired(
+    tx: &Connection,
+    ev: &mut Events,
+    task: i64,
+    holder: Option<&str>,
+    now_ms: i64,
+    told: bool,
+) -> BoardResult<Option<(String, i64)>> {
+    let reason = "lease expired (not renewed in time; found by a later call)";
+    let ended: Option<(String, i64)> = tx
+        .query_row(
+            concat!(
+                "UPDATE claims SET ended_at = ?4, end_kind = ",
+                crate::sql_end!(lapse),
+                ", end_reason = ?5, told = ?6 WHERE task_id = ?1 AND ",
+                live_expired!("?2"),
+                " AND (?3 IS NULL OR session_id = ?3) RETURNING session_id, generation"
+            ),
+            params![task, now_ms, holder, now_wall(), reason, told],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((agent, generation)) = &ended {
+        reopen(tx, task)?;
+        emit(
+            tx,
+            ev,
+            EventKind::Lapse,
+            Some(task),
+            Some(agent),
+            Some(*generation),
+            reason,
+        )?;
+    }
+    Ok(ended)
+}

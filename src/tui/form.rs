@@ -1,0 +1,280 @@
+//! The form dialogs (add, edit, goal, message): their fields, their keys and the request a
+//! submitted form sends.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use super::app::{App, Call, Effect, Mode, Purpose};
+use super::input::Input;
+use super::snapshot::inert_line;
+use crate::proto::sanitize::one_line;
+use crate::proto::TaskView;
+
+/// A labelled field of a form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// Label shown left of the field.
+    pub label: &'static str,
+    /// The text being edited.
+    pub input: Input,
+    /// Alt-Enter / Ctrl-J insert a line break.
+    pub multiline: bool,
+}
+
+impl Field {
+    /// A one-line field labelled `label`, holding `text`.
+    pub fn new(label: &'static str, text: &str) -> Field {
+        Field {
+            label,
+            input: Input::new(text),
+            multiline: false,
+        }
+    }
+}
+
+/// What a form does on Enter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormKind {
+    /// Add a task (title, priority, dependencies).
+    Add,
+    /// Edit a task; holds the task as it was when the form opened.
+    Edit(Box<TaskView>),
+    /// Set the goal.
+    Goal,
+    /// A message to an agent, or an answer to one that waits (see [`super::messages`]).
+    Message(Box<super::messages::Recipient>),
+}
+
+/// A form in a dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    /// Its purpose.
+    pub kind: FormKind,
+    /// The fields, top to bottom.
+    pub fields: Vec<Field>,
+    /// Index of the field with the cursor.
+    pub focus: usize,
+    /// Why the last submit failed (inert).
+    pub error: Option<String>,
+    /// Submitted; waiting for the board's answer.
+    pub pending: bool,
+}
+
+impl Form {
+    /// The dialog's title.
+    pub fn title(&self) -> String {
+        match &self.kind {
+            FormKind::Add => "Add a task".into(),
+            FormKind::Edit(t) => format!("Edit #{}", t.id),
+            FormKind::Goal => "Set the goal".into(),
+            FormKind::Message(r) => super::messages::title(r, &inert_line(&r.to)),
+        }
+    }
+
+    /// The text of the field labelled `label` ("" when there is none).
+    pub fn value(&self, label: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|f| f.label == label)
+            .map(|f| f.input.text())
+            .unwrap_or("")
+    }
+}
+
+/// Parses a dependency list: ids separated by spaces or commas, `#` allowed.
+fn parse_ids(s: &str) -> Result<Vec<i64>, String> {
+    s.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            w.trim_start_matches('#')
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("{:?} is not a task id", one_line(w)))
+        })
+        .collect()
+}
+
+fn ids_text(ids: &[i64]) -> String {
+    ids.iter()
+        .map(|i| format!("#{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn newline(form: &mut Form) {
+    if let Some(f) = form.fields.get_mut(form.focus) {
+        if f.multiline {
+            f.input.insert('\n');
+        }
+    }
+}
+
+fn parse_priority(s: &str, default: Option<i64>) -> Result<i64, String> {
+    let s = s.trim();
+    match (s.is_empty(), default) {
+        (true, Some(d)) => Ok(d),
+        _ => s
+            .parse()
+            .map_err(|_| "priority must be a whole number (higher runs first)".to_string()),
+    }
+}
+
+/// The request a submitted form sends; `Ok(None)` when an edit changes nothing.
+fn build_call(form: &Form) -> Result<Option<Call>, String> {
+    match &form.kind {
+        FormKind::Add => {
+            let title = form.value("Title").trim();
+            if title.is_empty() {
+                return Err("a task needs a title".into());
+            }
+            let priority = parse_priority(form.value("Priority"), Some(0))?;
+            let after = parse_ids(form.value("After"))?;
+            Ok(Some(Call {
+                purpose: Purpose::Add,
+                method: "add",
+                params: json!({ "title": title, "priority": priority, "after": after }),
+            }))
+        }
+        FormKind::Edit(t) => {
+            let mut params = json!({ "task": t.id });
+            let title = form.value("Title");
+            if title != t.title {
+                if title.trim().is_empty() {
+                    return Err("a task needs a title".into());
+                }
+                params["title"] = json!(title.trim());
+            }
+            let body = form.value("Body");
+            if body != t.body {
+                params["body"] = json!(body);
+            }
+            let priority = parse_priority(form.value("Priority"), None)?;
+            if priority != t.priority {
+                params["priority"] = json!(priority);
+            }
+            let after = parse_ids(form.value("After"))?;
+            let (mut a, mut b) = (after.clone(), t.after.clone());
+            a.sort_unstable();
+            a.dedup();
+            b.sort_unstable();
+            b.dedup();
+            if a != b {
+                params["after"] = json!(after);
+            }
+            if params.as_object().map(|m| m.len()) == Some(1) {
+                return Ok(None);
+            }
+            Ok(Some(Call {
+                purpose: Purpose::Edit(t.id),
+                method: "edit",
+                params,
+            }))
+        }
+        FormKind::Message(r) => super::messages::build(form, r).map(|(call, _)| Some(call)),
+        FormKind::Goal => {
+            let text = form.value("Goal").trim();
+            if text.is_empty() {
+                return Err("the goal needs some text".into());
+            }
+            Ok(Some(Call {
+                purpose: Purpose::Goal,
+                method: "goal",
+                params: json!({ "text": text }),
+            }))
+        }
+    }
+}
+
+impl App {
+    pub(super) fn open_form(&mut self, kind: FormKind) {
+        let fields = match &kind {
+            FormKind::Add => vec![
+                Field::new("Title", ""),
+                Field::new("Priority", ""),
+                Field::new("After", ""),
+            ],
+            FormKind::Edit(t) => vec![
+                Field::new("Title", &t.title),
+                Field {
+                    multiline: true,
+                    ..Field::new("Body", &t.body)
+                },
+                Field::new("Priority", &t.priority.to_string()),
+                Field::new("After", &ids_text(&t.after)),
+            ],
+            FormKind::Goal => vec![Field::new(
+                "Goal",
+                self.goal.as_ref().map(|g| g.text.as_str()).unwrap_or(""),
+            )],
+            FormKind::Message(r) => super::messages::fields(r),
+        };
+        self.mode = Mode::Form(Form {
+            kind,
+            fields,
+            focus: 0,
+            error: None,
+            pending: false,
+        });
+    }
+
+    pub(super) fn key_form(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Mode::Form(form) = &mut self.mode else {
+            return Vec::new();
+        };
+        if key.code == KeyCode::Esc {
+            self.mode = Mode::Normal;
+            return Vec::new();
+        }
+        if form.pending {
+            return Vec::new();
+        }
+        let n = form.fields.len();
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Enter if alt => newline(form),
+            KeyCode::Char('j') if ctrl => newline(form),
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % n,
+            KeyCode::BackTab | KeyCode::Up => form.focus = (form.focus + n - 1) % n,
+            _ => {
+                if let Some(f) = form.fields.get_mut(form.focus) {
+                    if f.input.edit(&key) {
+                        form.error = None;
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn submit(&mut self) -> Vec<Effect> {
+        let Mode::Form(form) = &mut self.mode else {
+            return Vec::new();
+        };
+        self.type_after_send = None;
+        let built = match &form.kind {
+            FormKind::Message(r) => super::messages::build(form, r).map(|(call, typing)| {
+                self.type_after_send = typing;
+                Some(call)
+            }),
+            _ => build_call(form),
+        };
+        let call = match built {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                self.mode = Mode::Normal;
+                self.say("nothing changed", false);
+                return Vec::new();
+            }
+            Err(e) => {
+                form.error = Some(e);
+                return Vec::new();
+            }
+        };
+        form.pending = true;
+        form.error = None;
+        vec![Effect::Call(call)]
+    }
+}

@@ -1,0 +1,403 @@
+//! What the TUI shows of the board: a [`Snapshot`] of one refresh, taken in with its agent text
+//! made inert ([`crate::proto::sanitize::one_line`]), and the backlog rows built from it.
+//!
+//! Text written by agents is untrusted. It is made inert when a snapshot is taken in, so the view
+//! only ever sees text without control characters.
+
+use serde_json::Value;
+
+use super::app::{show_call, App, Effect, Mode};
+use crate::proto::error::BoardError;
+use crate::proto::sanitize::{one_line, truncate_width};
+use crate::proto::{EventView, GoalView, SessionView, TaskView};
+
+/// Longest text kept for display in one line, in columns (no terminal is wider).
+const LINE_COLS: usize = 1000;
+/// Ended agent sessions shown: at most this many …
+const GONE_SHOWN: usize = 5;
+/// … that ended at most this long ago (ms).
+const GONE_FOR_MS: i64 = 15 * 60 * 1000;
+
+/// Everything the TUI fetches from the board in one refresh.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// The board's name (`[board] name` in `board.toml`), from `status`.
+    pub board_name: Option<String>,
+    /// A `board.toml` error the board reported (previous settings stay in force).
+    pub config_error: Option<String>,
+    /// Lease duration in force, ms (to colour countdowns that run low).
+    pub lease_ms: Option<i64>,
+    /// The current goal.
+    pub goal: Option<GoalView>,
+    /// Every task (`list`).
+    pub tasks: Vec<TaskView>,
+    /// Agent sessions, live and ended (`agents` with `all`).
+    pub agents: Vec<SessionView>,
+    /// Recent events, oldest first (`log`).
+    pub events: Vec<EventView>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from the results of `status`, `goal`, `list`, `agents` and `log`.
+    /// Errors: `internal` when a result does not have the documented shape.
+    pub fn from_results(
+        status: &Value,
+        goal: &Value,
+        list: &Value,
+        agents: &Value,
+        log: &Value,
+    ) -> Result<Snapshot, BoardError> {
+        fn field<T: serde::de::DeserializeOwned>(v: &Value, key: &str) -> Result<T, BoardError> {
+            serde_json::from_value(v.get(key).cloned().unwrap_or(Value::Null)).map_err(|e| {
+                BoardError::internal(format!("the board sent an unexpected `{key}`: {e}"))
+            })
+        }
+        Ok(Snapshot {
+            board_name: status.get("name").and_then(Value::as_str).map(String::from),
+            config_error: status
+                .get("config_error")
+                .and_then(Value::as_str)
+                .map(String::from),
+            lease_ms: status["lease"]["duration_ms"].as_i64(),
+            goal: field(goal, "goal")?,
+            tasks: field(list, "tasks")?,
+            agents: field(agents, "agents")?,
+            events: field(log, "events")?,
+        })
+    }
+}
+
+/// The backlog's sections, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// Open, every dependency done.
+    Ready,
+    /// Open, waiting for unfinished dependencies.
+    Blocked,
+    /// Held by an agent session.
+    Claimed,
+    /// Finished.
+    Done,
+    /// Cancelled (shown only on request).
+    Cancelled,
+}
+
+impl Group {
+    /// All groups in display order.
+    pub const ALL: [Group; 5] = [
+        Group::Ready,
+        Group::Blocked,
+        Group::Claimed,
+        Group::Done,
+        Group::Cancelled,
+    ];
+
+    /// The section heading.
+    pub fn label(self) -> &'static str {
+        match self {
+            Group::Ready => "READY",
+            Group::Blocked => "BLOCKED",
+            Group::Claimed => "CLAIMED",
+            Group::Done => "DONE",
+            Group::Cancelled => "CANCELLED",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The group a task belongs to.
+    pub fn of(t: &TaskView) -> Group {
+        match t.state.as_str() {
+            "claimed" => Group::Claimed,
+            "done" => Group::Done,
+            "cancelled" => Group::Cancelled,
+            _ if t.ready => Group::Ready,
+            _ => Group::Blocked,
+        }
+    }
+}
+
+/// A task with its display text made inert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskItem {
+    /// The task as the board sent it (raw text; never draw these strings directly).
+    pub task: TaskView,
+    /// Title, one line, inert, at most `LINE_COLS` columns.
+    pub title: String,
+    /// Holder's session id, inert ("" when none).
+    pub holder: String,
+    /// Who finished it, inert ("" when not done).
+    pub done_by: String,
+    /// Its section.
+    pub group: Group,
+    title_lower: String,
+}
+
+impl TaskItem {
+    /// The display item of `task`, reusing the strings of `prev` (the same task in the previous
+    /// snapshot) where their source text did not change.
+    fn new(task: TaskView, prev: Option<TaskItem>) -> TaskItem {
+        let mut title = None;
+        let mut holder = None;
+        let mut done_by = None;
+        if let Some(p) = prev {
+            if p.task.title == task.title {
+                title = Some((p.title, p.title_lower));
+            }
+            if p.task.holder == task.holder {
+                holder = Some(p.holder);
+            }
+            if p.task.done_by == task.done_by {
+                done_by = Some(p.done_by);
+            }
+        }
+        let (title, title_lower) = title.unwrap_or_else(|| {
+            let t = inert_line(&task.title);
+            let lower = t.to_lowercase();
+            (t, lower)
+        });
+        TaskItem {
+            title_lower,
+            title,
+            holder: holder
+                .unwrap_or_else(|| task.holder.as_deref().map(inert_line).unwrap_or_default()),
+            done_by: done_by
+                .unwrap_or_else(|| task.done_by.as_deref().map(inert_line).unwrap_or_default()),
+            group: Group::of(&task),
+            task,
+        }
+    }
+}
+
+/// One line of the backlog: a section heading or a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// A section heading with the number of tasks under it.
+    Header(Group, usize),
+    /// A task, by index into [`App::tasks`].
+    Task(usize),
+}
+
+/// An agent session with its display text made inert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentItem {
+    /// The session as the board sent it.
+    pub view: SessionView,
+    /// Session id, inert.
+    pub id: String,
+    /// `working`, `idle`, `waiting`, `needs_attention`, `stopped`, `gone`, `starting`.
+    pub state: String,
+    /// tmux pane id, inert ("" when unknown).
+    pub pane: String,
+    /// The question, when waiting for a human; inert.
+    pub waiting: Option<String>,
+    /// Why it ended, inert.
+    pub end_reason: Option<String>,
+    /// Why it needs attention (it never reached its prompt), inert.
+    pub attention: Option<String>,
+    /// When it last talked to the board (or started), ms since the Unix epoch.
+    pub last_heard_ms: Option<i64>,
+}
+
+/// An event of the feed with its display text made inert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventItem {
+    /// The event as the board sent it.
+    pub view: EventView,
+    /// `HH:MM:SS` (UTC).
+    pub time: String,
+    /// Kind, inert.
+    pub kind: String,
+    /// Agent session id, inert ("" when none).
+    pub agent: String,
+    /// Reason, inert ("" when none).
+    pub reason: String,
+}
+
+fn parse_ms(s: &str) -> Option<i64> {
+    let t = humantime::parse_rfc3339_weak(s).ok()?;
+    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_millis()).ok()
+}
+
+pub(super) fn inert_line(s: &str) -> String {
+    truncate_width(&one_line(s), LINE_COLS)
+}
+
+impl App {
+    /// Takes in a new snapshot fetched at `fetched_ms` (monotonic clock).
+    pub fn on_snapshot(&mut self, snap: Snapshot, fetched_ms: u64) -> Vec<Effect> {
+        self.loaded = true;
+        self.fetched_ms = fetched_ms;
+        self.board_name = snap
+            .board_name
+            .as_deref()
+            .map(inert_line)
+            .unwrap_or_default();
+        self.config_error = snap.config_error.as_deref().map(inert_line);
+        self.lease_ms = snap.lease_ms;
+        self.goal_text = snap
+            .goal
+            .as_ref()
+            .map(|g| inert_line(&g.text))
+            .unwrap_or_default();
+        self.goal = snap.goal;
+        // Most tasks are unchanged from one refresh to the next: keep their display strings
+        // instead of making every title inert and lower-cased again (most of the cost of taking
+        // in a 10 000-task snapshot). Tasks come in id order, as `list` sends them.
+        let mut old = std::mem::take(&mut self.tasks).into_iter().peekable();
+        let mut tasks = Vec::with_capacity(snap.tasks.len());
+        for task in snap.tasks {
+            while old.next_if(|o| o.task.id < task.id).is_some() {}
+            let prev = old.next_if(|o| o.task.id == task.id);
+            tasks.push(TaskItem::new(task, prev));
+        }
+        self.tasks = tasks;
+        self.totals = [0; 5];
+        for t in &self.tasks {
+            self.totals[t.group.index()] += 1;
+        }
+        self.take_agents(snap.agents);
+        self.events = snap
+            .events
+            .into_iter()
+            .rev()
+            .map(|e| EventItem {
+                time: e
+                    .at
+                    .get(11..19)
+                    .filter(|t| t.bytes().all(|b| b.is_ascii_digit() || b == b':'))
+                    .map(String::from)
+                    .unwrap_or_else(|| truncate_width(&one_line(&e.at), 8)),
+                kind: inert_line(&e.kind),
+                agent: e.agent.as_deref().map(inert_line).unwrap_or_default(),
+                reason: e.reason.as_deref().map(inert_line).unwrap_or_default(),
+                view: e,
+            })
+            .collect();
+        self.rebuild();
+        match &self.mode {
+            Mode::Detail(d) => vec![show_call(d.task)],
+            _ => Vec::new(),
+        }
+    }
+
+    fn take_agents(&mut self, sessions: Vec<SessionView>) {
+        let selected = self
+            .agents
+            .get(self.agent_selected)
+            .map(|a| a.view.id.clone());
+        let item = |v: SessionView| AgentItem {
+            id: inert_line(&v.id),
+            state: inert_line(&v.state),
+            pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
+            waiting: v.waiting.as_deref().map(inert_line),
+            end_reason: v.end_reason.as_deref().map(inert_line),
+            attention: v.attention.as_deref().map(inert_line),
+            last_heard_ms: v
+                .ended_at
+                .as_deref()
+                .or(v.last_seen_at.as_deref())
+                .or(Some(v.started_at.as_str()))
+                .and_then(parse_ms),
+            view: v,
+        };
+        let (live, ended): (Vec<_>, Vec<_>) =
+            sessions.into_iter().partition(|s| s.ended_at.is_none());
+        let mut ended: Vec<AgentItem> = ended
+            .into_iter()
+            .map(item)
+            .filter(|a| {
+                a.last_heard_ms
+                    .is_some_and(|t| self.now_wall_ms - t <= GONE_FOR_MS)
+            })
+            .collect();
+        ended.sort_by_key(|a| std::cmp::Reverse(a.last_heard_ms));
+        ended.truncate(GONE_SHOWN);
+        self.agents = live.into_iter().map(item).chain(ended).collect();
+        self.agent_selected = selected
+            .and_then(|id| self.agents.iter().position(|a| a.view.id == id))
+            .unwrap_or(self.agent_selected)
+            .min(self.agents.len().saturating_sub(1));
+    }
+
+    pub(super) fn matches(&self, t: &TaskItem, terms: &[String]) -> bool {
+        terms.iter().all(|term| {
+            if let Some(id) = term.strip_prefix('#') {
+                return t.task.id.to_string() == id;
+            }
+            t.title_lower.contains(term.as_str())
+                || t.holder.to_lowercase().contains(term.as_str())
+                || t.task.id.to_string() == *term
+                || t.group.label().eq_ignore_ascii_case(term)
+        })
+    }
+
+    /// Recomputes [`App::rows`] from the tasks, the filter and the cancelled toggle, keeping the
+    /// selected task selected when it is still shown.
+    pub fn rebuild(&mut self) {
+        let terms: Vec<String> = self
+            .filter
+            .text()
+            .to_lowercase()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        let mut groups: [Vec<usize>; 5] = Default::default();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if terms.is_empty() || self.matches(t, &terms) {
+                groups[t.group.index()].push(i);
+            }
+        }
+        let tasks = &self.tasks;
+        for g in Group::ALL {
+            let list = &mut groups[g.index()];
+            match g {
+                Group::Ready | Group::Blocked => list.sort_by_key(|&i| {
+                    let t = &tasks[i].task;
+                    (std::cmp::Reverse(t.priority), t.id)
+                }),
+                Group::Claimed => list.sort_by_key(|&i| tasks[i].task.id),
+                Group::Done => list.sort_by(|&a, &b| {
+                    let (a, b) = (&tasks[a].task, &tasks[b].task);
+                    b.done_at.cmp(&a.done_at).then(b.id.cmp(&a.id))
+                }),
+                Group::Cancelled => list.sort_by_key(|&i| std::cmp::Reverse(tasks[i].task.id)),
+            }
+        }
+        let mut rows = Vec::with_capacity(self.tasks.len() + 5);
+        for g in Group::ALL {
+            if g == Group::Cancelled && !self.show_cancelled {
+                continue;
+            }
+            let list = &groups[g.index()];
+            rows.push(Row::Header(g, list.len()));
+            rows.extend(list.iter().map(|&i| Row::Task(i)));
+        }
+        let old = self.selected;
+        self.rows = rows;
+        let by_id = self.selected_id.and_then(|id| {
+            self.rows
+                .iter()
+                .position(|r| matches!(r, Row::Task(i) if self.tasks[*i].task.id == id))
+        });
+        self.selected = by_id.or_else(|| self.nearest_task_row(old.unwrap_or(0)));
+        self.remember_selection();
+    }
+
+    pub(super) fn nearest_task_row(&self, from: usize) -> Option<usize> {
+        let from = from.min(self.rows.len().saturating_sub(1));
+        let is_task = |i: &usize| matches!(self.rows[*i], Row::Task(_));
+        (from..self.rows.len())
+            .find(is_task)
+            .or_else(|| (0..from).rev().find(is_task))
+    }
+
+    pub(super) fn remember_selection(&mut self) {
+        if let Some(t) = self.selected_task() {
+            self.selected_id = Some(t.task.id);
+        }
+    }
+}

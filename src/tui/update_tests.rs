@@ -1,0 +1,284 @@
+//! The update functions driven by keys and snapshots, checked on the sample board.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use crate::proto::error::BoardError;
+
+use super::app::{show_call, Conn, Mode};
+use super::app::{App, Call, Effect, Purpose};
+use super::fixture;
+use super::snapshot::{Group, Row};
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn typed(app: &mut App, s: &str) {
+    for c in s.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+#[test]
+fn backlog_is_grouped_in_order_with_headers() {
+    let app = fixture::sample_app(true);
+    let headers: Vec<_> = app
+        .rows
+        .iter()
+        .filter_map(|r| match r {
+            Row::Header(g, n) => Some((g.label(), *n)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        headers,
+        vec![("READY", 7), ("BLOCKED", 4), ("CLAIMED", 4), ("DONE", 4)]
+    );
+    assert_eq!(app.totals.iter().sum::<usize>(), 20);
+    // The first task is selected, never a heading.
+    assert!(matches!(app.rows[app.selected.unwrap()], Row::Task(_)));
+}
+
+#[test]
+fn movement_skips_headings_and_stops_at_the_ends() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('G')));
+    let last = app.selected.unwrap();
+    assert_eq!(last, app.rows.len() - 1);
+    app.on_key(key(KeyCode::Char('j')));
+    assert_eq!(app.selected, Some(last));
+    app.on_key(key(KeyCode::Char('g')));
+    assert_eq!(app.selected, Some(1));
+    app.on_key(key(KeyCode::Char('k')));
+    assert_eq!(app.selected, Some(1));
+    for _ in 0..7 {
+        app.on_key(key(KeyCode::Down));
+    }
+    // Seven ready tasks, then the BLOCKED heading is skipped.
+    assert!(matches!(app.rows[app.selected.unwrap()], Row::Task(_)));
+    assert_eq!(app.selected_task().unwrap().group, Group::Blocked);
+}
+
+#[test]
+fn selection_follows_the_task_across_snapshots() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('j')));
+    let id = app.selected_task().unwrap().task.id;
+    let mut snap = fixture::sample_snapshot();
+    snap.tasks.reverse();
+    app.on_snapshot(snap, 0);
+    assert_eq!(app.selected_task().unwrap().task.id, id);
+}
+
+#[test]
+fn filter_narrows_the_backlog_and_escape_clears_it() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "refund");
+    let shown = app
+        .rows
+        .iter()
+        .filter(|r| matches!(r, Row::Task(_)))
+        .count();
+    assert!(shown > 0 && shown < 20, "{shown}");
+    for r in &app.rows {
+        if let Row::Task(i) = r {
+            assert!(app.tasks[*i].title.to_lowercase().contains("refund"));
+        }
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.filter.text(), "refund");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.filter.text(), "");
+    assert_eq!(app.rows.len(), 23);
+}
+
+#[test]
+fn adding_a_task_sends_add_and_closes_on_success() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('a')));
+    typed(&mut app, "Write the changelog");
+    app.on_key(key(KeyCode::Tab));
+    typed(&mut app, "3");
+    let fx = app.on_key(key(KeyCode::Enter));
+    let [Effect::Call(call)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(call.method, "add");
+    assert_eq!(
+        call.params,
+        json!({"title": "Write the changelog", "priority": 3, "after": []})
+    );
+    let fx = app.on_call_result(
+        Purpose::Add,
+        Ok(json!({"task": {"id": 21, "title": "Write the changelog"}})),
+    );
+    assert_eq!(fx, vec![Effect::Refresh]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.current_flash().unwrap().text.contains("#21"));
+}
+
+#[test]
+fn a_failed_add_keeps_the_form_with_the_error() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('a')));
+    let fx = app.on_key(key(KeyCode::Enter));
+    assert!(fx.is_empty());
+    let Mode::Form(f) = &app.mode else { panic!() };
+    assert!(f.error.as_deref().unwrap().contains("title"));
+    typed(&mut app, "x");
+    app.on_key(key(KeyCode::Enter));
+    app.on_call_result(
+        Purpose::Add,
+        Err(BoardError::unavailable("no board\x1b[31m")),
+    );
+    let Mode::Form(f) = &app.mode else { panic!() };
+    let err = f.error.as_deref().unwrap();
+    assert!(err.contains("no board") && !err.contains('\x1b'), "{err}");
+    assert!(!f.pending);
+}
+
+#[test]
+fn edit_sends_only_what_changed() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('e')));
+    let Mode::Form(f) = &app.mode else { panic!() };
+    assert_eq!(f.fields.len(), 4);
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    typed(&mut app, "9");
+    app.on_key(key(KeyCode::Tab));
+    typed(&mut app, " #2, 3");
+    let fx = app.on_key(key(KeyCode::Enter));
+    let [Effect::Call(call)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    let id = app.selected_task().unwrap().task.id;
+    assert_eq!(call.method, "edit");
+    assert_eq!(call.params["task"], json!(id));
+    assert_eq!(call.params["priority"], json!(9));
+    assert!(call.params.get("title").is_none());
+    assert!(call.params.get("body").is_none());
+    assert!(call.params["after"].as_array().unwrap().contains(&json!(3)));
+}
+
+#[test]
+fn force_release_asks_first() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('/')));
+    typed(&mut app, "claimed");
+    app.on_key(key(KeyCode::Enter));
+    let t = app.selected_task().unwrap().task.clone();
+    assert_eq!(t.state, "claimed");
+    assert!(app.on_key(key(KeyCode::Char('r'))).is_empty());
+    assert!(matches!(app.mode, Mode::Confirm(_)));
+    assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
+    assert_eq!(app.mode, Mode::Normal);
+    app.on_key(key(KeyCode::Char('r')));
+    let fx = app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        fx,
+        vec![Effect::Call(Call {
+            purpose: Purpose::Release(t.id),
+            method: "release",
+            params: json!({"task": t.id, "force": true}),
+        })]
+    );
+}
+
+#[test]
+fn cancel_asks_first_and_refuses_finished_tasks() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('x')));
+    let fx = app.on_key(key(KeyCode::Char('y')));
+    assert!(matches!(&fx[..], [Effect::Call(c)] if c.method == "cancel"));
+    app.on_key(key(KeyCode::Char('G')));
+    assert_eq!(app.selected_task().unwrap().task.state, "done");
+    assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.current_flash().unwrap().error);
+}
+
+#[test]
+fn details_are_fetched_and_refreshed() {
+    let mut app = fixture::sample_app(true);
+    let fx = app.on_key(key(KeyCode::Enter));
+    let id = app.selected_task().unwrap().task.id;
+    assert_eq!(fx, vec![show_call(id)]);
+    let fx = app.on_snapshot(fixture::sample_snapshot(), 0);
+    assert_eq!(fx, vec![show_call(id)]);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn detail_scrolling_stops_at_the_end() {
+    let mut app = fixture::sample_app(true);
+    app.set_size(80, 24);
+    app.on_key(key(KeyCode::Enter));
+    let mut task = app.selected_task().unwrap().task.clone();
+    task.body = (0..100)
+        .map(|i| format!("line {i}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let v = json!({"task": task, "notes": [], "events": []});
+    app.on_call_result(Purpose::Show(task.id), Ok(v));
+    let scroll = |app: &App| match &app.mode {
+        Mode::Detail(d) => d.scroll,
+        other => panic!("{other:?}"),
+    };
+    app.on_key(key(KeyCode::Char('G')));
+    let max = scroll(&app);
+    assert!(max > 80, "{max}");
+    app.on_key(key(KeyCode::Char('k')));
+    assert_eq!(scroll(&app), max - 1);
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('j')));
+    assert_eq!(scroll(&app), max);
+}
+
+#[test]
+fn goal_form_is_prefilled_and_q_in_help_does_not_quit() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Char('?')));
+    assert_eq!(app.mode, Mode::Help);
+    assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
+    app.on_key(key(KeyCode::Char('s')));
+    let Mode::Form(f) = &app.mode else { panic!() };
+    assert_eq!(f.fields[0].input.text(), app.goal.as_ref().unwrap().text);
+    // Typing q in a form types it.
+    assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
+    assert_eq!(app.on_key(key(KeyCode::Esc)), vec![]);
+    assert_eq!(app.on_key(key(KeyCode::Char('q'))), vec![Effect::Quit]);
+}
+
+#[test]
+fn countdown_ticks_from_the_fetch_time() {
+    let mut app = fixture::sample_app(true);
+    let t = app
+        .tasks
+        .iter()
+        .find(|t| t.task.expires_in_ms.is_some())
+        .unwrap()
+        .task
+        .clone();
+    let at_fetch = app.remaining_ms(&t).unwrap();
+    app.set_clock(app.fetched_ms + 3_000, app.now_wall_ms + 3_000);
+    assert_eq!(app.remaining_ms(&t).unwrap(), at_fetch - 3_000);
+}
+
+#[test]
+fn reconnecting_and_back() {
+    let mut app = fixture::sample_app(true);
+    app.on_disconnected(2, "no board\x1b[2J");
+    assert!(
+        matches!(&app.conn, Conn::Reconnecting { attempt: 2, error } if !error.contains('\x1b'))
+    );
+    assert_eq!(app.on_connected(), vec![Effect::Refresh]);
+    assert_eq!(app.conn, Conn::Live);
+    assert!(app.current_flash().unwrap().text.contains("reconnected"));
+}
