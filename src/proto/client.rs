@@ -309,6 +309,9 @@ fn sandbox_error(socket: &std::path::Path, e: &std::io::Error) -> BoardError {
     .with("sandbox", true)
 }
 
+/// How many boards one connect starts at most, when each started one exits without answering.
+const MAX_STARTS: u32 = 3;
+
 /// A connection to the board.
 pub struct Client {
     writer: UnixStream,
@@ -339,7 +342,8 @@ impl Client {
                         target.socket.display()
                     )));
                 };
-                let started = start_board(paths)?;
+                let mut started = start_board(paths)?;
+                let mut starts = 1;
                 let deadline = Instant::now() + Duration::from_secs(5);
                 loop {
                     // Read before connecting: a board that lost a start race to another one
@@ -348,6 +352,13 @@ impl Client {
                     match UnixStream::connect(&target.socket) {
                         Ok(s) => return Client::from_stream(s, target),
                         Err(e) if sandboxed(&e) => return Err(sandbox_error(&target.socket, &e)),
+                        // The board it started gave up because another one held the board's
+                        // lock, and that one went away (crashed) before we connected: start
+                        // one again, a few times at most.
+                        Err(_) if exited.is_some() && starts < MAX_STARTS => {
+                            started = start_board(paths)?;
+                            starts += 1;
+                        }
                         // The board it started gave up (an invalid board.toml, say): waiting
                         // out the deadline would only stall the caller.
                         Err(e) if exited.is_some() => {

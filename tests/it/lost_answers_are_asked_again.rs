@@ -34,8 +34,8 @@ while [ ! -e "$LOGDIR/stop" ]; do
   task=$(printf '%s' "$out" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
   gen=$(printf '%s' "$out" | sed -n 's/.*"generation":\([0-9]*\).*/\1/p')
   if [ $((task % 2)) -eq 0 ]; then
-    board --json done "$task" --generation "$gen" > /dev/null 2>>"$LOGDIR/$BOARD_AGENT.err"
-    echo "done $task $? $gen" >> "$log"
+    out=$(board --json done "$task" --generation "$gen" 2>>"$LOGDIR/$BOARD_AGENT.err")
+    echo "done $task $? $gen $out" >> "$log"
   fi
 done
 echo end >> "$log"
@@ -63,8 +63,10 @@ struct Told {
     no_ready: usize,
     /// Claims whose outcome the agent did not learn (exit code, output).
     unknown: Vec<String>,
-    /// (task, exit code) of each `done`.
+    /// (task, exit code, generation) of each `done`.
     dones: Vec<(i64, i64, i64)>,
+    /// The `done`s that did not succeed, with their output.
+    failed_dones: Vec<String>,
     ended: bool,
 }
 
@@ -87,11 +89,18 @@ fn told(log: &str) -> Told {
             (Some("answer"), Some(n), code, out) => t
                 .unknown
                 .push(format!("claim {n}: exit {code:?} {}", out.unwrap_or(""))),
-            (Some("done"), Some(task), Some(code), Some(g)) => t.dones.push((
-                task.parse().unwrap_or(-1),
-                code.parse().unwrap_or(-1),
-                g.parse().unwrap_or(-1),
-            )),
+            (Some("done"), Some(task), Some(code), Some(rest)) => {
+                let (g, out) = rest.split_once(' ').unwrap_or((rest, ""));
+                if code != "0" {
+                    t.failed_dones
+                        .push(format!("done of task {task}: exit {code} {out}"));
+                }
+                t.dones.push((
+                    task.parse().unwrap_or(-1),
+                    code.parse().unwrap_or(-1),
+                    g.parse().unwrap_or(-1),
+                ));
+            }
             (Some("end"), _, _, _) => t.ended = true,
             _ => {}
         }
@@ -205,7 +214,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
                 t.granted.len() + t.no_ready + t.unknown.len()
             ));
         }
-        for u in &t.unknown {
+        for u in t.unknown.iter().chain(&t.failed_dones) {
             bad.push(format!("{name} did not learn the outcome of its {u}"));
         }
         let told_set: BTreeSet<(i64, i64)> = t.granted.iter().copied().collect();
