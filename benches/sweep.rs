@@ -18,11 +18,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use board::config::{Config, Paths};
 use board::daemon::lease::BootClock;
 use board::daemon::state::Board;
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
+use board::proto::config::{Config, Paths};
 use board::store::{Store, OPERATOR};
 use support::{load, report};
 

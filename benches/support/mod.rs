@@ -177,8 +177,9 @@ impl Bench {
     }
 
     pub fn socket(&self) -> PathBuf {
-        let cfg = board::config::Config::load(&self.root().join("board.toml")).expect("config");
-        board::config::Paths::new(self.root(), &cfg).socket
+        let cfg =
+            board::proto::config::Config::load(&self.root().join("board.toml")).expect("config");
+        board::proto::config::Paths::new(self.root(), &cfg).socket
     }
 
     fn try_client(&self) -> Option<Client> {

@@ -140,7 +140,7 @@ pub struct Profile {
     /// shown as **needs attention** (it is most likely stuck in a first-run dialog). None: never
     /// (for agents with no hook that fires at start, such as aider).
     #[serde(default)]
-    pub attention_after: Option<crate::config::Dur>,
+    pub attention_after: Option<crate::proto::config::Dur>,
     /// Extra environment for the agent.
     #[serde(default)]
     pub env: BTreeMap<String, String>,

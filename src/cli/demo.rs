@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::config::{Config, Paths};
 use crate::proto::client::{Client, Target};
+use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::sanitize::one_line;
 

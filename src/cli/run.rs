@@ -327,7 +327,9 @@ fn configured_grace(target: &Target) -> Duration {
     let cfg = target
         .paths
         .as_ref()
-        .and_then(|p| crate::config::Config::load(&p.root.join(crate::config::CONFIG_FILE)).ok())
+        .and_then(|p| {
+            crate::proto::config::Config::load(&p.root.join(crate::proto::config::CONFIG_FILE)).ok()
+        })
         .unwrap_or_default();
     cfg.run.hangup_grace.0
 }

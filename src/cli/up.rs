@@ -1,7 +1,7 @@
 //! `board up` / `board down`: the team in tmux. `up` opens a tmux session named after the board,
 //! with the TUI in the first window and one `board run` pane per agent of `[[agents]]` in
 //! `board.toml` (tiled in the `agents` window); run again, it starts only what is missing or
-//! ended (see [`crate::team`]). Each launcher registers its pane, so the board watches the pane's
+//! ended (see [`crate::agent_tools::team`]). Each launcher registers its pane, so the board watches the pane's
 //! process and closing a pane expels its claims.
 
 use std::os::unix::process::CommandExt;
@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::config::{self, Paths};
+use crate::agent_tools::team;
 use crate::proto::client::{self, Client};
+use crate::proto::config::{self, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::team;
 
 /// `board up`: starts the board if needed, then opens the tmux session or completes it (see
 /// [`team::up`]): only slots without a pane or whose agent ended are started. Returns
@@ -141,4 +141,55 @@ pub fn demo_agent() -> i32 {
         .exec();
     eprintln!("board demo-agent: cannot run bash: {err}");
     1
+}
+
+/// `board up` as a command: [`up`] and a line saying what was started.
+pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
+    up(attach).map(|v| {
+        let panes = v["panes"].as_array().cloned().unwrap_or_default();
+        let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+        let mut done = Vec::new();
+        for (o, word) in [
+            ("started", "started"),
+            ("restarted", "started again"),
+            ("running", "already running"),
+        ] {
+            if count(o) > 0 {
+                done.push(format!("{} {word}", count(o)));
+            }
+        }
+        let h = format!(
+            "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
+            v["session"].as_str().unwrap_or(""),
+            panes.len(),
+            done.join(", ")
+        );
+        (v, h)
+    })
+}
+
+/// `board down` as a command: [`down`] and what became of the session and each worktree.
+pub fn down_told() -> BoardResult<(Value, String)> {
+    down().map(|v| {
+        let mut h = if v["was_up"] == json!(true) {
+            "tmux session ended".to_string()
+        } else {
+            "no tmux session was up".to_string()
+        };
+        for w in v["worktrees"].as_array().into_iter().flatten() {
+            let (agent, branch) = (super::print::s(&w["agent"]), super::print::s(&w["branch"]));
+            if w["removed"] == json!(true) {
+                h.push_str(&format!(
+                    "\nremoved the worktree of {agent} (branch {branch} stays)"
+                ));
+            } else {
+                h.push_str(&format!(
+                    "\nkept the worktree of {agent} at {}: {}",
+                    super::print::s(&w["path"]),
+                    super::print::s(&w["kept_because"])
+                ));
+            }
+        }
+        (v, h)
+    })
 }

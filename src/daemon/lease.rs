@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use crate::config::{LeaseSection, LivenessMode};
+use crate::proto::config::{LeaseSection, LivenessMode};
 
 /// A source of lease-clock time in milliseconds.
 pub trait Clock: Send + Sync {

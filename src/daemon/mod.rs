@@ -22,9 +22,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::config::{Config, Paths};
 use crate::daemon::lease::{BootClock, Clock};
 use crate::os::procfs::{self, Liveness};
+use crate::proto::config::{Config, Paths};
 use crate::store::Store;
 use state::Board;
 

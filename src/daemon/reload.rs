@@ -8,7 +8,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::state::Board;
-use crate::config::Config;
+use crate::proto::config::Config;
 
 /// Watches the project root for changes to `board.toml` until the board stops.
 pub async fn run(board: Arc<Board>) {

@@ -8,8 +8,8 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::events::EventBus;
-use crate::config::{Config, Paths};
 use crate::daemon::lease::{Clock, LeaseRules, ProcessState, Tick};
+use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
 

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::handlers::{Caller, Cx};
 use super::state::Board;
-use crate::backlog::Backlog;
+use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::proto::methods::{ImportParams, SendParams};
 use crate::proto::results::{ExportResult, ImportResult, InboxResult, SendResult};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::config::{self, Paths};
+use crate::proto::config::{self, Paths};
 use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{request_line, Id, PROTOCOL_VERSION};

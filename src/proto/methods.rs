@@ -259,13 +259,13 @@ pub struct SendParams {
     pub answer: Option<bool>,
 }
 /// `import`: a backlog document (`goal`, `tasks` with keys).
-pub type ImportParams = crate::backlog::Backlog;
+pub type ImportParams = crate::proto::backlog::Backlog;
 
 /// `goal` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GoalParams {
-    /// The new goal; absent or null reads the current one.
+    /// A new goal for the whole team (older goals are kept); leave it out to read the current one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
@@ -274,15 +274,15 @@ pub struct GoalParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddParams {
-    /// One-line title.
+    /// One-line title of the new task.
     pub title: String,
-    /// Longer description (default empty).
+    /// Longer description: what to do and how to tell it is done (default empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// Higher runs first (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
-    /// Ids of tasks that must be done first.
+    /// Ids of tasks that must be done before this one is ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Vec<i64>>,
 }
@@ -394,12 +394,13 @@ pub struct ClaimParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoneParams {
-    /// Task id.
+    /// Id of the task you claimed and finished.
     pub task: i64,
-    /// Require this claim generation (fencing token).
+    /// The `generation` claim returned (fencing token): refused when your claim is no longer
+    /// that one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
-    /// A closing note.
+    /// What you did, for the people and agents after you.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -413,7 +414,7 @@ pub struct ReleaseParams {
     /// Require this claim generation (also with `force`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
-    /// Why, for the next agent.
+    /// Why you give it back and what the next agent should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// Operator only: end whoever's claim.
@@ -425,9 +426,9 @@ pub struct ReleaseParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteParams {
-    /// Task id.
+    /// Task id (you must hold its claim).
     pub task: i64,
-    /// The note.
+    /// The note: a finding, a decision, a warning for the next agent.
     pub text: String,
     /// As holder: require this claim generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -438,10 +439,10 @@ pub struct NoteParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckParams {
-    /// Task id; absent: any live claim.
+    /// Task id you believe you hold; leave it out to check that you hold any live claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<i64>,
-    /// Require this generation.
+    /// The generation you hold it at (from claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
 }
@@ -450,7 +451,7 @@ pub struct CheckParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitParams {
-    /// The question for the human.
+    /// What you need from a human: the question, or the permission you wait for.
     pub question: String,
 }
 

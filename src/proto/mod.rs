@@ -8,9 +8,16 @@
 //!
 //! Methods, their parameters and results are typed ([`methods`], [`results`]); the JSON Schema
 //! printed by `board json --schema` is generated from those types ([`schema`]).
+//!
+//! Besides the wire itself this holds what every process of the board agrees on: where a board
+//! lives and how it is configured ([`config`], `board.toml`), the shape of a backlog as a file
+//! ([`backlog`], the params of `import` and the result of `export`), and how agent text is made
+//! inert on a terminal ([`sanitize`]).
 
+pub mod backlog;
 pub mod claim_wait;
 pub mod client;
+pub mod config;
 pub mod config_notice;
 pub mod error;
 pub mod glossary;

@@ -321,7 +321,7 @@ pub struct ImportResult {
 }
 
 /// `export`: the backlog as `import` takes it.
-pub type ExportResult = crate::backlog::Backlog;
+pub type ExportResult = crate::proto::backlog::Backlog;
 
 /// `send`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

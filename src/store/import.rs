@@ -8,7 +8,7 @@ use super::tasks::{current_goal, set_deps};
 use super::{
     agent_opt, check_text, emit, now_wall, EventKind, Events, Store, TaskState, MAX_TEXT, MAX_TITLE,
 };
-use crate::backlog::Backlog;
+use crate::proto::backlog::Backlog;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// What an import created.

@@ -1,18 +1,18 @@
 //! The TUI's agent operations carried out (the I/O side of [`super::agents`]): tmux calls and
-//! signals through [`crate::team`], the same code `board up` uses.
+//! signals through [`crate::agent_tools::team`], the same code `board up` uses.
 
 use super::agents::{TeamAction, TeamOp};
-use crate::config::Config;
+use crate::agent_tools::team;
 use crate::proto::client;
+use crate::proto::config::Config;
 use crate::proto::error::{BoardError, BoardResult};
-use crate::team;
 
 /// Carries out `op`; the text for the footer, or the error's.
 pub fn perform(op: &TeamOp) -> Result<String, String> {
     run(op).map_err(|e| e.message)
 }
 
-fn board_paths() -> BoardResult<(Config, crate::config::Paths)> {
+fn board_paths() -> BoardResult<(Config, crate::proto::config::Paths)> {
     let paths = client::target()?.paths.ok_or_else(|| {
         BoardError::usage("no board.toml found for this TUI; start agents with `board up`")
     })?;

@@ -318,8 +318,8 @@ impl TestBoard {
         let out = b.board(&["init"]);
         assert!(out.status.success(), "board init: {out:?}");
         b.write_config(config);
-        let cfg = board::config::Config::load(&b.root.join("board.toml")).expect("config");
-        let paths = board::config::Paths::new(&b.root, &cfg);
+        let cfg = board::proto::config::Config::load(&b.root.join("board.toml")).expect("config");
+        let paths = board::proto::config::Paths::new(&b.root, &cfg);
         b.socket = paths.socket;
         b.db = paths.db;
         b

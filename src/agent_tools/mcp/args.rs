@@ -16,12 +16,16 @@ use serde_json::Value;
 
 use super::tool_error;
 use crate::proto::error::BoardError;
+use crate::proto::glossary::ListState;
 
 /// The input schema of a tool taking `T`: JSON Schema 2020-12, with no `type` arrays and no line
 /// breaks in descriptions.
 pub fn input_schema<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
-    let raw = rmcp::handler::server::common::schema_for_type::<T>();
-    let mut v = Value::Object(raw.as_ref().clone());
+    // Subschemas inlined: a tool schema is read alone, and not every host follows `$ref`.
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut v = generator.into_root_schema_for::<T>().to_value();
     host_friendly(&mut v);
     if let Value::Object(m) = &mut v {
         // The wrapper struct's own name and doc are noise in a tool list.
@@ -30,15 +34,21 @@ pub fn input_schema<T: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
     }
     match v {
         Value::Object(m) => Arc::new(m),
-        _ => raw,
+        _ => Arc::new(JsonObject::new()),
     }
 }
 
-/// Rewrites a schema in place: `type` arrays lose `null` (and become one type), descriptions
-/// become one line.
+/// Rewrites a schema in place: `type` arrays lose `null` (and become one type), a `oneOf` of
+/// documented string constants becomes a plain `enum` (the form every host's function-calling
+/// schema takes), descriptions become one line.
 fn host_friendly(v: &mut Value) {
     match v {
         Value::Object(m) => {
+            if let Some(names) = m.get("oneOf").and_then(string_constants) {
+                m.remove("oneOf");
+                m.insert("type".into(), Value::from("string"));
+                m.insert("enum".into(), Value::from(names));
+            }
             if let Some(Value::Array(types)) = m.get("type") {
                 let kept: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
                 let one = match kept.len() {
@@ -70,6 +80,15 @@ fn host_friendly(v: &mut Value) {
     }
 }
 
+/// The values of a `oneOf` whose every member is `{"const": "<string>", …}`.
+fn string_constants(one_of: &Value) -> Option<Vec<String>> {
+    one_of
+        .as_array()?
+        .iter()
+        .map(|m| m.get("const")?.as_str().map(str::to_owned))
+        .collect()
+}
+
 /// Parses the arguments of `tool` strictly. Errors: a tool error `invalid (-32602): …` whose
 /// message names the bad argument (unknown, missing or mistyped), with `data.argument`.
 pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, CallToolResult> {
@@ -92,55 +111,22 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: JsonObject) -> Result<T, Cal
     })
 }
 
-/// Tools that take no arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+// Every tool takes its method's wire parameters (`crate::proto::methods`), so the tool
+// schemas are generated from the same types as `board json --schema` and the board's own
+// parsing. Two tools add what only an MCP caller needs:
 
-/// `board_goal` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GoalArgs {
-    /// A new goal for the whole team. Leave it out to read the current goal.
-    #[serde(default)]
-    pub text: Option<String>,
-}
-
-/// A task's state: `open` (not claimed, not finished), `claimed` (held by an agent), `done`,
-/// `cancelled`. (The variants carry no docs of their own, so the schema is a plain `enum`.)
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(inline)]
-#[allow(missing_docs)]
-pub enum TaskState {
-    Open,
-    Claimed,
-    Done,
-    Cancelled,
-}
-
-impl TaskState {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskState::Open => "open",
-            TaskState::Claimed => "claimed",
-            TaskState::Done => "done",
-            TaskState::Cancelled => "cancelled",
-        }
-    }
-}
-
-/// `board_list` arguments.
+/// `board_list` arguments: `list`'s filter as a list of states only (some hosts reject a schema
+/// that is "a string or an array").
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
     /// Only tasks in these states. Leave it out for every task.
     #[serde(default)]
-    pub state: Option<Vec<TaskState>>,
+    pub state: Option<Vec<ListState>>,
 }
 
-/// `board_claim` arguments.
+/// `board_claim` arguments: `claim`'s parameters and the wait that `board claim --wait` does on
+/// the client side.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimArgs {
@@ -154,105 +140,10 @@ pub struct ClaimArgs {
     pub wait_s: Option<i64>,
 }
 
-/// `board_done` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DoneArgs {
-    /// Id of the task you claimed and finished.
-    pub task: i64,
-    /// The `generation` board_claim returned (fencing token); the call is refused if your claim
-    /// is no longer that one.
-    #[serde(default)]
-    pub generation: Option<i64>,
-    /// What you did, for the people and agents after you.
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// `board_release` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReleaseArgs {
-    /// Id of the task to give back.
-    pub task: i64,
-    /// The `generation` board_claim returned.
-    #[serde(default)]
-    pub generation: Option<i64>,
-    /// Why you give it back and what the next agent should know.
-    #[serde(default)]
-    pub note: Option<String>,
-    /// Operators only: end the claim whoever holds it.
-    #[serde(default)]
-    pub force: Option<bool>,
-}
-
-/// `board_note` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoteArgs {
-    /// Task id (you must hold its claim).
-    pub task: i64,
-    /// The note: a finding, a decision, a warning for the next agent.
-    pub text: String,
-}
-
-/// `board_add` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AddArgs {
-    /// One-line title of the new task.
-    pub title: String,
-    /// Longer description: what to do and how to tell it is done.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// Higher runs first; default 0.
-    #[serde(default)]
-    pub priority: Option<i64>,
-    /// Ids of tasks that must be done before this one is ready.
-    #[serde(default)]
-    pub after: Option<Vec<i64>>,
-}
-
-/// `board_show` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShowArgs {
-    /// Task id.
-    pub task: i64,
-}
-
-/// `board_check` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CheckArgs {
-    /// Task id you believe you hold. Leave it out to check that you hold any live claim.
-    #[serde(default)]
-    pub task: Option<i64>,
-    /// The generation you hold it at (from board_claim).
-    #[serde(default)]
-    pub generation: Option<i64>,
-}
-
-/// `board_wait` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WaitArgs {
-    /// What you need from a human: the question, or the permission you wait for.
-    pub question: String,
-}
-
-/// `board_agents` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AgentsArgs {
-    /// Include ended sessions.
-    #[serde(default)]
-    pub all: Option<bool>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::methods::{AddParams, DoneParams, ReleaseParams};
 
     #[test]
     fn schemas_have_no_type_arrays_and_one_line_descriptions() {
@@ -274,9 +165,9 @@ mod tests {
         for (name, s) in [
             ("claim", input_schema::<ClaimArgs>()),
             ("list", input_schema::<ListArgs>()),
-            ("add", input_schema::<AddArgs>()),
-            ("release", input_schema::<ReleaseArgs>()),
-            ("done", input_schema::<DoneArgs>()),
+            ("add", input_schema::<AddParams>()),
+            ("release", input_schema::<ReleaseParams>()),
+            ("done", input_schema::<DoneParams>()),
         ] {
             walk(&Value::Object(s.as_ref().clone()), name);
         }
@@ -284,8 +175,9 @@ mod tests {
         assert_eq!(list["properties"]["state"]["type"], "array");
         assert_eq!(
             list["properties"]["state"]["items"]["enum"],
-            serde_json::json!(["open", "claimed", "done", "cancelled"])
+            serde_json::json!(["open", "ready", "blocked", "claimed", "done", "cancelled"])
         );
+        assert!(!list.contains_key("$defs"), "inlined: {list:?}");
     }
 
     #[test]
@@ -297,16 +189,17 @@ mod tests {
                 .to_string()
         };
         let obj = |v: Value| v.as_object().cloned().unwrap();
-        let e = parse::<DoneArgs>("board_done", obj(serde_json::json!({"task": "x"}))).unwrap_err();
+        let e =
+            parse::<DoneParams>("board_done", obj(serde_json::json!({"task": "x"}))).unwrap_err();
         assert!(text(e).starts_with("invalid (-32602): bad argument `task`"));
-        let e = parse::<DoneArgs>(
+        let e = parse::<DoneParams>(
             "board_done",
             obj(serde_json::json!({"task": 1, "genration": 2})),
         )
         .unwrap_err();
         assert!(text(e).contains("unknown field `genration`"));
-        let e = parse::<DoneArgs>("board_done", obj(serde_json::json!({}))).unwrap_err();
+        let e = parse::<DoneParams>("board_done", obj(serde_json::json!({}))).unwrap_err();
         assert!(text(e).contains("missing field `task`"));
-        assert!(parse::<DoneArgs>("board_done", obj(serde_json::json!({"task": 1}))).is_ok());
+        assert!(parse::<DoneParams>("board_done", obj(serde_json::json!({"task": 1}))).is_ok());
     }
 }

@@ -4,47 +4,35 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::args::{input_schema, parse, NoArgs};
+use super::args::{input_schema, parse};
 use super::BoardTools;
-
-/// `board_send` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SendArgs {
-    /// Recipient: an agent session id (`codex-2`), a name one live session has (`codex`), or
-    /// `operator` (the human).
-    pub to: String,
-    /// The message.
-    pub text: String,
-}
+use crate::proto::methods::{NoParams, SendParams};
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
 impl BoardTools {
     #[tool(
         description = "Send a message to another agent session (by id or name) or to `operator` (the human). The recipient's next board call tells it it has unread messages.",
-        input_schema = input_schema::<SendArgs>(),
+        input_schema = input_schema::<SendParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_send(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a: SendArgs = match parse("board_send", raw) {
+        let a: SendParams = match parse("board_send", raw) {
             Ok(a) => a,
             Err(e) => return e,
         };
-        self.forward("send", json!({ "to": a.to, "text": a.text }))
-            .await
+        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
+        self.forward("send", params).await
     }
 
     #[tool(
         description = "Read the messages sent to you that you have not read yet (each is shown once), oldest first. Call it when a result carries `inbox` (you have unread messages).",
-        input_schema = input_schema::<NoArgs>(),
+        input_schema = input_schema::<NoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_inbox(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        if let Err(e) = parse::<NoArgs>("board_inbox", raw) {
+        if let Err(e) = parse::<NoParams>("board_inbox", raw) {
             return e;
         }
         self.forward("inbox", json!({})).await

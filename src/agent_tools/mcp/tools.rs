@@ -15,6 +15,10 @@ use serde_json::{json, Value};
 
 use super::args::*;
 use super::BoardTools;
+use crate::proto::methods::{
+    AddParams, AgentsParams, CheckParams, DoneParams, GoalParams, NoParams, NoteParams,
+    ReadyParams, ReleaseParams, ShowParams, WaitParams,
+};
 
 macro_rules! args {
     ($tool:literal, $ty:ty, $raw:expr) => {
@@ -29,35 +33,32 @@ macro_rules! args {
 impl BoardTools {
     #[tool(
         description = "Show the board: the shared goal, the lease settings, how many agent sessions are live and how many tasks are unfinished. Read the goal once before you start.",
-        input_schema = input_schema::<NoArgs>(),
+        input_schema = input_schema::<NoParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn board_status(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let _: NoArgs = args!("board_status", NoArgs, raw);
+        let _: NoParams = args!("board_status", NoParams, raw);
         self.forward("status", json!({})).await
     }
 
     #[tool(
         description = "Read the team's shared goal, or set a new one with `text` (older goals are kept).",
-        input_schema = input_schema::<GoalArgs>(),
+        input_schema = input_schema::<GoalParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_goal(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_goal", GoalArgs, raw);
-        match a.text {
-            Some(text) => self.forward("goal", json!({ "text": text })).await,
-            None => self.forward("goal", json!({})).await,
-        }
+        let p = args!("board_goal", GoalParams, raw);
+        self.forward("goal", wire(&p)).await
     }
 
     #[tool(
         description = "List the tasks that are ready to claim (open, all dependencies done), best first. Does not claim anything.",
-        input_schema = input_schema::<NoArgs>(),
+        input_schema = input_schema::<ReadyParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn board_ready(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let _: NoArgs = args!("board_ready", NoArgs, raw);
-        self.forward("ready", json!({})).await
+        let p = args!("board_ready", ReadyParams, raw);
+        self.forward("ready", wire(&p)).await
     }
 
     #[tool(
@@ -78,12 +79,12 @@ impl BoardTools {
 
     #[tool(
         description = "Show one task in full: title, body, state, holder, generation, its notes and its history.",
-        input_schema = input_schema::<ShowArgs>(),
+        input_schema = input_schema::<ShowParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn board_show(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_show", ShowArgs, raw);
-        self.forward("show", json!({ "task": a.task })).await
+        let p = args!("board_show", ShowParams, raw);
+        self.forward("show", wire(&p)).await
     }
 
     #[tool(
@@ -108,123 +109,97 @@ impl BoardTools {
 
     #[tool(
         description = "Renew your claims now (any board call does too). Use it during long work without other board calls. Lists your live claims.",
-        input_schema = input_schema::<NoArgs>(),
+        input_schema = input_schema::<NoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_renew(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let _: NoArgs = args!("board_renew", NoArgs, raw);
+        let _: NoParams = args!("board_renew", NoParams, raw);
         self.forward("renew", json!({})).await
     }
 
     #[tool(
         description = "Check that you still hold a live claim (on `task`, at `generation`) before you commit or publish work for it. Error lapsed: your claim ended, do not land the work.",
-        input_schema = input_schema::<CheckArgs>(),
+        input_schema = input_schema::<CheckParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn board_check(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_check", CheckArgs, raw);
-        self.forward(
-            "check",
-            without_nulls(json!({ "task": a.task, "generation": a.generation })),
-        )
-        .await
+        let p = args!("board_check", CheckParams, raw);
+        self.forward("check", wire(&p)).await
     }
 
     #[tool(
         description = "Finish a task you claimed, with a note saying what you did. Pass the `generation` from board_claim. Error lapsed: your claim ended (lease expired or someone else holds the task now): stop working on it, do not commit, re-read it with board_show.",
-        input_schema = input_schema::<DoneArgs>(),
+        input_schema = input_schema::<DoneParams>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_done(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_done", DoneArgs, raw);
-        self.forward(
-            "done",
-            without_nulls(json!({ "task": a.task, "generation": a.generation, "note": a.note })),
-        )
-        .await
+        let p = args!("board_done", DoneParams, raw);
+        self.forward("done", wire(&p)).await
     }
 
     #[tool(
         description = "Give a claimed task back unfinished (it becomes ready for others), with a note saying why and what you learned. Operators only: `force` ends the claim whoever holds it.",
-        input_schema = input_schema::<ReleaseArgs>(),
+        input_schema = input_schema::<ReleaseParams>(),
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_release(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_release", ReleaseArgs, raw);
-        let mut params = without_nulls(json!({
-            "task": a.task, "generation": a.generation, "note": a.note
-        }));
-        if a.force == Some(true) {
-            params["force"] = json!(true);
-        }
-        self.forward("release", params).await
+        let p = args!("board_release", ReleaseParams, raw);
+        self.forward("release", wire(&p)).await
     }
 
     #[tool(
         description = "Add a note to a task you hold: findings, decisions, warnings the next agent should know.",
-        input_schema = input_schema::<NoteArgs>(),
+        input_schema = input_schema::<NoteParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_note(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_note", NoteArgs, raw);
-        self.forward("note", json!({ "task": a.task, "text": a.text }))
-            .await
+        let p = args!("board_note", NoteParams, raw);
+        self.forward("note", wire(&p)).await
     }
 
     #[tool(
         description = "Add a new task to the shared backlog (for work you found that is outside your claimed task). It is not claimed for you.",
-        input_schema = input_schema::<AddArgs>(),
+        input_schema = input_schema::<AddParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_add(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_add", AddArgs, raw);
-        self.forward(
-            "add",
-            without_nulls(json!({
-                "title": a.title, "body": a.body, "priority": a.priority, "after": a.after
-            })),
-        )
-        .await
+        let p = args!("board_add", AddParams, raw);
+        self.forward("add", wire(&p)).await
     }
 
     #[tool(
         description = "Say you are waiting for a human (a question, a permission): the board shows it loudly and keeps your claims meanwhile. Any later board call, or board_resume, ends the wait.",
-        input_schema = input_schema::<WaitArgs>(),
+        input_schema = input_schema::<WaitParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_wait(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_wait", WaitArgs, raw);
-        self.forward("wait", json!({ "question": a.question }))
-            .await
+        let p = args!("board_wait", WaitParams, raw);
+        self.forward("wait", wire(&p)).await
     }
 
     #[tool(
         description = "End waiting for a human (you got the answer and work again).",
-        input_schema = input_schema::<NoArgs>(),
+        input_schema = input_schema::<NoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_resume(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let _: NoArgs = args!("board_resume", NoArgs, raw);
+        let _: NoParams = args!("board_resume", NoParams, raw);
         self.forward("resume", json!({})).await
     }
 
     #[tool(
         description = "List the agent sessions: who is working, waiting or idle, and which claims each holds.",
-        input_schema = input_schema::<AgentsArgs>(),
+        input_schema = input_schema::<AgentsParams>(),
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn board_agents(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let a = args!("board_agents", AgentsArgs, raw);
-        self.forward("agents", json!({ "all": a.all.unwrap_or(false) }))
-            .await
+        let p = args!("board_agents", AgentsParams, raw);
+        self.forward("agents", wire(&p)).await
     }
 }
 
-/// The object without its null members (absent and null mean the same to the board, but a
-/// strict wire refuses nothing it does not need to see).
-fn without_nulls(mut v: Value) -> Value {
-    if let Value::Object(m) = &mut v {
-        m.retain(|_, x| !x.is_null());
-    }
-    v
+/// Typed parameters as the request's `params`: absent optional members are left out, as the
+/// wire types serialise them.
+fn wire<T: serde::Serialize>(params: &T) -> Value {
+    serde_json::to_value(params).unwrap_or_else(|_| json!({}))
 }

@@ -267,8 +267,11 @@ mod tests {
 
     #[test]
     fn the_demo_backlog_parses() {
-        let b =
-            Backlog::parse(include_str!("../../agents/demo/backlog.toml"), Format::Toml).unwrap();
+        let b = Backlog::parse(
+            include_str!("../../../agents/demo/backlog.toml"),
+            Format::Toml,
+        )
+        .unwrap();
         assert_eq!(b.tasks.len(), 13);
         assert!(b.goal.is_some());
     }

@@ -1,181 +1,53 @@
-//! The agent tooling commands' glue: `board completions`, `board man`, and the `--agents`,
-//! `--mcp` and `--git-hooks` parts of `board init`. (`board json` lives in
-//! [`crate::agent_tools::json`], `board mcp` in [`crate::agent_tools::mcp`], the hooks in [`crate::agent_tools::hooks`].)
+//! `board init`: board.toml and .board/ here, and the extras asked for (`--agents`, `--trust`,
+//! `--mcp`, `--git-hooks`).
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory, Subcommand};
 use serde_json::{json, Value};
 
-use super::Cli;
+use super::args::InitExtras;
 use crate::agent_tools::init::{self, Action};
 use crate::agent_tools::profile::Profile;
 use crate::proto::error::{BoardError, BoardResult};
 
-/// `board completions SHELL`: prints the completion script; returns the exit code.
-pub fn completions(shell: clap_complete::Shell) -> i32 {
-    let mut cmd = Cli::command();
-    // Generate into memory first: clap_complete panics when its writer fails (closed pipe).
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "board", &mut script);
-    print_bytes("board completions", &script)
-}
-
-fn print_bytes(what: &str, bytes: &[u8]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{what}: {e}");
-            1
-        }
+pub(super) fn init(name: Option<String>) -> BoardResult<(Value, String)> {
+    let cwd = std::env::current_dir().map_err(|e| BoardError::internal(e.to_string()))?;
+    let path = cwd.join(crate::proto::config::CONFIG_FILE);
+    let created = !path.exists();
+    if created {
+        let name = name.unwrap_or_else(|| {
+            cwd.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "board".into())
+        });
+        std::fs::write(&path, crate::proto::config::Config::default_text(&name))
+            .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))?;
     }
-}
-
-/// Extra man page sections (roff) after the generated ones.
-const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
-.TP
-\fB0\fR
-ok
-.TP
-\fB1\fR
-internal error
-.TP
-\fB2\fR
-usage, or invalid input
-.TP
-\fB3\fR
-no ready task
-.TP
-\fB4\fR
-conflict: another agent session holds the task
-.TP
-\fB5\fR
-lapsed or stale: the caller's claim ended, the write was rejected
-.TP
-\fB6\fR
-not found
-.TP
-\fB7\fR
-unauthorized
-.TP
-\fB8\fR
-board unavailable
-.SH ENVIRONMENT
-.TP
-\fBBOARD_AGENT\fR, \fBBOARD_TOKEN\fR
-The agent identity, set by \fBboard run\fR for the agent it starts.
-.TP
-\fBBOARD_SOCKET\fR
-The board's socket; overrides finding \fIboard.toml\fR from the working directory.
-.TP
-\fBBOARD_ROOT\fR
-Where to start looking for \fIboard.toml\fR instead of the working directory.
-.TP
-\fBBOARD_TASK\fR
-For the git hooks of \fBboard init \-\-git\-hooks\fR: the task a commit belongs to.
-.TP
-\fBBOARD_LOG\fR
-Log filter of the board process (e.g. \fIdebug\fR); the log is \fI.board/board.log\fR.
-.SH FILES
-.TP
-\fIboard.toml\fR
-Marks the project root; the board's configuration.
-.TP
-\fI.board/\fR
-\fIboard.db\fR (SQLite), \fIboard.sock\fR, \fIboard.log\fR.
-.TP
-\fIagents/\fR
-Agent profiles and the instruction text given to agents.
-"#;
-
-/// `board man`: prints the man page (roff) on stdout; returns the exit code.
-pub fn man() -> i32 {
-    let mut page = Vec::new();
-    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
-        eprintln!("board man: {e}");
-        return 1;
+    let cfg =
+        crate::proto::config::Config::load(&path).map_err(|e| BoardError::usage(e.to_string()))?;
+    let paths = crate::proto::config::Paths::new(&cwd, &cfg);
+    crate::daemon::ensure_data_dir(&paths).map_err(|e| BoardError::internal(format!("{e:#}")))?;
+    let gitignore = paths.data_dir.join(".gitignore");
+    if !gitignore.exists() {
+        let _ = std::fs::write(&gitignore, "*\n");
     }
-    page.extend_from_slice(MAN_EXTRA.as_bytes());
-    print_bytes("board man", &page)
-}
-
-/// The agent tooling subcommands (flattened into [`super::Cmd`]).
-#[derive(Debug, Subcommand)]
-pub enum DoorCmd {
-    /// JSON-RPC on stdin/stdout: one request per line in, one response per line out, with the
-    /// agent identity of the environment.
-    Json {
-        /// Print the JSON Schema of every request and response, and exit.
-        #[arg(long)]
-        schema: bool,
-    },
-    /// Serve the board's operations as MCP tools over stdio (for agents that take MCP tools).
-    Mcp,
-    /// Print a shell completion script (e.g. `board completions bash > ~/.local/share/bash-completion/completions/board`).
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
-    /// Print the man page (roff) on stdout (e.g. `board man | man -l -`).
-    Man,
-    /// Print the protocol an agent follows on the board (the text `board init --agents` puts in
-    /// AGENTS.md, CLAUDE.md, …).
-    Instructions,
-    /// The work of a hook: git hooks installed by `board init --git-hooks` (`board hook
-    /// pre-commit`), and agent CLI hooks installed by `board init --agents` (`board hook claude
-    /// Stop`: reads the CLI's JSON payload on stdin, tells the board, always exits 0).
-    #[command(hide = true)]
-    Hook {
-        /// Git hook name (pre-commit, prepare-commit-msg), or the agent CLI (claude, codex,
-        /// gemini, aider, shell) followed by its hook event.
-        name: String,
-        /// The hook's arguments.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-}
-
-/// Runs one of the agent tooling commands; returns the exit code.
-pub fn run(cmd: DoorCmd) -> i32 {
-    match cmd {
-        DoorCmd::Json { schema: true } => crate::agent_tools::json::print_schema(),
-        DoorCmd::Json { schema: false } => crate::agent_tools::json::run(),
-        DoorCmd::Mcp => crate::agent_tools::mcp::run(),
-        DoorCmd::Completions { shell } => completions(shell),
-        DoorCmd::Man => man(),
-        DoorCmd::Instructions => print_bytes(
-            "board instructions",
-            crate::agent_tools::profile::INSTRUCTIONS.as_bytes(),
-        ),
-        DoorCmd::Hook { name, args } => match crate::agent_tools::profile::CliKind::parse(&name) {
-            Some(cli) => crate::agent_tools::agent_hooks::run(cli, &args),
-            None => crate::agent_tools::hooks::run(&name, &args),
-        },
-    }
-}
-
-/// Which extras `board init` was asked for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
-pub struct InitExtras {
-    /// Configure every agent CLI the profiles name: instructions (AGENTS.md, CLAUDE.md,
-    /// CONVENTIONS.md, between markers) and each CLI's own settings files in the project.
-    #[arg(long)]
-    pub agents: bool,
-    /// With --agents: also mark this project as trusted in YOUR user settings of Claude Code
-    /// (~/.claude.json), Codex (~/.codex/config.toml) and Gemini CLI
-    /// (~/.gemini/trustedFolders.json), so their trust dialogs do not block `board up`. Every
-    /// change is printed.
-    #[arg(long, requires = "agents")]
-    pub trust: bool,
-    /// Add the `board mcp` server to .mcp.json (other servers are kept).
-    #[arg(long)]
-    pub mcp: bool,
-    /// Install git hooks that refuse an agent's commit without a live claim and add
-    /// Board-Task / Board-Generation trailers.
-    #[arg(long)]
-    pub git_hooks: bool,
+    let human = if created {
+        format!(
+            "created {} and {}/",
+            path.display(),
+            paths.data_dir.display()
+        )
+    } else {
+        format!(
+            "{} already exists; {}/ is ready",
+            path.display(),
+            paths.data_dir.display()
+        )
+    };
+    Ok((
+        json!({ "root": cwd, "config": path, "data_dir": paths.data_dir, "created": created }),
+        human,
+    ))
 }
 
 fn action_json(path: &std::path::Path, a: Action) -> Value {
@@ -189,9 +61,9 @@ fn agent_profiles(root: &std::path::Path) -> BoardResult<Vec<Profile>> {
         .iter()
         .map(|(n, _)| n.to_string())
         .collect();
-    let cfg_path = root.join(crate::config::CONFIG_FILE);
-    let cfg =
-        crate::config::Config::load(&cfg_path).map_err(|e| BoardError::usage(e.to_string()))?;
+    let cfg_path = root.join(crate::proto::config::CONFIG_FILE);
+    let cfg = crate::proto::config::Config::load(&cfg_path)
+        .map_err(|e| BoardError::usage(e.to_string()))?;
     for a in &cfg.agents {
         if !names.contains(&a.profile) {
             names.push(a.profile.clone());

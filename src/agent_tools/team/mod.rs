@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::agent_tools::profile::Profile;
-use crate::config::{Config, Paths};
+use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Most agent panes `board up` opens (tmux needs room for each in one window).
@@ -57,7 +57,7 @@ pub struct Slot {
     pub data_dir: PathBuf,
     /// Needs attention when no hook or board call came this long after the start: the entry's
     /// `attention_after`, else the profile's.
-    pub attention_after: Option<crate::config::Dur>,
+    pub attention_after: Option<crate::proto::config::Dur>,
 }
 
 impl Slot {
@@ -68,7 +68,7 @@ impl Slot {
 }
 
 /// The slot names of one `[[agents]]` entry: `name`, then `name-2`, `name-3`, … for `count` > 1.
-pub fn slot_names(entry: &crate::config::AgentEntry) -> Vec<String> {
+pub fn slot_names(entry: &crate::proto::config::AgentEntry) -> Vec<String> {
     (1..=entry.count)
         .map(|i| {
             if i == 1 {
@@ -187,7 +187,7 @@ pub fn check_commands(slots: &[Slot], board_bin: &str) -> BoardResult<()> {
 }
 
 /// The tmux session name of a board: its name (characters tmux reserves replaced) and a short
-/// hash of its root (the first 4 hex digits of SHA-256, [`crate::config::path_hash`]), so two
+/// hash of its root (the first 4 hex digits of SHA-256, [`crate::proto::config::path_hash`]), so two
 /// projects with the same name never share (or end) a session, whatever toolchain built it.
 pub fn session_name(cfg: &Config, root: &Path) -> String {
     let n: String = cfg
@@ -203,7 +203,7 @@ pub fn session_name(cfg: &Config, root: &Path) -> String {
         })
         .collect();
     let n = if n.is_empty() { "board".into() } else { n };
-    format!("{n}-{}", crate::config::path_hash(root, 4))
+    format!("{n}-{}", crate::proto::config::path_hash(root, 4))
 }
 
 /// The `sh -c` line of a slot's pane: `board run --name SLOT --hold -- CMD…`.

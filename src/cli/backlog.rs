@@ -1,10 +1,10 @@
-//! `board import FILE` and `board export`: a backlog as a file (see [`crate::backlog`]).
+//! `board import FILE` and `board export`: a backlog as a file (see [`crate::proto::backlog`]).
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::backlog::{Backlog, Format};
+use crate::proto::backlog::{Backlog, Format};
 use crate::proto::client;
 use crate::proto::error::{BoardError, BoardResult};
 

@@ -1,0 +1,144 @@
+//! Every command that is one request: send it, print the answer (`board add`, `board done`, …).
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::args::Cmd;
+use super::print;
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardResult, ErrorKind};
+
+/// The request a one-shot command sends: method and params.
+pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
+    match cmd {
+        Cmd::Tooling(_) => ("hello", json!({})),
+        Cmd::Goal { text } => ("goal", json!({ "text": text })),
+        Cmd::Add {
+            title,
+            body,
+            priority,
+            after,
+        } => (
+            "add",
+            json!({ "title": title, "body": body, "priority": priority, "after": after }),
+        ),
+        Cmd::Edit {
+            task,
+            title,
+            body,
+            priority,
+            after,
+            no_after,
+        } => {
+            let after = if *no_after {
+                Some(Vec::new())
+            } else {
+                after.clone()
+            };
+            (
+                "edit",
+                json!({ "task": task, "title": title, "body": body, "priority": priority, "after": after }),
+            )
+        }
+        Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
+        Cmd::List {
+            state,
+            limit,
+            after,
+        } => {
+            let mut p = json!({ "limit": limit, "after": after });
+            if !state.is_empty() {
+                p["state"] = json!(state);
+            }
+            ("list", p)
+        }
+        Cmd::Ready { limit } => ("ready", json!({ "limit": limit })),
+        Cmd::Show { task } => ("show", json!({ "task": task })),
+        Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
+        Cmd::Done {
+            task,
+            note,
+            generation,
+        } => (
+            "done",
+            json!({ "task": task, "note": note, "generation": generation }),
+        ),
+        Cmd::Release {
+            task,
+            note,
+            force,
+            generation,
+        } => (
+            "release",
+            json!({ "task": task, "note": note, "force": force, "generation": generation }),
+        ),
+        Cmd::Note {
+            task,
+            text,
+            generation,
+        } => (
+            "note",
+            json!({ "task": task, "text": text, "generation": generation }),
+        ),
+        Cmd::Renew => ("renew", json!({})),
+        Cmd::Check { task, generation } => {
+            ("check", json!({ "task": task, "generation": generation }))
+        }
+        Cmd::Wait { question } => ("wait", json!({ "question": question })),
+        Cmd::Resume => ("resume", json!({})),
+        Cmd::Agents { all } => ("agents", json!({ "all": all })),
+        Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
+        Cmd::Status => ("status", json!({})),
+        Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
+        Cmd::Inbox => ("inbox", json!({})),
+        Cmd::Stop => ("stop", json!({})),
+        Cmd::Init { .. }
+        | Cmd::Serve { .. }
+        | Cmd::Tui
+        | Cmd::Run { .. }
+        | Cmd::Demo { .. }
+        | Cmd::Up { .. }
+        | Cmd::Down
+        | Cmd::Import { .. }
+        | Cmd::Export { .. }
+        | Cmd::DemoAgent => ("hello", json!({})),
+    }
+}
+
+pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
+    let (method, params) = request_of(cmd);
+    let target = client::target()?;
+    if !matches!(cmd, Cmd::Stop) {
+        // A write gets its op_id here; a lost answer is asked again with it.
+        let v = client::call_once(&target, true, method, params)?;
+        let human = print::human(method, &v);
+        return Ok((v, human));
+    }
+    // `stop` must not start a board just to stop it.
+    let mut c = match Client::connect(&target, false) {
+        Ok(c) => c,
+        Err(e) if e.kind == ErrorKind::Unavailable => {
+            return Ok((
+                json!({ "stopping": false, "running": false }),
+                "no board is running".into(),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let v = c.call(method, params)?;
+    wait_gone(&target.socket);
+    let human = print::human(method, &v);
+    Ok((v, human))
+}
+
+/// After `stop`, wait (≤ 3 s) until the socket is gone so the next command starts a new board.
+pub(super) fn wait_gone(socket: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if std::os::unix::net::UnixStream::connect(socket).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,58 @@
+//! `board log --follow`: the event stream, across board restarts.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{fail, print};
+use crate::proto::client::{self, Client};
+use crate::proto::error::{BoardError, BoardResult};
+
+pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
+    let run = || -> BoardResult<()> {
+        let target = client::target()?;
+        let mut c = Client::connect(&target, true)?;
+        let v = c.call("log", json!({ "limit": limit }))?;
+        let mut last = 0;
+        for e in v["events"].as_array().into_iter().flatten() {
+            print_event(json_out, e);
+            last = e["id"].as_i64().unwrap_or(last);
+        }
+        loop {
+            let c = Client::connect(&target, true)?;
+            c.follow(Some(last), |e| {
+                print_event(json_out, e);
+                last = last.max(e["id"].as_i64().unwrap_or(last));
+                true
+            })?;
+            // The board went away (stopped or crashed): wait for it to come back, as the TUI
+            // does, but do not start one: a deliberate `board stop` must stay stopped.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if Client::connect(&target, false).is_ok() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(BoardError::unavailable(
+                        "the board went away and did not come back within 10 s",
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    };
+    match run() {
+        Ok(()) => 0,
+        Err(e) => fail(json_out, &e),
+    }
+}
+
+pub(super) fn print_event(json_out: bool, e: &Value) {
+    use std::io::Write;
+    if json_out {
+        println!("{e}");
+    } else {
+        println!("{}", print::event_line(e));
+    }
+    let _ = std::io::stdout().flush();
+}

@@ -1,0 +1,117 @@
+//! The agent tooling commands: `board json`, `board mcp`, `board hook`, `board instructions`,
+//! `board completions` and `board man`. (`board json` lives in [`crate::agent_tools::json`],
+//! `board mcp` in [`crate::agent_tools::mcp`], the hooks in [`crate::agent_tools::hooks`].)
+
+use std::io::Write;
+
+use clap::CommandFactory;
+
+use super::args::{Cli, ToolingCmd};
+
+/// `board completions SHELL`: prints the completion script; returns the exit code.
+pub fn completions(shell: clap_complete::Shell) -> i32 {
+    let mut cmd = Cli::command();
+    // Generate into memory first: clap_complete panics when its writer fails (closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "board", &mut script);
+    print_bytes("board completions", &script)
+}
+
+fn print_bytes(what: &str, bytes: &[u8]) -> i32 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{what}: {e}");
+            1
+        }
+    }
+}
+
+/// Extra man page sections (roff) after the generated ones.
+const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+ok
+.TP
+\fB1\fR
+internal error
+.TP
+\fB2\fR
+usage, or invalid input
+.TP
+\fB3\fR
+no ready task
+.TP
+\fB4\fR
+conflict: another agent session holds the task
+.TP
+\fB5\fR
+lapsed or stale: the caller's claim ended, the write was rejected
+.TP
+\fB6\fR
+not found
+.TP
+\fB7\fR
+unauthorized
+.TP
+\fB8\fR
+board unavailable
+.SH ENVIRONMENT
+.TP
+\fBBOARD_AGENT\fR, \fBBOARD_TOKEN\fR
+The agent identity, set by \fBboard run\fR for the agent it starts.
+.TP
+\fBBOARD_SOCKET\fR
+The board's socket; overrides finding \fIboard.toml\fR from the working directory.
+.TP
+\fBBOARD_ROOT\fR
+Where to start looking for \fIboard.toml\fR instead of the working directory.
+.TP
+\fBBOARD_TASK\fR
+For the git hooks of \fBboard init \-\-git\-hooks\fR: the task a commit belongs to.
+.TP
+\fBBOARD_LOG\fR
+Log filter of the board process (e.g. \fIdebug\fR); the log is \fI.board/board.log\fR.
+.SH FILES
+.TP
+\fIboard.toml\fR
+Marks the project root; the board's configuration.
+.TP
+\fI.board/\fR
+\fIboard.db\fR (SQLite), \fIboard.sock\fR, \fIboard.log\fR.
+.TP
+\fIagents/\fR
+Agent profiles and the instruction text given to agents.
+"#;
+
+/// `board man`: prints the man page (roff) on stdout; returns the exit code.
+pub fn man() -> i32 {
+    let mut page = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
+        eprintln!("board man: {e}");
+        return 1;
+    }
+    page.extend_from_slice(MAN_EXTRA.as_bytes());
+    print_bytes("board man", &page)
+}
+
+/// Runs one of the agent tooling commands; returns the exit code.
+pub fn run(cmd: ToolingCmd) -> i32 {
+    match cmd {
+        ToolingCmd::Json { schema: true } => crate::agent_tools::json::print_schema(),
+        ToolingCmd::Json { schema: false } => crate::agent_tools::json::run(),
+        ToolingCmd::Mcp => crate::agent_tools::mcp::run(),
+        ToolingCmd::Completions { shell } => completions(shell),
+        ToolingCmd::Man => man(),
+        ToolingCmd::Instructions => print_bytes(
+            "board instructions",
+            crate::agent_tools::profile::INSTRUCTIONS.as_bytes(),
+        ),
+        ToolingCmd::Hook { name, args } => match crate::agent_tools::profile::CliKind::parse(&name)
+        {
+            Some(cli) => crate::agent_tools::agent_hooks::run(cli, &args),
+            None => crate::agent_tools::hooks::run(&name, &args),
+        },
+    }
+}
