@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use board::daemon::lease::BootClock;
-use board::daemon::state::Board;
+use board::daemon::state::{Board, OffReactor};
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
 use board::proto::config::{Config, Paths};
-use board::store::{Store, OPERATOR};
+use board::store::{SqliteStore, Store, OPERATOR};
 use support::{load, report};
 
 const TASKS: usize = 10_000;
@@ -46,7 +46,7 @@ fn main() {
     let cfg = Config::default();
     let paths = Paths::new(dir.path(), &cfg);
     std::fs::create_dir_all(&paths.data_dir).expect("data dir");
-    let mut store = Store::open(&paths.db).expect("store");
+    let mut store = SqliteStore::open(&paths.db).expect("store");
     for i in 1..=TASKS {
         store
             .add_task(&format!("task {i}"), "", 0, &[], OPERATOR, 0)
@@ -82,7 +82,7 @@ fn main() {
         ids.push(id);
     }
     let board = Arc::new(Board::new(
-        store,
+        Box::new(store),
         Arc::new(BootClock),
         cfg,
         paths,
@@ -104,13 +104,15 @@ fn main() {
         })
         .collect();
     report("baseline: read /proc/PID/stat × 200", baseline);
+    let off = OffReactor::here().expect("no async runtime on this thread");
+    let off = &off;
     let mut prev = BTreeSet::new();
     // The first sweep only takes CPU samples.
-    prev = sweep_once(&board, &prev).expect("sweep");
+    prev = sweep_once(&board, off, &prev).expect("sweep");
     let quiet: Vec<Duration> = (0..SWEEPS)
         .map(|_| {
             let t = Instant::now();
-            prev = sweep_once(&board, &prev).expect("sweep");
+            prev = sweep_once(&board, off, &prev).expect("sweep");
             t.elapsed()
         })
         .collect();
@@ -122,7 +124,7 @@ fn main() {
                 mark_talked(&board, id);
             }
             let t = Instant::now();
-            prev = sweep_once(&board, &prev).expect("sweep");
+            prev = sweep_once(&board, off, &prev).expect("sweep");
             t.elapsed()
         })
         .collect();
@@ -131,6 +133,5 @@ fn main() {
 }
 
 fn mark_talked(board: &Board, id: &str) {
-    let mut act = board.activity.lock().unwrap_or_else(|p| p.into_inner());
-    act.entry(id.to_string()).or_default().talked = true;
+    board.note_talked(id);
 }

@@ -16,7 +16,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use board::proto::client::{Client, Target};
-use board::store::{Store, OPERATOR};
+use board::store::{SqliteStore, Store, OPERATOR};
 use serde_json::json;
 use support::{load, Bench};
 
@@ -112,7 +112,7 @@ fn board_figure() -> f64 {
 fn raw_figure() -> f64 {
     let dir = tempfile::tempdir().expect("tempdir");
     let path: PathBuf = dir.path().join("board.db");
-    let mut s = Store::open(&path).expect("store");
+    let mut s = SqliteStore::open(&path).expect("store");
     for i in 1..=TASKS {
         s.add_task(&format!("task {i}"), "", (i % 5) as i64, &[], OPERATOR, 0)
             .expect("add");

@@ -24,6 +24,7 @@
 use sha2::{Digest, Sha256};
 
 use super::state::Board;
+use crate::daemon::state::OffReactor;
 use crate::os::procfs;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::Identity;
@@ -94,15 +95,20 @@ pub fn new_token() -> String {
 /// `unauthorized` for an identity that does not hold (unknown session, wrong token, a token of
 /// another session, an identity outside its tree, a caller whose process is gone); `lapsed` for
 /// an ended session (by its token, or by its process tree); store errors as `internal`.
-pub fn authenticate(board: &Board, p: &Identity, peer: Peer) -> BoardResult<Caller> {
+pub fn authenticate(
+    board: &Board,
+    off: &OffReactor,
+    p: &Identity,
+    peer: Peer,
+) -> BoardResult<Caller> {
     let agent = p.agent.as_deref().filter(|a| !a.is_empty());
     let token = p.token.as_deref().filter(|t| !t.is_empty());
     if !board.check_process_tree() {
-        return by_token_only(board, agent, token);
+        return by_token_only(board, off, agent, token);
     }
     let Some(pid) = peer.pid else {
         // No pid from the kernel: nothing to walk; the token is the only proof there is.
-        return by_token_only(board, agent, token);
+        return by_token_only(board, off, agent, token);
     };
     let chain = procfs::ancestry(pid);
     if chain.first().map(|&(_, start)| start) != peer.start || peer.start.is_none() {
@@ -112,13 +118,13 @@ pub fn authenticate(board: &Board, p: &Identity, peer: Peer) -> BoardResult<Call
             "process {pid} exited before the board could tell which agent session it belongs to"
         )));
     }
-    let tree = nearest_session(board, &chain)?;
+    let tree = nearest_session(board, off, &chain)?;
     match (tree, agent, token) {
         (None, None, None) => Ok(Caller::Operator),
         (None, Some(a), Some(t)) => {
-            let row = verified(board, a, t)?;
+            let row = verified(board, off, a, t)?;
             if row.ended_at.is_some() {
-                return Err(ended(board, &row)?);
+                return Err(ended(board, off, &row)?);
             }
             Err(BoardError::unauthorized(format!(
                 "process {pid} is not inside agent session {}'s process tree; \
@@ -127,10 +133,10 @@ pub fn authenticate(board: &Board, p: &Identity, peer: Peer) -> BoardResult<Call
             )))
         }
         (None, a, t) => Err(partial_identity(a, t)),
-        (Some(s), None, None) => in_session(board, s),
+        (Some(s), None, None) => in_session(board, off, s),
         (Some(s), Some(a), t) if a != s.id => {
             if let Some(t) = t {
-                verified(board, a, t)?;
+                verified(board, off, a, t)?;
             }
             Err(BoardError::unauthorized(format!(
                 "process {pid} is inside agent session {}'s process tree, not {}'s; \
@@ -145,14 +151,14 @@ pub fn authenticate(board: &Board, p: &Identity, peer: Peer) -> BoardResult<Call
                 s.id
             )))
         }
-        (Some(s), _, _) => in_session(board, s),
+        (Some(s), _, _) => in_session(board, off, s),
     }
 }
 
 /// The caller is session `s` (found by its tree): itself while live, `lapsed` once ended.
-fn in_session(board: &Board, s: SessionRow) -> BoardResult<Caller> {
+fn in_session(board: &Board, off: &OffReactor, s: SessionRow) -> BoardResult<Caller> {
     if s.ended_at.is_some() {
-        return Err(ended(board, &s)?);
+        return Err(ended(board, off, &s)?);
     }
     Ok(Caller::Agent(s.id))
 }
@@ -161,9 +167,15 @@ fn in_session(board: &Board, s: SessionRow) -> BoardResult<Caller> {
 /// ancestor) is nearest to the caller. At one pid a launcher match wins over an agent match: an
 /// orphan adopted by a nested `board run` belongs to that inner session. A live session wins over
 /// an ended one holding the same process.
-fn nearest_session(board: &Board, chain: &[(i32, u64)]) -> BoardResult<Option<SessionRow>> {
+fn nearest_session(
+    board: &Board,
+    off: &OffReactor,
+    chain: &[(i32, u64)],
+) -> BoardResult<Option<SessionRow>> {
     let pids: Vec<i32> = chain.iter().map(|&(p, _)| p).collect();
-    let rows = board.store().sessions_with_pids(&board.boot_id, &pids)?;
+    let rows = board
+        .store(off)
+        .sessions_with_pids(board.boot_id(), &pids)?;
     if rows.is_empty() {
         return Ok(None);
     }
@@ -191,21 +203,26 @@ fn nearest_session(board: &Board, chain: &[(i32, u64)]) -> BoardResult<Option<Se
 }
 
 /// Identity from the params alone (no process tree): the pre-ancestry rule.
-fn by_token_only(board: &Board, agent: Option<&str>, token: Option<&str>) -> BoardResult<Caller> {
+fn by_token_only(
+    board: &Board,
+    off: &OffReactor,
+    agent: Option<&str>,
+    token: Option<&str>,
+) -> BoardResult<Caller> {
     match (agent, token) {
         (None, None) => Ok(Caller::Operator),
         (Some(a), Some(t)) => {
-            let row = verified(board, a, t)?;
-            in_session(board, row)
+            let row = verified(board, off, a, t)?;
+            in_session(board, off, row)
         }
         (a, t) => Err(partial_identity(a, t)),
     }
 }
 
 /// The stored session `agent` if `token` is its token.
-fn verified(board: &Board, agent: &str, token: &str) -> BoardResult<SessionRow> {
+fn verified(board: &Board, off: &OffReactor, agent: &str, token: &str) -> BoardResult<SessionRow> {
     let row = board
-        .store()
+        .store(off)
         .session(agent)?
         .ok_or_else(|| BoardError::unauthorized(format!("no agent session {}", shown(agent))))?;
     if row.token_hash != hash_token(token) {
@@ -228,9 +245,12 @@ fn partial_identity(agent: Option<&str>, token: Option<&str>) -> BoardError {
 }
 
 /// The `lapsed` error for a request of an ended session.
-fn ended(board: &Board, s: &SessionRow) -> BoardResult<BoardError> {
+fn ended(board: &Board, off: &OffReactor, s: &SessionRow) -> BoardResult<BoardError> {
     let ended = s.ended_at.clone().unwrap_or_default();
-    let reason = board.store().session_end_reason(&s.id)?.unwrap_or_default();
+    let reason = board
+        .store(off)
+        .session_end_reason(&s.id)?
+        .unwrap_or_default();
     Ok(BoardError::new(
         ErrorKind::Lapsed,
         format!(

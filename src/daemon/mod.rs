@@ -23,9 +23,10 @@ use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::daemon::lease::{BootClock, Clock};
+use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness};
 use crate::proto::config::{Config, Paths};
-use crate::store::Store;
+use crate::store::SqliteStore;
 use state::Board;
 
 /// Why `serve` did not run.
@@ -66,6 +67,20 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         .with_context(|| format!("opening {}", paths.lock.display()))?;
     let _lock = take_lock(lock_file, &paths)?;
     let _log_guard = init_logging(&paths)?;
+    // Opened before the runtime starts: opening migrates, and nothing else runs yet.
+    let (store, opened) = SqliteStore::open_board(&paths.db, new_epoch)?;
+    tracing::info!(?opened, db = %paths.db.display(), "store opened");
+    let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
+    let pidfd = crate::os::pidfd::supported();
+    let clock: Arc<dyn Clock> = Arc::new(BootClock);
+    let board = Arc::new(Board::new(
+        Box::new(store),
+        clock,
+        cfg,
+        paths.clone(),
+        boot_id,
+        pidfd,
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Every request takes the one store lock, so more blocking threads add no speed on two
@@ -74,7 +89,7 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         .max_blocking_threads(4)
         .enable_all()
         .build()?;
-    let result = rt.block_on(run(cfg, paths.clone(), new_epoch));
+    let result = rt.block_on(run(Arc::clone(&board), paths.clone()));
     let _ = fs::remove_file(&paths.socket);
     if let Err(e) = &result {
         tracing::error!(error = %e, "board stopped with an error");
@@ -82,12 +97,12 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     // Last, once no connection is served any more: the mark records exactly where this
     // database stands, so the next start can tell it from a restored older copy.
-    if let Ok(board) = &result {
-        if let Err(e) = board.store().mark_clean_stop() {
+    if let (Ok(()), Some(off)) = (&result, OffReactor::here()) {
+        if let Err(e) = board.store(&off).mark_clean_stop() {
             tracing::error!(error = %e, "could not record the clean stop in the high-water mark");
         }
     }
-    result.map(|_| ())
+    result
 }
 
 /// Takes the board's lock. A board that is still stopping holds it for a moment after its
@@ -125,13 +140,8 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
     Ok(guard)
 }
 
-async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<Board>> {
-    let (store, opened) = Store::open_board(&paths.db, new_epoch)?;
-    tracing::info!(?opened, db = %paths.db.display(), "store opened");
-    let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
-    let pidfd = crate::os::pidfd::supported();
-    let clock: Arc<dyn Clock> = Arc::new(BootClock);
-    let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
+async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
+    let pidfd = board.pidfd();
     if !pidfd {
         tracing::warn!(
             "pidfd_open is not available on this kernel: process exits are found by the sweep only"
@@ -143,24 +153,35 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<B
         .with_context(|| format!("binding {}", paths.socket.display()))?;
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
-    let ev = board.store().record(
-        crate::store::EventKind::BoardStart,
-        None,
-        None,
-        None,
-        &format!("board started (pid {})", std::process::id()),
-    )?;
-    board.publish(ev);
-    recover(&board)?;
+    board
+        .blocking(|board, off| -> anyhow::Result<()> {
+            let ev = board.store(off).record(
+                crate::store::EventKind::BoardStart,
+                None,
+                None,
+                None,
+                &format!("board started (pid {})", std::process::id()),
+            )?;
+            board.publish(ev);
+            recover(board, off)
+        })
+        .await??;
     tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
 
     let ticker = Arc::clone(&board);
     std::thread::Builder::new()
         .name("stall-watch".into())
-        .spawn(move || loop {
-            std::thread::sleep(std::time::Duration::from_millis(lease::STALL_TICK_MS));
-            if let Err(e) = ticker.check_stall() {
-                tracing::error!(error = %e, "stall check failed");
+        .spawn(move || {
+            // A thread of its own, which no runtime drives: it may block on the store.
+            let Some(off) = OffReactor::here() else {
+                tracing::error!("the stall watch started inside the runtime; no stall check");
+                return;
+            };
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(lease::STALL_TICK_MS));
+                if let Err(e) = ticker.check_stall(&off) {
+                    tracing::error!(error = %e, "stall check failed");
+                }
             }
         })?;
     let inflight = Arc::new(server::InFlight::default());
@@ -175,7 +196,7 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<B
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     tokio::select! {
-        _ = board.shutdown.notified() => tracing::info!("stop requested"),
+        _ = board.shutdown().notified() => tracing::info!("stop requested"),
         _ = term.recv() => tracing::info!("SIGTERM"),
         _ = int.recv() => tracing::info!("SIGINT"),
     }
@@ -195,25 +216,35 @@ async fn run(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<Arc<B
         );
     }
     tracing::info!("board stopped");
-    Ok(board)
+    Ok(())
 }
 
 /// Design rule 8: on start, re-check every live session's processes by pid *and* start time
 /// and boot id; expel the dead, re-attach watchers to the living. Stored expiries stand.
-fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
-    let sessions = board.store().live_sessions()?;
+fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
+    let sessions = board.store(off).live_sessions()?;
+    /// Why a session found at start is over; `pid_reused`: its pid now names another process
+    /// (so no report of the old one can come).
+    struct Over {
+        reason: String,
+        pid_reused: bool,
+    }
+    let over = |reason: String, pid_reused: bool| Some(Over { reason, pid_reused });
     for row in sessions {
-        let reason = if row.boot_id != board.boot_id {
-            Some("gone (the machine rebooted)".to_string())
+        let found = if row.boot_id != board.boot_id() {
+            over("gone (the machine rebooted)".to_string(), false)
         } else {
-            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<String> {
+            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<Over> {
                 let (pid, start) = p?;
                 match procfs::liveness(pid, start) {
-                    Liveness::Gone if procfs::start_time(pid).is_ok() => Some(format!(
-                        "{what} pid {pid} now belongs to another process (found at board start)"
-                    )),
+                    Liveness::Gone if procfs::start_time(pid).is_ok() => over(
+                        format!(
+                            "{what} pid {pid} now belongs to another process (found at board start)"
+                        ),
+                        true,
+                    ),
                     Liveness::Gone | Liveness::Zombie => {
-                        Some(format!("{what} gone (found at board start)"))
+                        over(format!("{what} gone (found at board start)"), false)
                     }
                     _ => None,
                 }
@@ -223,7 +254,8 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                 .or_else(|| dead(row.pane.as_ref().map(|p| (p.1, p.2)), "pane"))
                 .or_else(|| {
                     (row.agent.is_none() && row.launcher.is_none())
-                        .then(|| "no process recorded".to_string())
+                        .then(|| over("no process recorded".to_string(), false))
+                        .flatten()
                 })
         };
         let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
@@ -232,22 +264,24 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                 Liveness::Alive | Liveness::Stopped
             )
         });
-        match reason {
+        match found {
             // The agent died while the board was down but its launcher lives: the launcher's
             // report (which may be what started this board) carries the exit status.
-            Some(r)
-                if launcher_alive
-                    && row.boot_id == board.boot_id
-                    && !r.contains("another process") =>
-            {
+            Some(Over {
+                reason: r,
+                pid_reused: false,
+            }) if launcher_alive && row.boot_id == board.boot_id() => {
                 let (board, id) = (Arc::clone(board), row.id.clone());
                 tokio::spawn(async move {
                     watchers::wait_for_report(&board, &id).await;
-                    let _ = board.expel(&id, &r);
+                    let expelled = board.blocking(move |b, off| b.expel(off, &id, &r)).await;
+                    if let Err(e) = expelled.and_then(|r| r) {
+                        tracing::error!(error = %e, "expel at start failed");
+                    }
                 });
             }
-            Some(r) => {
-                board.expel(&row.id, &r)?;
+            Some(Over { reason: r, .. }) => {
+                board.expel(off, &row.id, &r)?;
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
@@ -261,17 +295,17 @@ fn recover(board: &Arc<Board>) -> anyhow::Result<()> {
                 if running {
                     let rules = board.rules();
                     board
-                        .store()
+                        .store(off)
                         .grace_session(&row.id, board.now_ms() + rules.sweep_ms)?;
                 }
                 if let Some((pid, start)) = row.launcher {
-                    watchers::watch(board, &row.id, pid, start, watchers::Role::Launcher);
+                    watchers::watch(board, off, &row.id, pid, start, watchers::Role::Launcher);
                 }
                 if let Some((pid, start)) = row.agent {
-                    watchers::watch(board, &row.id, pid, start, watchers::Role::Agent);
+                    watchers::watch(board, off, &row.id, pid, start, watchers::Role::Agent);
                 }
                 if let Some((_, pid, start)) = &row.pane {
-                    watchers::watch(board, &row.id, *pid, *start, watchers::Role::Pane);
+                    watchers::watch(board, off, &row.id, *pid, *start, watchers::Role::Pane);
                 }
                 tracing::info!(agent = %row.id, "re-attached to a living session");
             }

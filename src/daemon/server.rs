@@ -207,20 +207,12 @@ async fn connection(
                     None => error_line(&req.id, &stopping_error()),
                     Some(guard) => {
                         answering = Some(guard);
-                        let b = Arc::clone(&board);
                         let id = req.id.clone();
                         // Store calls block briefly; keep them off the reactor threads.
-                        let out = tokio::task::spawn_blocking(move || handle(&b, &req, peer))
+                        let out = board
+                            .blocking(move |b, off| handle(b, off, &req, peer))
                             .await
-                            .unwrap_or_else(|e| {
-                                if e.is_cancelled() {
-                                    // The runtime is shutting down and the request never ran.
-                                    Err(stopping_error())
-                                } else {
-                                    tracing::error!(error = %e, "a request handler panicked");
-                                    Err(BoardError::internal("the request's handler failed"))
-                                }
-                            });
+                            .and_then(|out| out);
                         match out {
                             Ok(v) => result_line(&id, &v),
                             Err(e) => error_line(&id, &e),
@@ -251,10 +243,14 @@ async fn subscribe(
     id: Id,
     after: Option<i64>,
 ) -> std::io::Result<()> {
-    let mut wake = board.events.subscribe();
+    let mut wake = board.events().subscribe();
     let mut sent = match after {
         Some(a) => a,
-        None => board.store().last_event_id().unwrap_or(0),
+        None => board
+            .with_store(|s| s.last_event_id())
+            .await
+            .and_then(|r| r)
+            .unwrap_or(0),
     };
     let ack = serde_json::json!({ "subscribed": true });
     wr.write_all(format!("{}\n", result_line(&id, &ack)).as_bytes())
@@ -264,10 +260,10 @@ async fn subscribe(
         // publishes a new one, so nothing committed is left unread.
         wake.drain();
         loop {
-            let b = Arc::clone(&board);
-            let batch = tokio::task::spawn_blocking(move || b.store().events(sent, 1000))
+            let batch = board
+                .with_store(move |s| s.events(sent, 1000))
                 .await
-                .map_err(std::io::Error::other)?;
+                .and_then(|r| r);
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) => {

@@ -1,8 +1,14 @@
 //! The board process's shared state: the store, the lease clock, the settings in force, and what
 //! it knows in memory about each agent session's activity.
+//!
+//! The store is reached one way: through [`Board::store`], which asks for an [`OffReactor`], the
+//! proof that the caller runs where blocking is allowed. Async code gets one only by moving its
+//! work to the blocking pool ([`Board::blocking`], [`Board::with_store`]), so no store call can
+//! stall the reactor threads that serve every connection.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -33,44 +39,61 @@ pub struct Activity {
     pub seen: Option<ProcessState>,
 }
 
+/// Proof that the code holding it runs where blocking is allowed: a thread of the blocking pool
+/// entered through [`Board::blocking`], or a thread no async runtime drives
+/// ([`OffReactor::here`]). Neither `Send` nor `Sync`, so no task spawned on the runtime can hold
+/// it across an `.await` (those futures must be `Send`).
+pub struct OffReactor(PhantomData<*const ()>);
+
+impl OffReactor {
+    /// On a thread that no tokio runtime drives (a thread of its own, `main` before or after
+    /// the runtime): a token. None inside a runtime's context, where only [`Board::blocking`]
+    /// gives one.
+    pub fn here() -> Option<OffReactor> {
+        tokio::runtime::Handle::try_current()
+            .is_err()
+            .then_some(OffReactor(PhantomData))
+    }
+}
+
 /// Everything the board's tasks share. Cheap to clone behind an `Arc`.
 pub struct Board {
-    store: Mutex<Store>,
+    store: Mutex<Box<dyn Store>>,
     /// The lease clock (CLOCK_BOOTTIME in production).
-    pub clock: Arc<dyn Clock>,
+    clock: Arc<dyn Clock>,
     /// Configuration in force (replaced on a valid edit of `board.toml`).
-    pub config: RwLock<Config>,
+    config: RwLock<Config>,
     /// The last invalid edit of `board.toml`, shown by `status` until a valid edit.
-    pub config_error: RwLock<Option<String>>,
+    config_error: RwLock<Option<String>>,
     /// Where the board's files are.
-    pub paths: Paths,
+    paths: Paths,
     /// Event fan-out.
-    pub events: EventBus,
+    events: EventBus,
     /// Per-session activity, keyed by session id.
-    pub activity: Mutex<HashMap<String, Activity>>,
+    activity: Mutex<HashMap<String, Activity>>,
     /// Boot id this board runs in.
-    pub boot_id: String,
+    boot_id: String,
     /// When the board started.
-    pub started: Instant,
+    started: Instant,
     /// RFC 3339 start time.
-    pub started_at: String,
+    started_at: String,
     /// Whether pidfd watching works on this kernel.
-    pub pidfd: bool,
+    pidfd: bool,
     /// Woken to stop the board.
-    pub shutdown: Notify,
+    shutdown: Notify,
     /// Woken when the sweep interval changed.
-    pub sweep_changed: Notify,
+    sweep_changed: Notify,
     /// The last look at the clocks (see [`Board::check_stall`]); held while a stall is applied,
     /// so no request or sweep acts on expiries the stall has not moved yet.
     last_tick: Mutex<Tick>,
     /// Terminal input samples and lapse warnings given ([`super::terminal`]).
-    pub terminals: super::terminal::Terminals,
+    terminals: super::terminal::Terminals,
 }
 
 impl Board {
-    /// A board around an opened store.
+    /// A board around an opened store (any backend).
     pub fn new(
-        store: Store,
+        store: Box<dyn Store>,
         clock: Arc<dyn Clock>,
         config: Config,
         paths: Paths,
@@ -100,9 +123,39 @@ impl Board {
         }
     }
 
-    /// The store, locked. Held only for one store call: statements take microseconds.
-    pub fn store(&self) -> MutexGuard<'_, Store> {
+    /// The store, locked, for code that runs off the reactor (`off` proves it). Held only for
+    /// one store call or one handler's transaction: statements take microseconds.
+    pub fn store(&self, off: &OffReactor) -> MutexGuard<'_, Box<dyn Store>> {
+        let _ = off;
         self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on the blocking pool with a token for [`Board::store`]: how async code reaches
+    /// the store. Errors: `internal` when `f` panicked; when the runtime is shutting down and
+    /// `f` never ran, `unavailable` with `data.stopping` ([`super::server::stopping_error`]),
+    /// which clients ask again.
+    pub async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Arc<Board>, &OffReactor) -> T + Send + 'static,
+    ) -> BoardResult<T> {
+        let board = Arc::clone(self);
+        tokio::task::spawn_blocking(move || f(&board, &OffReactor(PhantomData)))
+            .await
+            .map_err(|e| {
+                if e.is_cancelled() {
+                    super::server::stopping_error()
+                } else {
+                    Board::internal("a blocking store call failed", e)
+                }
+            })
+    }
+
+    /// Runs one store call `f` on the blocking pool ([`Board::blocking`]).
+    pub async fn with_store<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut dyn Store) -> T + Send + 'static,
+    ) -> BoardResult<T> {
+        self.blocking(move |b, off| f(&mut **b.store(off))).await
     }
 
     /// Lease-clock now (ms).
@@ -110,13 +163,95 @@ impl Board {
         self.clock.now_ms()
     }
 
+    /// The lease clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
     /// Lease-clock now (ms) for a decision that may lapse a claim: read *before* looking for a
     /// stall, so a board stopped before this read has moved the expiries by then, and one
     /// stopped after it acts on a time from before the stop. Do not call with the store locked.
-    pub fn now_checked(&self) -> BoardResult<i64> {
+    pub fn now_checked(&self, off: &OffReactor) -> BoardResult<i64> {
         let now = self.clock.now_ms();
-        self.check_stall()?;
+        self.check_stall(off)?;
         Ok(now)
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> RwLockReadGuard<'_, Config> {
+        self.config.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts a valid edit of `board.toml` in force and clears the last edit's error; returns
+    /// the configuration it replaced and that error, if there was one.
+    pub fn replace_config(&self, cfg: Config) -> (Config, Option<String>) {
+        let old = std::mem::replace(
+            &mut *self.config.write().unwrap_or_else(|p| p.into_inner()),
+            cfg,
+        );
+        let error = self
+            .config_error
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        (old, error)
+    }
+
+    /// The last invalid edit of `board.toml`, until a valid one.
+    pub fn config_error(&self) -> Option<String> {
+        self.config_error
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Records an invalid edit of `board.toml` (the configuration in force stays); returns the
+    /// error recorded before.
+    pub fn set_config_error(&self, error: String) -> Option<String> {
+        self.config_error
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(error)
+    }
+
+    /// Where the board's files are.
+    pub fn paths(&self) -> &Paths {
+        &self.paths
+    }
+
+    /// Event fan-out.
+    pub fn events(&self) -> &EventBus {
+        &self.events
+    }
+
+    /// Boot id this board runs in.
+    pub fn boot_id(&self) -> &str {
+        &self.boot_id
+    }
+
+    /// When the board started (monotonic) and as RFC 3339 text.
+    pub fn started(&self) -> (Instant, &str) {
+        (self.started, &self.started_at)
+    }
+
+    /// Whether pidfd watching works on this kernel.
+    pub fn pidfd(&self) -> bool {
+        self.pidfd
+    }
+
+    /// Woken to stop the board.
+    pub fn shutdown(&self) -> &Notify {
+        &self.shutdown
+    }
+
+    /// Woken when the sweep interval changed.
+    pub fn sweep_changed(&self) -> &Notify {
+        &self.sweep_changed
+    }
+
+    /// Terminal input samples and lapse warnings given.
+    pub fn terminals(&self) -> &super::terminal::Terminals {
+        &self.terminals
     }
 
     /// The lease rules in force.
@@ -143,7 +278,7 @@ impl Board {
     /// sweep far later than scheduled), moves every live claim's expiry by that time, leaving
     /// at least one sweep of grace. Called every [`crate::daemon::lease::STALL_TICK_MS`], at
     /// the start of every sweep and before every agent request is handled.
-    pub fn check_stall(&self) -> BoardResult<()> {
+    pub fn check_stall(&self, off: &OffReactor) -> BoardResult<()> {
         let rules = self.rules();
         let mut last = self.last_tick.lock().unwrap_or_else(|p| p.into_inner());
         let now = self.clock.tick();
@@ -168,9 +303,9 @@ impl Board {
             suspended_ms = stall.suspended_ms,
             "the board did not run for a while"
         );
-        let ev = self
-            .store()
-            .extend_after_stall(now.boot_ms, stall.ms, rules.sweep_ms, &reason)?;
+        let ev =
+            self.store(off)
+                .extend_after_stall(now.boot_ms, stall.ms, rules.sweep_ms, &reason)?;
         self.events.publish(ev);
         // In-memory renewal bookkeeping moved with the clock: let the next call write one.
         self.activity()
@@ -181,8 +316,8 @@ impl Board {
 
     /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
     /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`.
-    pub fn touch(&self, agent: &str) -> BoardResult<()> {
-        self.check_stall()?;
+    pub fn touch(&self, off: &OffReactor, agent: &str) -> BoardResult<()> {
+        self.check_stall(off)?;
         let rules = self.rules();
         let now = self.now_ms();
         let due = {
@@ -192,7 +327,7 @@ impl Board {
             rules.renewal_due(a.last_renew_write_ms, now)
         };
         if due {
-            self.renew_now(agent, now, &rules)?;
+            self.renew_now(off, agent, now, &rules)?;
         }
         Ok(())
     }
@@ -200,11 +335,12 @@ impl Board {
     /// Writes a renewal for `agent` at `now` and remembers it.
     pub fn renew_now(
         &self,
+        off: &OffReactor,
         agent: &str,
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<crate::store::ClaimInfo>> {
-        let claims = self.store().renew(agent, now, rules.expiry(now))?;
+        let claims = self.store(off).renew(agent, now, rules.expiry(now))?;
         self.activity()
             .entry(agent.to_string())
             .or_default()
@@ -216,11 +352,12 @@ impl Board {
     /// that had a claim renewed.
     pub fn renew_many(
         &self,
+        off: &OffReactor,
         agents: &[&str],
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<String>> {
-        let renewed = self.store().renew_many(agents, now, rules.expiry(now))?;
+        let renewed = self.store(off).renew_many(agents, now, rules.expiry(now))?;
         let mut act = self.activity();
         for a in agents {
             act.entry(a.to_string()).or_default().last_renew_write_ms = Some(now);
@@ -229,8 +366,8 @@ impl Board {
     }
 
     /// Ends a session and expels its claims (idempotent), publishing the events.
-    pub fn expel(&self, agent: &str, reason: &str) -> BoardResult<bool> {
-        let (ended, events) = self.store().expel_session(agent, reason)?;
+    pub fn expel(&self, off: &OffReactor, agent: &str, reason: &str) -> BoardResult<bool> {
+        let (ended, events) = self.store(off).expel_session(agent, reason)?;
         if ended {
             tracing::info!(agent, reason, "session ended");
         }
@@ -259,16 +396,22 @@ impl Board {
     }
 
     /// Records the first call of `agent` once (the store write happens only the first time).
-    pub fn note_contact(&self, agent: &str) -> BoardResult<()> {
+    pub fn note_contact(&self, off: &OffReactor, agent: &str) -> BoardResult<()> {
         let first = {
             let mut act = self.activity();
             let a = act.entry(agent.to_string()).or_default();
             !std::mem::replace(&mut a.contacted, true)
         };
         if first {
-            self.store().mark_contacted(agent)?;
+            self.store(off).mark_contacted(agent)?;
         }
         Ok(())
+    }
+
+    /// Marks that `agent` made a request since the previous sweep (what [`Board::touch`] leaves
+    /// for the sweep, without the renewal).
+    pub fn note_talked(&self, agent: &str) {
+        self.activity().entry(agent.to_string()).or_default().talked = true;
     }
 
     /// Whether `agent` is waiting for a human, as the board remembers.

@@ -1,23 +1,16 @@
 //! `board status`: what the board process is and how it is configured right now.
 
 use super::state::Board;
+use crate::daemon::state::OffReactor;
 use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};
 
 /// The status document: pid, uptime (s), paths, lease settings in force (ms), config error,
 /// pidfd support, and counts of sessions and tasks.
-pub fn status(board: &Board) -> StatusResult {
+pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
     let rules = board.rules();
-    let cfg = board
-        .config
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    let config_error = board
-        .config_error
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    let store = board.store();
+    let cfg = board.config().clone();
+    let config_error = board.config_error();
+    let store = board.store(off);
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
     // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
     let agents: Vec<StatusAgent> = store
@@ -41,12 +34,12 @@ pub fn status(board: &Board) -> StatusResult {
         pid: std::process::id(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         protocol: crate::proto::PROTOCOL_VERSION,
-        started_at: board.started_at.clone(),
-        uptime_s: board.started.elapsed().as_secs(),
-        root: board.paths.root.display().to_string(),
-        socket: board.paths.socket.display().to_string(),
-        db: board.paths.db.display().to_string(),
-        log: board.paths.log.display().to_string(),
+        started_at: board.started().1.to_string(),
+        uptime_s: board.started().0.elapsed().as_secs(),
+        root: board.paths().root.display().to_string(),
+        socket: board.paths().socket.display().to_string(),
+        db: board.paths().db.display().to_string(),
+        log: board.paths().log.display().to_string(),
         lease: LeaseSettings {
             duration_ms: rules.duration_ms,
             sweep_ms: rules.sweep_ms,
@@ -54,7 +47,7 @@ pub fn status(board: &Board) -> StatusResult {
         },
         check_process_tree: cfg.identity.check_process_tree,
         config_error,
-        pidfd: board.pidfd,
+        pidfd: board.pidfd(),
         live_sessions: sessions as u64,
         agents,
         unfinished_tasks: unfinished,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::state::Board;
 use crate::daemon::lease::{Observation, ProcessState, Verdict};
+use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
 use crate::store::{AgentState, SessionRow};
@@ -17,14 +18,23 @@ use crate::store::{AgentState, SessionRow};
 pub async fn run(board: Arc<Board>) {
     let mut last_renewed = BTreeSet::new();
     loop {
-        let every = next_sweep_in(&board);
+        // Store reads and /proc scans block: every step runs on the blocking pool.
+        let every = match board.blocking(|b, off| next_sweep_in(b, off)).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!(error = %e, "could not time the next sweep");
+                Duration::from_millis(board.rules().sweep_ms.max(1) as u64)
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = board.sweep_changed.notified() => continue,
+            _ = board.sweep_changed().notified() => continue,
         }
-        // /proc scans and SQLite writes block: keep them off the reactor threads.
-        let (b, prev) = (Arc::clone(&board), last_renewed.clone());
-        match tokio::task::spawn_blocking(move || sweep_once(&b, &prev)).await {
+        let prev = last_renewed.clone();
+        match board
+            .blocking(move |b, off| sweep_once(b, off, &prev))
+            .await
+        {
             Ok(Ok(renewed)) => last_renewed = renewed,
             Ok(Err(e)) => tracing::error!(error = %e, "sweep failed"),
             Err(e) => tracing::error!(error = %e, "sweep task failed"),
@@ -35,14 +45,14 @@ pub async fn run(board: Arc<Board>) {
 /// Time to the next sweep: the sweep interval, or sooner when a live claim expires before that,
 /// so a claim lapses at its expiry (not up to one interval late) and a claim granted under a
 /// shorter sweep interval than the one now in force is still looked at before it runs out.
-fn next_sweep_in(board: &Board) -> Duration {
+fn next_sweep_in(board: &Board, off: &OffReactor) -> Duration {
     let interval = board.rules().sweep_ms.max(1);
-    let until_expiry = match board.store().earliest_expiry() {
+    let until_expiry = match board.store(off).earliest_expiry() {
         Ok(Some(e)) => (e - board.now_ms()).max(10),
         _ => interval,
     };
     let until_warning =
-        super::terminal::until_next_warning(board, &board.rules()).unwrap_or(interval);
+        super::terminal::until_next_warning(board, off, &board.rules()).unwrap_or(interval);
     Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
 }
 
@@ -59,13 +69,14 @@ fn state_of(l: Liveness) -> ProcessState {
 /// when that set changes (a renew event every 30 s per agent would drown the feed).
 pub fn sweep_once(
     board: &Arc<Board>,
+    off: &OffReactor,
     last_renewed: &BTreeSet<String>,
 ) -> BoardResult<BTreeSet<String>> {
     // A sweep far later than scheduled means the board was not running: that time must not
     // lapse anything.
-    board.check_stall()?;
+    board.check_stall(off)?;
     let rules = board.rules();
-    let sessions = board.store().live_sessions()?;
+    let sessions = board.store(off).live_sessions()?;
     // One pass over /proc answers every session's liveness and CPU time: reading the whole of
     // /proc once per session made a sweep of 200 sessions cost hundreds of milliseconds.
     let table = ProcTable::scan();
@@ -77,7 +88,7 @@ pub fn sweep_once(
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         // Input in the agent's terminal is progress too: a person reading code types now and
         // then but burns no CPU (see `terminal`).
-        let typed = match board.store().session_tty(&row.id)? {
+        let typed = match board.store(off).session_tty(&row.id)? {
             Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
             None => false,
         };
@@ -90,11 +101,11 @@ pub fn sweep_once(
         match rules.sweep_verdict(&obs) {
             Verdict::Expel(reason) => match agent_exit(board, row) {
                 AgentExit::Status(status) => {
-                    board.expel(&row.id, &status)?;
+                    board.expel(off, &row.id, &status)?;
                 }
                 AgentExit::Reporting => {}
                 AgentExit::Unknown => {
-                    board.expel(&row.id, &reason)?;
+                    board.expel(off, &row.id, &reason)?;
                 }
             },
             Verdict::Renew => due.push(row.id.as_str()),
@@ -103,12 +114,12 @@ pub fn sweep_once(
     }
     // All renewals of a sweep are one write transaction (design rule 10).
     let renewed: BTreeSet<String> = board
-        .renew_many(&due, board.now_ms(), &rules)?
+        .renew_many(off, &due, board.now_ms(), &rules)?
         .into_iter()
         .collect();
     if !renewed.is_empty() && &renewed != last_renewed {
         let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
-        let ev = board.store().record(
+        let ev = board.store(off).record(
             crate::store::EventKind::Renew,
             None,
             None,
@@ -117,10 +128,10 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
-    super::terminal::warn_before_lapse(board, &rules)?;
-    let now = board.now_checked()?;
-    if board.store().any_due(now)? {
-        let ev = board.store().lapse_due(now, rules.duration_ms)?;
+    super::terminal::warn_before_lapse(board, off, &rules)?;
+    let now = board.now_checked(off)?;
+    if board.store(off).any_due(now)? {
+        let ev = board.store(off).lapse_due(now, rules.duration_ms)?;
         board.publish(ev);
     }
     Ok(renewed)
@@ -149,7 +160,7 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
     let (Some(agent), Some(launcher)) = (row.agent, row.launcher) else {
         return AgentExit::Unknown;
     };
-    if row.boot_id != board.boot_id || !alive(launcher) {
+    if row.boot_id != board.boot_id() || !alive(launcher) {
         return AgentExit::Unknown;
     }
     match procfs::liveness(agent.0, agent.1) {
@@ -157,7 +168,7 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
             Some(status) => AgentExit::Status(super::watchers::decode_wait_status(status)),
             None => AgentExit::Unknown,
         },
-        Liveness::Gone if board.pidfd => AgentExit::Reporting,
+        Liveness::Gone if board.pidfd() => AgentExit::Reporting,
         _ => AgentExit::Unknown,
     }
 }
@@ -165,7 +176,7 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
 /// The state of a session's processes and the CPU ticks of the agent's tree. A session from
 /// another boot, or whose launcher or pane is gone, counts as gone.
 fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState, Option<u64>) {
-    if row.boot_id != board.boot_id {
+    if row.boot_id != board.boot_id() {
         return (ProcessState::Gone, None);
     }
     let gone = |p: Option<(i32, u64)>| {
@@ -198,7 +209,7 @@ pub fn describe(board: &Board, row: &SessionRow) -> Option<AgentState> {
     let Some((pid, start)) = row.agent.or(row.launcher) else {
         return Some(AgentState::Starting);
     };
-    if row.boot_id != board.boot_id {
+    if row.boot_id != board.boot_id() {
         return Some(AgentState::Gone);
     }
     match procfs::liveness(pid, start) {

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::handlers::{Caller, Cx};
 use super::state::Board;
+use crate::daemon::state::OffReactor;
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::proto::methods::{ImportParams, SendParams};
@@ -19,7 +20,7 @@ use crate::store::{Events, Store};
 /// in one transaction, or nothing.
 pub fn import(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &ImportParams,
 ) -> BoardResult<ImportResult> {
@@ -46,7 +47,7 @@ pub fn import(
 /// `export`: the board's backlog as a [`Backlog`] document (`goal`, `tasks` with keys `tN`).
 pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
     // One lock for both reads: the goal and the tasks of one moment.
-    let store = cx.board.store();
+    let store = cx.store();
     let goal = store.goal()?.map(|g| g.text);
     let tasks = store.list_tasks(None, cx.now)?;
     drop(store);
@@ -57,7 +58,7 @@ pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
 /// agent), the recipient's wait ends in the same transaction.
 pub fn send(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &SendParams,
 ) -> BoardResult<SendResult> {
@@ -74,7 +75,7 @@ pub fn send(
 }
 
 /// `inbox`: the caller's unread messages, oldest first; each is returned once (marked read).
-pub fn inbox(cx: &Cx, store: &mut Store) -> BoardResult<InboxResult> {
+pub fn inbox(cx: &Cx, store: &mut dyn Store) -> BoardResult<InboxResult> {
     Ok(InboxResult {
         messages: store.inbox(cx.caller.name())?,
     })
@@ -85,6 +86,7 @@ pub fn inbox(cx: &Cx, store: &mut Store) -> BoardResult<InboxResult> {
 /// `data`. Nothing is added when there are none, so answers stay as they were.
 pub fn add_inbox_notice(
     board: &Board,
+    off: &OffReactor,
     method: Method,
     caller: &Caller,
     out: &mut BoardResult<Value>,
@@ -95,7 +97,7 @@ pub fn add_inbox_notice(
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
-    let unread = match board.store().unread(agent) {
+    let unread = match board.store(off).unread(agent) {
         Ok(u) if u.count > 0 => u,
         Ok(_) => return,
         Err(e) => {

@@ -22,6 +22,7 @@ use std::sync::Mutex;
 
 use super::state::Board;
 use crate::daemon::lease::LeaseRules;
+use crate::daemon::state::OffReactor;
 use crate::os::procfs::ProcTable;
 use crate::proto::error::BoardResult;
 use crate::store::SessionRow;
@@ -67,7 +68,7 @@ pub fn input_since_last_sweep(
     });
     let now = Sample { atime_ns, reads };
     let mut samples = board
-        .terminals
+        .terminals()
         .samples
         .lock()
         .unwrap_or_else(|p| p.into_inner());
@@ -78,7 +79,7 @@ pub fn input_since_last_sweep(
 /// Forgets an ended session.
 pub fn forget(board: &Board, agent: &str) {
     board
-        .terminals
+        .terminals()
         .samples
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -114,12 +115,12 @@ fn warn_window_ms(rules: &LeaseRules) -> i64 {
 
 /// Warns the holder of every live claim within a quarter of the lease of lapsing, once per expiry:
 /// a line on its terminal and a `warn` event.
-pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
+pub fn warn_before_lapse(board: &Board, off: &OffReactor, rules: &LeaseRules) -> BoardResult<()> {
     let now = board.now_ms();
     let window = warn_window_ms(rules);
-    let claims = board.store().live_claims_with_tty()?;
+    let claims = board.store(off).live_claims_with_tty()?;
     let mut warned = board
-        .terminals
+        .terminals()
         .warned
         .lock()
         .unwrap_or_else(|p| p.into_inner());
@@ -136,7 +137,7 @@ pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
             "claim on #{} lapses in {secs} s unless renewed (input in its terminal or any board call renews it)",
             c.task
         );
-        let ev = board.store().record(
+        let ev = board.store(off).record(
             crate::store::EventKind::Warn,
             Some(c.task),
             Some(&c.agent),
@@ -158,12 +159,12 @@ pub fn warn_before_lapse(board: &Board, rules: &LeaseRules) -> BoardResult<()> {
 }
 
 /// Time (ms) until the next warning is due, if any claim still has one ahead.
-pub fn until_next_warning(board: &Board, rules: &LeaseRules) -> Option<i64> {
+pub fn until_next_warning(board: &Board, off: &OffReactor, rules: &LeaseRules) -> Option<i64> {
     let now = board.now_ms();
     let window = warn_window_ms(rules);
-    let claims = board.store().live_claims_with_tty().ok()?;
+    let claims = board.store(off).live_claims_with_tty().ok()?;
     let warned = board
-        .terminals
+        .terminals()
         .warned
         .lock()
         .unwrap_or_else(|p| p.into_inner());

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::state::Board;
 use crate::daemon::lease::exit_reason;
+use crate::daemon::state::OffReactor;
 use crate::os::pidfd::{self, WatchError};
 use crate::os::procfs;
 
@@ -32,16 +33,17 @@ impl Role {
 }
 
 /// Starts watching `pid` (which must still have start time `start`) for session `agent`.
-/// When pidfd is unsupported the sweep alone finds the death (logged once at start).
-pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) {
-    if !board.pidfd {
+/// When pidfd is unsupported the sweep alone finds the death (logged once at start). The wait
+/// runs on the reactor; each store step after the exit goes to the blocking pool.
+pub fn watch(board: &Arc<Board>, off: &OffReactor, agent: &str, pid: i32, start: u64, role: Role) {
+    if !board.pidfd() {
         return;
     }
     let agent = agent.to_string();
     let watch = match pidfd::open(pid) {
         Ok(w) => w,
         Err(WatchError::Gone) => {
-            expel_now(board, &agent, role.gone_reason());
+            expel_now(board, off, &agent, role.gone_reason());
             return;
         }
         Err(e) => {
@@ -51,7 +53,7 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
     };
     // The pidfd names whatever process has `pid` now: make sure it is still ours.
     if procfs::start_time(pid).ok() != Some(start) {
-        expel_now(board, &agent, role.gone_reason());
+        expel_now(board, off, &agent, role.gone_reason());
         return;
     }
     let board = Arc::clone(board);
@@ -59,7 +61,14 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
         let started = std::time::Instant::now();
         watch.exited().await;
         let mut reason = role.gone_reason().to_string();
-        if role == Role::Agent && launcher_gone(&board, &agent) {
+        let launcher_died = role == Role::Agent && {
+            let agent = agent.clone();
+            board
+                .blocking(move |b, off| launcher_gone(b, off, &agent))
+                .await
+                .unwrap_or(false)
+        };
+        if launcher_died {
             // The launcher died first (killed -9, say) and the kernel ended the agent with the
             // launcher's death signal (PDEATHSIG): that is the launcher's exit, not the agent's
             // own, whichever of the two watchers fires first.
@@ -80,15 +89,20 @@ pub fn watch(board: &Arc<Board>, agent: &str, pid: i32, start: u64, role: Role) 
             }
         }
         tracing::debug!(%agent, pid, ?role, after_ms = started.elapsed().as_millis() as u64, "watched process exited");
-        expel_now(&board, &agent, &reason);
+        let expelled = board
+            .blocking(move |b, off| expel_now(b, off, &agent, &reason))
+            .await;
+        if let Err(e) = expelled {
+            tracing::error!(error = %e, "expel failed");
+        }
     });
 }
 
 /// Whether `agent`'s session has a launcher and it has exited. When the agent's watcher fires
 /// the launcher can only be gone already if it died before reaping the agent: a launcher that
 /// outlives its agent reports the exit (ending the session) before it exits.
-fn launcher_gone(board: &Board, agent: &str) -> bool {
-    let launcher = match board.store().session(agent) {
+fn launcher_gone(board: &Board, off: &OffReactor, agent: &str) -> bool {
+    let launcher = match board.store(off).session(agent) {
         Ok(Some(row)) => row.launcher,
         _ => None,
     };
@@ -103,11 +117,12 @@ fn launcher_gone(board: &Board, agent: &str) -> bool {
 /// Waits until `agent`'s session has ended (its launcher reported the exit), while the launcher
 /// lives, at most 1 s. A fixed short wait lost that race on a busy machine, and the expulsion
 /// then said `exited` instead of `exited (status 3)`.
-pub(crate) async fn wait_for_report(board: &Board, agent: &str) {
+pub(crate) async fn wait_for_report(board: &Arc<Board>, agent: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(1);
     while std::time::Instant::now() < deadline {
-        let row = match board.store().session(agent) {
-            Ok(Some(row)) => row,
+        let id = agent.to_string();
+        let row = match board.with_store(move |s| s.session(&id)).await {
+            Ok(Ok(Some(row))) => row,
             _ => return,
         };
         let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
@@ -123,8 +138,8 @@ pub(crate) async fn wait_for_report(board: &Board, agent: &str) {
     }
 }
 
-fn expel_now(board: &Board, agent: &str, reason: &str) {
-    if let Err(e) = board.expel(agent, reason) {
+fn expel_now(board: &Board, off: &OffReactor, agent: &str, reason: &str) {
+    if let Err(e) = board.expel(off, agent, reason) {
         tracing::error!(%agent, error = %e, "expel failed");
     }
 }

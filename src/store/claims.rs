@@ -10,19 +10,10 @@ use super::tasks::task_view;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 
-impl Store {
+impl SqliteStore {
     // ----- claims -----------------------------------------------------------------------------
 
-    /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
-    /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
-    /// incremented in the same transaction (and lifted above the floor of a new epoch, see
-    /// `store::identity`). Claiming a task the caller already holds (live) answers
-    /// `already: true` with the same generation; a named task whose live claim has expired is
-    /// lapsed first, in the same transaction. Errors: `not_found`, `conflict` (held:
-    /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
-    /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
-    /// cancelled), `lapsed` if the session has ended.
-    pub fn claim(
+    pub(super) fn claim(
         &mut self,
         agent: &str,
         task: Option<i64>,
@@ -96,9 +87,7 @@ impl Store {
         })
     }
 
-    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
-    /// and records `last_seen_at`. Returns the claims renewed.
-    pub fn renew(
+    pub(super) fn renew(
         &mut self,
         agent: &str,
         now_ms: i64,
@@ -126,9 +115,7 @@ impl Store {
         Ok(claims)
     }
 
-    /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
-    /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
-    pub fn renew_many(
+    pub(super) fn renew_many(
         &mut self,
         agents: &[&str],
         now_ms: i64,
@@ -158,8 +145,7 @@ impl Store {
         Ok(renewed)
     }
 
-    /// Live claims of `agent`.
-    pub fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>> {
+    pub(super) fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>> {
         let mut st = self.conn.prepare(
             "SELECT task_id, generation, expires_ms FROM claims
              WHERE session_id = ?1 AND ended_at IS NULL ORDER BY task_id",
@@ -174,10 +160,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
-    /// are lapsed first (in the same transaction, design rule 5), and an agent left with no live
-    /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
-    pub fn renew_checked(
+    pub(super) fn renew_checked(
         &mut self,
         agent: &str,
         now_ms: i64,
@@ -233,10 +216,7 @@ impl Store {
         Ok(claims)
     }
 
-    /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
-    /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
-    /// transaction on the common path, where there is nothing to tell.
-    pub fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
+    pub(super) fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
         let any: bool = self.conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM claims
                             WHERE session_id = ?1 AND told = 0 AND ended_at IS NOT NULL)",
@@ -270,9 +250,7 @@ impl Store {
         Ok(lost.into_iter().map(|(_, l)| l).collect())
     }
 
-    /// `board check`: Ok when `agent` holds a live claim on `task` (any live claim when None) at
-    /// `generation` (when given). Errors as for `done`.
-    pub fn check(
+    pub(super) fn check(
         &mut self,
         agent: &str,
         task: Option<i64>,

@@ -6,9 +6,8 @@ use super::*;
 use crate::proto::error::BoardResult;
 use crate::proto::EventView;
 
-impl Store {
-    /// The id of the newest event (0 for an empty log).
-    pub fn last_event_id(&self) -> BoardResult<i64> {
+impl SqliteStore {
+    pub(super) fn last_event_id(&self) -> BoardResult<i64> {
         Ok(self
             .conn
             .query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
@@ -16,8 +15,7 @@ impl Store {
 
     // ----- events -----------------------------------------------------------------------------
 
-    /// Events with id > `after`, oldest first, at most `limit`.
-    pub fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>> {
+    pub(super) fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT id, at, kind, task_id, session_id, generation, reason FROM events
              WHERE id > ?1 ORDER BY id LIMIT ?2",
@@ -26,8 +24,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// The last `limit` events, oldest first.
-    pub fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>> {
+    pub(super) fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT * FROM (SELECT id, at, kind, task_id, session_id, generation, reason
              FROM events ORDER BY id DESC LIMIT ?1) ORDER BY id",
@@ -36,8 +33,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Events of one task, oldest first.
-    pub fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
+    pub(super) fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT id, at, kind, task_id, session_id, generation, reason FROM events
              WHERE task_id = ?1 ORDER BY id",

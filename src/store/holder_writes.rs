@@ -11,11 +11,8 @@ use super::*;
 use crate::proto::error::BoardResult;
 use crate::proto::{NoteView, TaskView};
 
-impl Store {
-    /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
-    /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
-    /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
-    pub fn done(
+impl SqliteStore {
+    pub(super) fn done(
         &mut self,
         agent: &str,
         task: i64,
@@ -88,10 +85,7 @@ impl Store {
         })
     }
 
-    /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
-    /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
-    /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
-    pub fn release(
+    pub(super) fn release(
         &mut self,
         agent: Option<&str>,
         task: i64,
@@ -161,9 +155,7 @@ impl Store {
         })
     }
 
-    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
-    /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
-    pub fn note(
+    pub(super) fn note(
         &mut self,
         agent: Option<&str>,
         task: i64,

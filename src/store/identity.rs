@@ -231,13 +231,13 @@ fn new_board_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens the board's database `db` under the high-water mark `data_dir/generation.hwm`
     /// (see the module docs for every case). `new_epoch` (`board serve --new-epoch`) accepts a
     /// missing, empty or other board's database by opening a new epoch above the mark.
     /// Errors (`internal`, naming the file and what was found): a foreign or non-SQLite file;
     /// a missing, 0-byte or other board's database without `new_epoch`; a damaged mark.
-    pub fn open_board(db: &Path, new_epoch: bool) -> BoardResult<(Store, Opened)> {
+    pub fn open_board(db: &Path, new_epoch: bool) -> BoardResult<(SqliteStore, Opened)> {
         let dir = db.parent().unwrap_or(Path::new("."));
         let hwm = dir.join("generation.hwm");
         let found = inspect(db)?;
@@ -266,7 +266,7 @@ impl Store {
             fs::remove_file(db)
                 .map_err(|e| refuse(format!("replacing the empty {}: {e}", db.display())))?;
         }
-        let mut store = Store::open(db)?;
+        let mut store = SqliteStore::open(db)?;
         store
             .conn
             .pragma_update(None, "application_id", APPLICATION_ID)?;
@@ -354,11 +354,7 @@ impl Store {
         Ok((store, opened))
     }
 
-    /// Records a clean stop in the mark: the database's last event id, exactly. A board that
-    /// starts on this database later knows it is not behind.
-    /// The WAL is checkpointed into `board.db` first, so a copy of that one file taken after
-    /// a clean stop is a complete backup.
-    pub fn mark_clean_stop(&mut self) -> BoardResult<()> {
+    pub(super) fn mark_clean_stop(&mut self) -> BoardResult<()> {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         let last = self.last_event_id()?;
@@ -435,7 +431,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    fn grant(s: &mut Store, agent: &str, task: i64) -> i64 {
+    fn grant(s: &mut SqliteStore, agent: &str, task: i64) -> i64 {
         let (c, _) = s.claim(agent, Some(task), 0, 1_000_000).unwrap();
         s.release(Some(agent), task, None, None, 1).unwrap();
         c.claim.generation
@@ -445,7 +441,7 @@ mod tests {
     fn a_new_epoch_after_a_restore_issues_only_generations_above_the_mark() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("board.db");
-        let (mut s, opened) = Store::open_board(&db, false).unwrap();
+        let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
         assert_eq!(opened, Opened::Created);
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = s
@@ -456,14 +452,14 @@ mod tests {
         s.mark_clean_stop().unwrap();
         drop(s);
         fs::copy(&db, dir.path().join("backup.db")).unwrap();
-        let (mut s, opened) = Store::open_board(&db, false).unwrap();
+        let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
         assert_eq!(opened, Opened::Clean);
         let issued: Vec<i64> = (0..3).map(|_| grant(&mut s, &a, t.id)).collect();
         assert_eq!(issued, vec![2, 3, 4], "no jumps across a clean restart");
         s.mark_clean_stop().unwrap();
         drop(s);
         fs::copy(dir.path().join("backup.db"), &db).unwrap();
-        let (mut s, opened) = Store::open_board(&db, false).unwrap();
+        let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
         assert!(
             matches!(opened, Opened::NewEpoch(ref r) if r.contains("restored")),
             "{opened:?}"
@@ -477,7 +473,7 @@ mod tests {
     fn after_a_crash_grants_continue_above_the_reservation_and_claims_stand() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("board.db");
-        let (mut s, _) = Store::open_board(&db, false).unwrap();
+        let (mut s, _) = SqliteStore::open_board(&db, false).unwrap();
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let (u, _) = s.add_task("u", "", 0, &[], OPERATOR, 0).unwrap();
         let a = s
@@ -487,7 +483,7 @@ mod tests {
         s.claim(&a, Some(t.id), 0, 1_000_000).unwrap();
         let reserved = s.mark().unwrap().reserved;
         drop(s); // no clean stop: a crash
-        let (mut s, opened) = Store::open_board(&db, false).unwrap();
+        let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
         assert_eq!(opened, Opened::Unclean);
         assert_eq!(
             s.live_claims(&a).unwrap().len(),
@@ -503,7 +499,7 @@ mod tests {
     fn a_missing_empty_or_foreign_database_is_refused_and_new_epoch_accepts_only_the_first() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("board.db");
-        let (mut s, _) = Store::open_board(&db, false).unwrap();
+        let (mut s, _) = SqliteStore::open_board(&db, false).unwrap();
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = s
             .register_session("a", "h", "boot", None, None, None)
@@ -513,17 +509,17 @@ mod tests {
         s.mark_clean_stop().unwrap();
         drop(s);
         fs::write(&db, b"").unwrap();
-        let e = Store::open_board(&db, false).err().unwrap();
+        let e = SqliteStore::open_board(&db, false).err().unwrap();
         assert!(
             e.message.contains("empty") && e.message.contains("board.db"),
             "{}",
             e.message
         );
         fs::remove_file(&db).unwrap();
-        let e = Store::open_board(&db, false).err().unwrap();
+        let e = SqliteStore::open_board(&db, false).err().unwrap();
         assert!(e.message.contains("missing"), "{}", e.message);
         assert!(!db.exists());
-        let (mut s, opened) = Store::open_board(&db, true).unwrap();
+        let (mut s, opened) = SqliteStore::open_board(&db, true).unwrap();
         assert!(matches!(opened, Opened::NewEpoch(_)), "{opened:?}");
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = s
@@ -540,7 +536,7 @@ mod tests {
             .execute_batch("CREATE TABLE x (y);")
             .unwrap();
         for accept in [false, true] {
-            let e = Store::open_board(&f, accept).err().unwrap();
+            let e = SqliteStore::open_board(&f, accept).err().unwrap();
             assert!(
                 e.message.contains("not a board's database"),
                 "{}",

@@ -6,7 +6,8 @@ use rusqlite::params;
 
 use super::tasks::{current_goal, set_deps};
 use super::{
-    agent_opt, check_text, emit, now_wall, EventKind, Events, Store, TaskState, MAX_TEXT, MAX_TITLE,
+    agent_opt, check_text, emit, now_wall, EventKind, Events, SqliteStore, TaskState, MAX_TEXT,
+    MAX_TITLE,
 };
 use crate::proto::backlog::Backlog;
 use crate::proto::error::{BoardError, BoardResult};
@@ -22,15 +23,12 @@ pub struct Imported {
     pub goal_set: bool,
 }
 
-impl Store {
-    /// Adds every task of `backlog` (checked with [`Backlog::check`]) and its goal in one
-    /// `BEGIN IMMEDIATE` transaction: all of it or nothing. Tasks get new ids in file order;
-    /// `after` keys become those ids. A `done` or `cancelled` task is created finished (done by
-    /// `by`, generation 0: it was never claimed here). Each task is an `add` event.
-    ///
-    /// Errors: `invalid` naming the task (empty or oversized text, a bad key, a cycle); nothing
-    /// is created then.
-    pub fn import(&mut self, backlog: &Backlog, by: &str) -> BoardResult<(Imported, Events)> {
+impl SqliteStore {
+    pub(super) fn import(
+        &mut self,
+        backlog: &Backlog,
+        by: &str,
+    ) -> BoardResult<(Imported, Events)> {
         backlog
             .check()
             .map_err(|e| BoardError::invalid(e.to_string()))?;

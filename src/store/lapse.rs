@@ -7,9 +7,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::*;
 use crate::proto::error::BoardResult;
 
-impl Store {
-    /// Ends every live claim whose expiry is at or before `now_ms` (design rule 3, last step).
-    pub fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
+impl SqliteStore {
+    pub(super) fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
             let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
             let ended = {
@@ -46,8 +45,7 @@ impl Store {
         Ok(ev)
     }
 
-    /// The earliest expiry (lease clock, ms) among live claims.
-    pub fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
+    pub(super) fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
         Ok(self.conn.query_row(
             "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
             [],
@@ -55,11 +53,7 @@ impl Store {
         )?)
     }
 
-    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
-    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
-    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
-    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
-    pub fn extend_after_stall(
+    pub(super) fn extend_after_stall(
         &mut self,
         now_ms: i64,
         stall_ms: i64,
@@ -86,10 +80,7 @@ impl Store {
         Ok(ev)
     }
 
-    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
-    /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
-    /// that, extends a lease.
-    pub fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
+    pub(super) fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
         self.tx(|tx, _| {
             tx.execute(
                 "UPDATE claims SET expires_ms = MAX(expires_ms, ?2)
@@ -101,8 +92,7 @@ impl Store {
         Ok(())
     }
 
-    /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
-    pub fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
+    pub(super) fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
         Ok(self.conn.query_row(
             concat!(
                 "SELECT EXISTS (SELECT 1 FROM claims WHERE ",

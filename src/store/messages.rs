@@ -2,7 +2,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{check_text, emit, now_wall, EventKind, Events, Store, MAX_TEXT, OPERATOR};
+use super::{check_text, emit, now_wall, EventKind, Events, SqliteStore, MAX_TEXT, OPERATOR};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::MessageView;
 
@@ -26,15 +26,8 @@ pub struct Unread {
     pub from: Vec<String>,
 }
 
-impl Store {
-    /// Stores a message from `from` to `to` and logs a `message` event. `to` is `operator`, a
-    /// live session id, or the name of exactly one live session (`claude` finds `claude-3` when
-    /// that is the only live `claude`). With `answer`, a recipient that is waiting for a human
-    /// stops waiting, in the same transaction (a `resume` event).
-    ///
-    /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
-    /// `usage` (a name several live sessions share: send to an id).
-    pub fn send(
+impl SqliteStore {
+    pub(super) fn send(
         &mut self,
         from: &str,
         to: &str,
@@ -125,9 +118,7 @@ impl Store {
         })
     }
 
-    /// The unread messages of `recipient`, oldest first, marked read by the same one
-    /// conditional statement: each message is delivered once, even to racing readers.
-    pub fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>> {
+    pub(super) fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>> {
         let (mut out, _) = self.tx(|tx, _| {
             let mut st = tx.prepare(
                 "UPDATE messages SET read_at = ?2 WHERE recipient = ?1 AND read_at IS NULL
@@ -149,9 +140,7 @@ impl Store {
         Ok(out)
     }
 
-    /// How many messages `recipient` has not read, and from whom (a read on the partial index
-    /// of unread messages: cheap enough for every request).
-    pub fn unread(&self, recipient: &str) -> BoardResult<Unread> {
+    pub(super) fn unread(&self, recipient: &str) -> BoardResult<Unread> {
         let mut st = self.conn.prepare_cached(
             "SELECT sender FROM messages WHERE recipient = ?1 AND read_at IS NULL ORDER BY id",
         )?;

@@ -1,6 +1,7 @@
 //! The store: every SQL statement of the board, and its transactions.
 //!
-//! One [`Store`] owns the one write connection of the board process (design rule 11), so no
+//! [`Store`] is the surface (`api`), [`SqliteStore`] the embedded backend: one [`SqliteStore`]
+//! owns the one write connection of the board process (design rule 11), so no
 //! `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE` transaction
 //! whose deciding step is one conditional statement (`UPDATE … WHERE <condition> RETURNING …`):
 //! the store never reads, compares in Rust, then writes (design rule 6). Each transition appends
@@ -12,6 +13,7 @@ use std::time::SystemTime;
 
 #[macro_use]
 mod sql;
+mod api;
 mod claims;
 mod events;
 mod holder_writes;
@@ -38,6 +40,7 @@ pub use crate::proto::glossary::{
 };
 use crate::proto::{EventView, TaskView};
 
+pub use api::Store;
 pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use terminal::LiveClaim;
@@ -150,8 +153,8 @@ pub type Events = Vec<EventView>;
 /// refused write that lapsed the caller's expired claim): nobody else would publish them.
 pub type Notify = Box<dyn Fn(Events) + Send>;
 
-/// The board's SQLite database.
-pub struct Store {
+/// The embedded backend: the board's SQLite database, one write connection.
+pub struct SqliteStore {
     conn: Connection,
     /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
     /// step then runs in a savepoint inside it instead of a transaction of its own.
@@ -162,10 +165,10 @@ pub struct Store {
     mark: Option<std::sync::Arc<std::sync::Mutex<identity::MarkFile>>>,
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
     /// then applies pending migrations in order, each in its own transaction.
-    pub fn open(path: &Path) -> BoardResult<Store> {
+    pub fn open(path: &Path) -> BoardResult<SqliteStore> {
         #[allow(
             clippy::disallowed_methods,
             reason = "the store is where the database is opened"
@@ -180,7 +183,7 @@ impl Store {
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        Ok(Store {
+        Ok(SqliteStore {
             conn,
             in_op: false,
             notify: None,
@@ -205,12 +208,11 @@ impl Store {
         Ok((out, events))
     }
 
-    /// Sets the hook that publishes events committed by a refused call (see [`Notify`]).
-    pub fn set_notify(&mut self, notify: Notify) {
+    pub(super) fn set_notify(&mut self, notify: Notify) {
         self.notify = Some(notify);
     }
 
-    /// Like [`Store::tx`] for a call that may be refused *after* changing something that must
+    /// Like [`SqliteStore::tx`] for a call that may be refused *after* changing something that must
     /// stand (a refused write lapses the caller's expired claim first, design rule 5): `f`
     /// returns `Ok(Err(refusal))` to commit and answer the refusal; its events go to the
     /// [`Notify`] hook. An outer `Err` rolls back as usual.
@@ -238,8 +240,7 @@ impl Store {
         }
     }
 
-    /// `PRAGMA integrity_check` → "ok" when sound.
-    pub fn integrity_check(&self) -> BoardResult<String> {
+    pub(super) fn integrity_check(&self) -> BoardResult<String> {
         Ok(self
             .conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
@@ -247,16 +248,14 @@ impl Store {
 
     // ----- meta -------------------------------------------------------------------------------
 
-    /// A value from the `meta` table.
-    pub fn meta(&self, key: &str) -> BoardResult<Option<String>> {
+    pub(super) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
         Ok(self
             .conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()?)
     }
 
-    /// Sets a `meta` value.
-    pub fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
+    pub(super) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
         self.tx(|tx, _| {
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)
@@ -268,8 +267,7 @@ impl Store {
         Ok(())
     }
 
-    /// Appends a free-standing event (board start, rejected write) in its own transaction.
-    pub fn record(
+    pub(super) fn record(
         &mut self,
         kind: EventKind,
         task: Option<i64>,

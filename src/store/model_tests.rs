@@ -157,7 +157,7 @@ impl Model {
     }
 }
 
-fn run_store(s: &mut Store, agents: &[String], now: i64, op: &Op) -> Answer {
+fn run_store(s: &mut SqliteStore, agents: &[String], now: i64, op: &Op) -> Answer {
     let refused = |e: BoardError| Answer::Refused(e.kind);
     match *op {
         Op::Jump(_) => Answer::Nothing,
@@ -192,7 +192,7 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..40)
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Store::open(&dir.path().join("board.db")).unwrap();
+        let mut s = SqliteStore::open(&dir.path().join("board.db")).unwrap();
         let agents: Vec<String> = (0..AGENTS)
             .map(|i| s.register_session(&format!("a{i}"), "h", "boot", None, None, None).unwrap().0)
             .collect();

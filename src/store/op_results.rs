@@ -12,22 +12,18 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
-use super::{now_wall, Events, Store};
+use super::{now_wall, Events, SqliteStore, Store};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 
 /// The answer an operation gives, as kept for retries: its result or its refusal.
 pub type Answer = BoardResult<Value>;
 
-impl Store {
-    /// Runs `op` once for `(identity, op_id)`: returns the saved answer of an earlier attempt, or
-    /// runs it and saves its answer, all in one transaction. Refusals are saved too (a retry gets
-    /// the same refusal), except `internal` and `unavailable` ones, which say nothing about the
-    /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
-    pub fn with_op(
+impl SqliteStore {
+    pub(super) fn with_op(
         &mut self,
         identity: &str,
         op_id: &str,
-        op: impl FnOnce(&mut Store) -> Answer,
+        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
     ) -> BoardResult<Answer> {
         if self.in_op {
             return Err(BoardError::internal("nested op_id scopes"));
@@ -52,7 +48,7 @@ impl Store {
         &mut self,
         identity: &str,
         op_id: &str,
-        op: impl FnOnce(&mut Store) -> Answer,
+        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
     ) -> BoardResult<Answer> {
         if let Some(saved) = lookup(&self.conn, identity, op_id)? {
             return Ok(decode(&saved));
@@ -115,8 +111,7 @@ impl Store {
         }
     }
 
-    /// The saved answer of `(identity, op_id)`, if any (for tests and diagnostics).
-    pub fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>> {
+    pub(super) fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>> {
         Ok(lookup(&self.conn, identity, op_id)?.map(|s| decode(&s)))
     }
 }
@@ -144,39 +139,39 @@ fn decode(saved: &str) -> Answer {
 mod tests {
     use super::*;
 
-    fn store() -> (tempfile::TempDir, Store) {
+    fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();
-        let s = Store::open(&dir.path().join("b.db")).unwrap();
+        let s = SqliteStore::open(&dir.path().join("b.db")).unwrap();
         (dir, s)
     }
 
     #[test]
     fn a_retry_gets_the_first_answer_and_is_not_applied_again() {
         let (_d, mut s) = store();
-        let add = |s: &mut Store| -> Answer {
+        let mut add = |s: &mut dyn Store| -> Answer {
             let (t, _) = s.add_task("once", "", 0, &[], "operator", 0)?;
             Ok(json!({ "task": t.id }))
         };
-        let first = s.with_op("operator", "op-1", add).unwrap().unwrap();
-        let again = s.with_op("operator", "op-1", add).unwrap().unwrap();
+        let first = s.with_op("operator", "op-1", &mut add).unwrap().unwrap();
+        let again = s.with_op("operator", "op-1", &mut add).unwrap().unwrap();
         assert_eq!(first, again);
         assert_eq!(s.list_tasks(None, 0).unwrap().len(), 1);
         // Another identity's op_id is its own.
-        s.with_op("claude", "op-1", add).unwrap().unwrap();
+        s.with_op("claude", "op-1", &mut add).unwrap().unwrap();
         assert_eq!(s.list_tasks(None, 0).unwrap().len(), 2);
     }
 
     #[test]
     fn a_failed_step_is_rolled_back_alone_and_the_refusal_is_kept() {
         let (_d, mut s) = store();
-        let op = |s: &mut Store| -> Answer {
+        let mut op = |s: &mut dyn Store| -> Answer {
             s.add_task("kept", "", 0, &[], "operator", 0)?;
             s.add_task("", "", 0, &[], "operator", 0)?;
             Ok(Value::Null)
         };
-        let e = s.with_op("operator", "op-2", op).unwrap().unwrap_err();
+        let e = s.with_op("operator", "op-2", &mut op).unwrap().unwrap_err();
         assert_eq!(e.kind, ErrorKind::Invalid);
-        let again = s.with_op("operator", "op-2", op).unwrap().unwrap_err();
+        let again = s.with_op("operator", "op-2", &mut op).unwrap().unwrap_err();
         assert_eq!(again.message, e.message);
         // The first step of the first attempt stands, once.
         assert_eq!(s.list_tasks(None, 0).unwrap().len(), 1);

@@ -7,13 +7,10 @@ use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::SessionView;
 
-impl Store {
+impl SqliteStore {
     // ----- sessions ---------------------------------------------------------------------------
 
-    /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
-    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
-    /// `branch` the git branch the agent starts on.
-    pub fn register_session(
+    pub(super) fn register_session(
         &mut self,
         name: &str,
         token_hash: &str,
@@ -67,8 +64,7 @@ impl Store {
         })
     }
 
-    /// Records the agent's process (and pane) once the launcher has spawned it.
-    pub fn attach_session(
+    pub(super) fn attach_session(
         &mut self,
         id: &str,
         agent: (i32, u64),
@@ -99,10 +95,7 @@ impl Store {
         Ok(())
     }
 
-    /// Ends session `id` and expels its live claims with `reason` (design rule 4). Idempotent:
-    /// a session that already ended is left alone (the first report wins). Returns whether this
-    /// call ended it.
-    pub fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)> {
+    pub(super) fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
                 "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL
@@ -141,8 +134,11 @@ impl Store {
         })
     }
 
-    /// Sets or clears (None) the session's "waiting for a human" question.
-    pub fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)> {
+    pub(super) fn set_waiting(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
         if let Some(q) = question {
             check_text("question", q, MAX_TEXT, false)?;
         }
@@ -162,9 +158,7 @@ impl Store {
         })
     }
 
-    /// Records the first call or hook with the session's identity (it reached its prompt).
-    /// Returns whether this call recorded it.
-    pub fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+    pub(super) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
         let (n, _) = self.tx(|tx, _| {
             Ok(tx.execute(
                 "UPDATE sessions SET contacted_at = ?2
@@ -175,10 +169,11 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
-    /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
-    /// an agent clears it, and the log would drown in them). Returns whether anything changed.
-    pub fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)> {
+    pub(super) fn set_idle(
+        &mut self,
+        id: &str,
+        reason: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
         if let Some(r) = reason {
             check_text("reason", r, MAX_TEXT, false)?;
         }
@@ -204,16 +199,14 @@ impl Store {
         })
     }
 
-    /// The row of one session (live or ended).
-    pub fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
+    pub(super) fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
         Ok(self
             .conn
             .query_row(&format!("{SESSION_ROW} WHERE id = ?1"), [id], session_row)
             .optional()?)
     }
 
-    /// Why a session ended, if it did.
-    pub fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
+    pub(super) fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
         Ok(self
             .conn
             .query_row("SELECT end_reason FROM sessions WHERE id = ?1", [id], |r| {
@@ -223,8 +216,7 @@ impl Store {
             .flatten())
     }
 
-    /// How many sessions have ended (for the `board agents --all` hint).
-    pub fn ended_session_count(&self) -> BoardResult<i64> {
+    pub(super) fn ended_session_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
             "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
             [],
@@ -232,8 +224,7 @@ impl Store {
         )?)
     }
 
-    /// Rows of all live sessions.
-    pub fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
+    pub(super) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(
             "{SESSION_ROW} WHERE ended_at IS NULL ORDER BY started_at"
         ))?;
@@ -241,10 +232,11 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
-    /// the `pids` (live and ended ones: the caller compares process start times to tell a
-    /// session's process from a later one that reuses its pid).
-    pub fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>> {
+    pub(super) fn sessions_with_pids(
+        &self,
+        boot_id: &str,
+        pids: &[i32],
+    ) -> BoardResult<Vec<SessionRow>> {
         let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
         let mut st = self.conn.prepare_cached(&format!(
             "{SESSION_ROW} WHERE boot_id = ?1 AND (pid IN (SELECT value FROM json_each(?2)) \
@@ -254,9 +246,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
-    /// liveness knowledge via `state_of`.
-    pub fn sessions(
+    pub(super) fn sessions(
         &self,
         all: bool,
         state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,

@@ -8,11 +8,10 @@ use super::*;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::{GoalView, NoteView, TaskView};
 
-impl Store {
+impl SqliteStore {
     // ----- goal -------------------------------------------------------------------------------
 
-    /// Sets a new current goal (older goals are kept).
-    pub fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
+    pub(super) fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
         check_text("goal", text, MAX_TEXT, false)?;
         self.tx(|tx, ev| {
             tx.execute(
@@ -24,16 +23,13 @@ impl Store {
         })
     }
 
-    /// The current goal, if one was set.
-    pub fn goal(&self) -> BoardResult<Option<GoalView>> {
+    pub(super) fn goal(&self) -> BoardResult<Option<GoalView>> {
         current_goal(&self.conn)
     }
 
     // ----- tasks ------------------------------------------------------------------------------
 
-    /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
-    /// title, `not_found` for an unknown dependency.
-    pub fn add_task(
+    pub(super) fn add_task(
         &mut self,
         title: &str,
         body: &str,
@@ -58,10 +54,8 @@ impl Store {
         })
     }
 
-    /// Edits a task's title, body, priority or dependencies (None leaves a field alone).
-    /// Errors: `not_found`, `invalid` (empty title, dependency cycle).
     #[allow(clippy::too_many_arguments)]
-    pub fn edit_task(
+    pub(super) fn edit_task(
         &mut self,
         id: i64,
         title: Option<&str>,
@@ -104,8 +98,7 @@ impl Store {
         })
     }
 
-    /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
-    pub fn cancel_task(
+    pub(super) fn cancel_task(
         &mut self,
         id: i64,
         by: &str,
@@ -143,12 +136,7 @@ impl Store {
         })
     }
 
-    /// All tasks, optionally only those in `states`, ordered by id.
-    ///
-    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
-    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
-    /// readiness ([`ListState`]).
-    pub fn list_tasks(
+    pub(super) fn list_tasks(
         &self,
         states: Option<&[ListState]>,
         now_ms: i64,
@@ -156,11 +144,7 @@ impl Store {
         Ok(self.list_page(states, 0, None, now_ms)?.0)
     }
 
-    /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
-    /// when None). The second value is the cursor for the next page (the last id looked at) when
-    /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
-    /// than `limit` tasks, even none, before the last.
-    pub fn list_page(
+    pub(super) fn list_page(
         &self,
         states: Option<&[ListState]>,
         after: i64,
@@ -202,9 +186,11 @@ impl Store {
         Ok((views, next))
     }
 
-    /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
-    /// None).
-    pub fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>> {
+    pub(super) fn ready_tasks(
+        &self,
+        now_ms: i64,
+        limit: Option<i64>,
+    ) -> BoardResult<Vec<TaskView>> {
         task_views(
             &self.conn,
             Pick::Ready {
@@ -214,13 +200,11 @@ impl Store {
         )
     }
 
-    /// One task. Errors: `not_found`.
-    pub fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+    pub(super) fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
         task_view(&self.conn, id, now_ms)
     }
 
-    /// A task's notes, oldest first.
-    pub fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
+    pub(super) fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
         let mut st = self.conn.prepare(
             "SELECT id, task_id, author, generation, text, at FROM notes WHERE task_id = ?1 ORDER BY id",
         )?;
@@ -237,8 +221,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Open + claimed tasks: work that is not finished yet.
-    pub fn unfinished_count(&self) -> BoardResult<i64> {
+    pub(super) fn unfinished_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
             concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
             [],

@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use super::Store;
+use super::SqliteStore;
 use crate::proto::error::BoardResult;
 
 /// A live claim, for the warning before it lapses.
@@ -21,10 +21,8 @@ pub struct LiveClaim {
     pub tty: Option<String>,
 }
 
-impl Store {
-    /// Records the terminal session `id` runs on (`board run`'s stdin). A session that has
-    /// ended is left alone.
-    pub fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()> {
+impl SqliteStore {
+    pub(super) fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()> {
         self.tx(|tx, _| {
             tx.execute(
                 "UPDATE sessions SET tty = ?2 WHERE id = ?1 AND ended_at IS NULL",
@@ -35,8 +33,7 @@ impl Store {
         Ok(())
     }
 
-    /// The terminal of session `id`, if it recorded one.
-    pub fn session_tty(&self, id: &str) -> BoardResult<Option<String>> {
+    pub(super) fn session_tty(&self, id: &str) -> BoardResult<Option<String>> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn
@@ -45,8 +42,7 @@ impl Store {
             .flatten())
     }
 
-    /// Every live claim with its holder's terminal, earliest expiry first.
-    pub fn live_claims_with_tty(&self) -> BoardResult<Vec<LiveClaim>> {
+    pub(super) fn live_claims_with_tty(&self) -> BoardResult<Vec<LiveClaim>> {
         let mut st = self.conn.prepare_cached(
             "SELECT c.task_id, c.session_id, c.generation, c.expires_ms, s.tty
              FROM claims c JOIN sessions s ON s.id = c.session_id

@@ -3,13 +3,13 @@
 use super::*;
 use crate::proto::error::ErrorKind;
 
-fn store() -> (tempfile::TempDir, Store) {
+fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
-    let s = Store::open(&dir.path().join("board.db")).unwrap();
+    let s = SqliteStore::open(&dir.path().join("board.db")).unwrap();
     (dir, s)
 }
 
-fn agent(s: &mut Store, name: &str) -> String {
+fn agent(s: &mut SqliteStore, name: &str) -> String {
     s.register_session(name, "h", "boot", None, None, None)
         .unwrap()
         .0

@@ -10,6 +10,8 @@ use nix::sys::signal::Signal;
 use rusqlite::{params, Connection, OpenFlags};
 use serde_json::json;
 
+use board::store::Store;
+
 const AGENTS: usize = 8;
 const TASKS: usize = 2000;
 
@@ -75,7 +77,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
         "",
     ));
     {
-        let mut store = board::store::Store::open(&b.db).unwrap();
+        let mut store = board::store::SqliteStore::open(&b.db).unwrap();
         for i in 1..=TASKS {
             store
                 .add_task(&format!("task {i}"), "", 0, &[], board::store::OPERATOR, 0)
@@ -135,7 +137,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     assert!(claims < TASKS, "the backlog must outlast the loops");
 
     assert_eq!(
-        board::store::Store::open(&b.db)
+        board::store::SqliteStore::open(&b.db)
             .unwrap()
             .integrity_check()
             .unwrap(),
@@ -148,7 +150,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     let down = killed.elapsed();
     println!("the board was down for {down:?}");
     assert_eq!(
-        board::store::Store::open(&b.db)
+        board::store::SqliteStore::open(&b.db)
             .unwrap()
             .integrity_check()
             .unwrap(),

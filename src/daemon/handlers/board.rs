@@ -23,13 +23,13 @@ pub fn hello(cx: &Cx) -> BoardResult<HelloResult> {
 
 /// `status`: the board process and its settings.
 pub fn status(cx: &Cx) -> BoardResult<StatusResult> {
-    Ok(crate::daemon::status::status(cx.board))
+    Ok(crate::daemon::status::status(cx.board, cx.off))
 }
 
 /// `wait`: the caller waits for a human; its claims are kept meanwhile (design rule 12).
 pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
     let agent = cx.caller.require_agent(Method::Wait)?;
-    let (_, ev) = cx.board.store().set_waiting(agent, Some(&p.question))?;
+    let (_, ev) = cx.store().set_waiting(agent, Some(&p.question))?;
     cx.board.set_waiting_flag(agent, true);
     cx.board.publish(ev);
     Ok(WaitResult {
@@ -51,7 +51,7 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
         ActivityKind::Renew => {}
         ActivityKind::Idle => {
             let reason = p.message.as_deref().unwrap_or("turn finished");
-            let (_, ev) = cx.board.store().set_idle(agent, Some(reason))?;
+            let (_, ev) = cx.store().set_idle(agent, Some(reason))?;
             cx.board.set_idle_flag(agent, true);
             cx.board.publish(ev);
         }
@@ -59,7 +59,7 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
             let q = p.message.as_deref().ok_or_else(|| {
                 BoardError::invalid("`message` is required with kind \"waiting\"").with_code(-32602)
             })?;
-            let (_, ev) = cx.board.store().set_waiting(agent, Some(q))?;
+            let (_, ev) = cx.store().set_waiting(agent, Some(q))?;
             cx.board.set_waiting_flag(agent, true);
             cx.board.publish(ev);
         }
@@ -70,7 +70,7 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
 /// `agents`: live sessions, and ended ones with `all`.
 pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
     let b = Arc::clone(cx.board);
-    let store = cx.board.store();
+    let store = cx.store();
     let agents = store.sessions(p.all.unwrap_or(false), &|row| {
         crate::daemon::sweep::describe(&b, row)
     })?;
@@ -81,7 +81,7 @@ pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
 /// `log`: the last `limit` events (default 200), or those after `after`.
 pub fn log(cx: &Cx, p: &LogParams) -> BoardResult<LogResult> {
     let limit = p.limit.unwrap_or(200).clamp(1, 100_000);
-    let store = cx.board.store();
+    let store = cx.store();
     let events = match p.after {
         Some(after) => store.events(after, limit)?,
         None => store.recent_events(limit)?,
@@ -96,7 +96,7 @@ pub fn stop(cx: &Cx) -> BoardResult<StopResult> {
             "only an operator can stop the board",
         ));
     }
-    cx.board.shutdown.notify_one();
+    cx.board.shutdown().notify_one();
     Ok(StopResult::Stopping {
         stopping: true,
         pid: std::process::id(),

@@ -13,7 +13,7 @@ use crate::store::{Events, Store};
 /// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
 pub fn claim(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &ClaimParams,
 ) -> BoardResult<ClaimResult> {
@@ -32,7 +32,7 @@ pub fn claim(
 /// `done`: finishes the caller's task (fenced; idempotent for one agent and generation).
 pub fn done(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
@@ -50,7 +50,7 @@ pub fn done(
 /// (at `generation`, when given).
 pub fn release(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &ReleaseParams,
 ) -> BoardResult<TaskResult> {
@@ -77,7 +77,7 @@ pub fn release(
 /// `note`: as holder (fenced, at `generation` when given) or as an operator (any task).
 pub fn note(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &NoteParams,
 ) -> BoardResult<NoteResult> {
@@ -91,7 +91,6 @@ pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
     let agent = cx.caller.require_agent(Method::Renew)?;
     let rules = cx.board.rules();
     let claims = cx
-        .board
         .store()
         .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
     Ok(RenewResult {
@@ -109,10 +108,7 @@ pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
 /// `check`: Ok only if the caller holds the live claim (on `task`, at `generation`).
 pub fn check(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
     let agent = cx.caller.require_agent(Method::Check)?;
-    let c = cx
-        .board
-        .store()
-        .check(agent, p.task, p.generation, cx.now)?;
+    let c = cx.store().check(agent, p.task, p.generation, cx.now)?;
     Ok(CheckResult {
         task: c.task,
         generation: c.generation,

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{answer, hash_token, new_token, Peer};
 use crate::daemon::state::Board;
+use crate::daemon::state::OffReactor;
 use crate::daemon::watchers::{watch, Role};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{SessionAttachParams, SessionExitParams, SessionRegisterParams};
@@ -15,14 +16,14 @@ use crate::proto::results::{SessionAttachResult, SessionExitResult, SessionRegis
 use crate::proto::Call;
 
 /// Dispatches a launcher call; the caller's pid must be known (it becomes the launcher).
-pub fn handle(board: &Arc<Board>, call: &Call, peer: Peer) -> BoardResult<Value> {
+pub fn handle(board: &Arc<Board>, off: &OffReactor, call: &Call, peer: Peer) -> BoardResult<Value> {
     let launcher_pid = peer
         .pid
         .ok_or_else(|| BoardError::unauthorized("the kernel did not report the caller's pid"))?;
     match call {
-        Call::SessionRegister(p) => answer(register(board, launcher_pid, p)),
-        Call::SessionAttach(p) => answer(attach(board, launcher_pid, p)),
-        Call::SessionExit(p) => answer(exit(board, launcher_pid, p)),
+        Call::SessionRegister(p) => answer(register(board, off, launcher_pid, p)),
+        Call::SessionAttach(p) => answer(attach(board, off, launcher_pid, p)),
+        Call::SessionExit(p) => answer(exit(board, off, launcher_pid, p)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a launcher call",
             other.method()
@@ -33,6 +34,7 @@ pub fn handle(board: &Arc<Board>, call: &Call, peer: Peer) -> BoardResult<Value>
 /// `session.register`: a new agent session with a fresh token; the caller is its launcher.
 pub fn register(
     board: &Arc<Board>,
+    off: &OffReactor,
     launcher_pid: i32,
     p: &SessionRegisterParams,
 ) -> BoardResult<SessionRegisterResult> {
@@ -42,26 +44,32 @@ pub fn register(
     let token = new_token();
     let start = crate::os::procfs::start_time(launcher_pid).ok();
     let launcher = start.map(|s| (launcher_pid, s));
-    let (id, ev) = board.store().register_session(
+    let (id, ev) = board.store(off).register_session(
         &p.name,
         &hash_token(&token),
-        &board.boot_id,
+        board.boot_id(),
         launcher,
         p.branch.as_deref(),
         p.attention_ms,
     )?;
     board.publish(ev);
     if let Some((pid, start)) = launcher {
-        watch(board, &id, pid, start, Role::Launcher);
+        watch(board, off, &id, pid, start, Role::Launcher);
     }
     Ok(SessionRegisterResult { agent: id, token })
 }
 
 /// Checks the caller is the launcher of `agent` and knows its token.
-fn check_launcher(board: &Board, launcher_pid: i32, agent: &str, token: &str) -> BoardResult<()> {
+fn check_launcher(
+    board: &Board,
+    off: &OffReactor,
+    launcher_pid: i32,
+    agent: &str,
+    token: &str,
+) -> BoardResult<()> {
     let shown: String = agent.chars().take(64).collect();
     let row = board
-        .store()
+        .store(off)
         .session(agent)?
         .ok_or_else(|| BoardError::not_found(format!("no agent session {shown:?}")))?;
     if row.token_hash != hash_token(token) || row.launcher.map(|l| l.0) != Some(launcher_pid) {
@@ -75,10 +83,11 @@ fn check_launcher(board: &Board, launcher_pid: i32, agent: &str, token: &str) ->
 /// `session.attach`: records the agent's process (and pane) and watches them.
 pub fn attach(
     board: &Arc<Board>,
+    off: &OffReactor,
     launcher_pid: i32,
     p: &SessionAttachParams,
 ) -> BoardResult<SessionAttachResult> {
-    check_launcher(board, launcher_pid, &p.agent, &p.token)?;
+    check_launcher(board, off, launcher_pid, &p.agent, &p.token)?;
     let pid = i32::try_from(p.pid)
         .map_err(|_| BoardError::invalid(format!("`pid` {} is not a process id", p.pid)))?;
     let start = crate::os::procfs::start_time(pid)
@@ -90,15 +99,17 @@ pub fn attach(
         (Some(id), Some(pp)) => crate::os::procfs::start_time(pp).ok().map(|s| (id, pp, s)),
         _ => None,
     };
-    board.store().attach_session(&p.agent, (pid, start), pane)?;
+    board
+        .store(off)
+        .attach_session(&p.agent, (pid, start), pane)?;
     // The terminal the agent runs on: input there is activity (`terminal`). Only a character
     // device path is kept: the board stats and writes to it.
     if let Some(tty) = p.tty.as_deref().filter(|t| t.starts_with("/dev/")) {
-        board.store().set_session_tty(&p.agent, tty)?;
+        board.store(off).set_session_tty(&p.agent, tty)?;
     }
-    watch(board, &p.agent, pid, start, Role::Agent);
+    watch(board, off, &p.agent, pid, start, Role::Agent);
     if let Some((_, pp, ps)) = pane {
-        watch(board, &p.agent, pp, ps, Role::Pane);
+        watch(board, off, &p.agent, pp, ps, Role::Pane);
     }
     Ok(SessionAttachResult {
         agent: p.agent.clone(),
@@ -110,16 +121,17 @@ pub fn attach(
 /// expelled at once (design rule 4).
 pub fn exit(
     board: &Arc<Board>,
+    off: &OffReactor,
     launcher_pid: i32,
     p: &SessionExitParams,
 ) -> BoardResult<SessionExitResult> {
-    check_launcher(board, launcher_pid, &p.agent, &p.token)?;
+    check_launcher(board, off, launcher_pid, &p.agent, &p.token)?;
     let code = p.code.and_then(|c| i32::try_from(c).ok());
     let signal = p.signal.and_then(|s| i32::try_from(s).ok());
     let reason = match &p.reason {
         Some(r) => r.clone(),
         None => crate::daemon::lease::exit_reason(code, signal),
     };
-    let ended = board.expel(&p.agent, &reason)?;
+    let ended = board.expel(off, &p.agent, &reason)?;
     Ok(SessionExitResult { ended, reason })
 }

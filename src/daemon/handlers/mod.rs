@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::identity::authenticate;
 pub use super::identity::{hash_token, new_token, Caller, Peer};
-use super::state::Board;
+use super::state::{Board, OffReactor};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::{Access, ActivityKind};
 use crate::proto::{Call, Method, Request};
@@ -50,6 +50,15 @@ pub struct Cx<'a> {
     pub caller: &'a Caller,
     /// Lease-clock now, ms.
     pub now: i64,
+    /// The handler runs on the blocking pool.
+    pub off: &'a OffReactor,
+}
+
+impl Cx<'_> {
+    /// The store, locked ([`Board::store`]).
+    pub fn store(&self) -> std::sync::MutexGuard<'_, Box<dyn Store>> {
+        self.board.store(self.off)
+    }
 }
 
 /// A typed handler result as the JSON the wire carries.
@@ -59,10 +68,16 @@ fn answer<T: Serialize>(r: BoardResult<T>) -> BoardResult<Value> {
     })
 }
 
-/// Answers one request (everything but `subscribe`, which the server streams).
-pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Value> {
+/// Answers one request (everything but `subscribe`, which the server streams), on the blocking
+/// pool (`off`).
+pub fn handle(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    req: &Request,
+    peer: Peer,
+) -> BoardResult<Value> {
     match req.method.access() {
-        Access::Launcher => return launcher::handle(board, &req.call, peer),
+        Access::Launcher => return launcher::handle(board, off, &req.call, peer),
         Access::Stream => {
             return Err(BoardError::invalid(format!(
                 "`{}` is answered by the connection itself",
@@ -72,7 +87,7 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         }
         Access::Read | Access::Write => {}
     }
-    let caller = authenticate(board, &req.identity, peer)?;
+    let caller = authenticate(board, off, &req.identity, peer)?;
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it.
@@ -82,38 +97,39 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
         };
         let keeps_waiting = req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
         if !keeps_waiting && board.is_waiting(a) {
-            let (_, ev) = board.store().set_waiting(a, None)?;
+            let (_, ev) = board.store(off).set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
         if activity != Some(ActivityKind::Idle) && board.is_idle(a) {
-            board.store().set_idle(a, None)?;
+            board.store(off).set_idle(a, None)?;
             board.set_idle_flag(a, false);
         }
-        board.note_contact(a)?;
-        board.touch(a)?;
+        board.note_contact(off, a)?;
+        board.touch(off, a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients
     // send before every call and whose answer they do not show).
     let lost = match &caller {
-        Caller::Agent(a) if req.method != Method::Hello => board.store().take_lost(a)?,
+        Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
         _ => Vec::new(),
     };
     let cx = Cx {
         board,
         caller: &caller,
-        now: board.now_checked()?,
+        now: board.now_checked(off)?,
+        off,
     };
     if !req.method.is_write() {
         let mut out = with_lost(read(&cx, &req.call), &lost);
-        super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+        super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
         return out;
     }
     let mut events = Vec::new();
     let out = {
-        let mut store = board.store();
-        let mut run = |store: &mut Store| {
+        let mut store = board.store(off);
+        let mut run = |store: &mut dyn Store| {
             let out = write(&cx, store, &mut events, &req.call);
             if let Err(e) = &out {
                 record_rejection(store, &mut events, &req.call, &caller, e);
@@ -121,13 +137,13 @@ pub fn handle(board: &Arc<Board>, req: &Request, peer: Peer) -> BoardResult<Valu
             out
         };
         match req.identity.op_id.as_deref() {
-            Some(op) => store.with_op(caller.name(), op, run)?,
-            None => run(&mut store),
+            Some(op) => store.with_op(caller.name(), op, &mut run)?,
+            None => run(&mut **store),
         }
     };
     board.publish(events);
     let mut out = with_lost(out, &lost);
-    super::team::add_inbox_notice(board, req.method, &caller, &mut out);
+    super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
     out
 }
 
@@ -158,7 +174,7 @@ fn with_lost(out: BoardResult<Value>, lost: &[crate::store::LostClaim]) -> Board
 }
 
 /// The handler of each write method; `store` may be inside an op scope (one transaction).
-fn write(cx: &Cx, store: &mut Store, ev: &mut Events, call: &Call) -> BoardResult<Value> {
+fn write(cx: &Cx, store: &mut dyn Store, ev: &mut Events, call: &Call) -> BoardResult<Value> {
     match call {
         Call::Goal(p) => answer(tasks::goal(cx, store, ev, p)),
         Call::Add(p) => answer(tasks::add(cx, store, ev, p)),
@@ -204,7 +220,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
 
 /// Logs a holder's write that the fence refused (design rule 9), in the same store scope.
 fn record_rejection(
-    store: &mut Store,
+    store: &mut dyn Store,
     events: &mut Events,
     call: &Call,
     caller: &Caller,

@@ -12,7 +12,7 @@ use crate::store::{Events, Store};
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
 pub fn goal(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &GoalParams,
 ) -> BoardResult<GoalResult> {
@@ -29,7 +29,12 @@ pub fn goal(
 }
 
 /// `add`: a new open task.
-pub fn add(cx: &Cx, store: &mut Store, ev: &mut Events, p: &AddParams) -> BoardResult<TaskResult> {
+pub fn add(
+    cx: &Cx,
+    store: &mut dyn Store,
+    ev: &mut Events,
+    p: &AddParams,
+) -> BoardResult<TaskResult> {
     let (task, e) = store.add_task(
         &p.title,
         p.body.as_deref().unwrap_or(""),
@@ -45,7 +50,7 @@ pub fn add(cx: &Cx, store: &mut Store, ev: &mut Events, p: &AddParams) -> BoardR
 /// `edit`: changes the members given.
 pub fn edit(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &EditParams,
 ) -> BoardResult<TaskResult> {
@@ -65,7 +70,7 @@ pub fn edit(
 /// `cancel`: the task is cancelled and its claim, if any, ends.
 pub fn cancel(
     cx: &Cx,
-    store: &mut Store,
+    store: &mut dyn Store,
     ev: &mut Events,
     p: &CancelParams,
 ) -> BoardResult<TaskResult> {
@@ -96,8 +101,7 @@ pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
     });
     let limit = page_limit(p.limit)?;
     let (tasks, next) =
-        cx.board
-            .store()
+        cx.store()
             .list_page(states.as_deref(), p.after.unwrap_or(0), limit, cx.now)?;
     let next = match limit {
         Some(_) => Paged::Page(next),
@@ -110,14 +114,14 @@ pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
 pub fn ready(cx: &Cx, p: &ReadyParams) -> BoardResult<TasksResult> {
     let limit = page_limit(p.limit)?;
     Ok(TasksResult {
-        tasks: cx.board.store().ready_tasks(cx.now, limit)?,
+        tasks: cx.store().ready_tasks(cx.now, limit)?,
         next: Paged::Unpaged,
     })
 }
 
 /// `show`: one task with its notes and history.
 pub fn show(cx: &Cx, p: &ShowParams) -> BoardResult<ShowResult> {
-    let store = cx.board.store();
+    let store = cx.store();
     Ok(ShowResult {
         task: store.task(p.task, cx.now)?,
         notes: store.notes(p.task)?,

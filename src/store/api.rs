@@ -1,0 +1,319 @@
+//! The store's one surface: [`Store`], every operation of the board on its data, as one
+//! trait-shaped set a second backend can implement. The board reaches it only through
+//! [`crate::daemon::state::Board`], which keeps every call off the async reactor.
+//!
+//! The embedded SQLite backend ([`SqliteStore`]) implements each operation in the module of its
+//! concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); [`store_api!`] declares
+//! the trait from the list below and forwards each method to it, so the list is the one place
+//! that says what a backend must do. Rules every backend keeps (DESIGN.md): each state change is
+//! one conditional statement in one transaction that also appends its events; expiries are
+//! lease-clock milliseconds compared in the statement; generations never go backwards.
+
+use super::*;
+use crate::proto::backlog::Backlog;
+use crate::proto::error::BoardResult;
+use crate::proto::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
+use op_results::Answer;
+
+/// Declares [`Store`] from a list of method signatures (with their docs) and implements it for
+/// [`SqliteStore`] by forwarding each call to the inherent method of the same name.
+macro_rules! store_api {
+    (@acc [$($tr:tt)*] [$($im:tt)*]) => {
+        /// Every operation of the board on its data (see the module docs). Object safe: the
+        /// board holds a `Box<dyn Store>`.
+        pub trait Store: Send {
+            $($tr)*
+        }
+
+        impl Store for SqliteStore {
+            $($im)*
+        }
+    };
+    (@acc [$($tr:tt)*] [$($im:tt)*]
+        $(#[$doc:meta])* fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($im)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { SqliteStore::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($im:tt)*]
+        $(#[$doc:meta])* fn $name:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($im)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { SqliteStore::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    ($($all:tt)*) => {
+        store_api!(@acc [] [] $($all)*);
+    };
+}
+
+store_api! {
+    // ----- the board itself (mod.rs) --------------------------------------------
+
+    /// Sets the hook that publishes events committed by a refused call (see [`Notify`]).
+    fn set_notify(&mut self, notify: Notify);
+
+    /// `PRAGMA integrity_check` → "ok" when sound.
+    fn integrity_check(&self) -> BoardResult<String>;
+
+    /// A value from the `meta` table.
+    fn meta(&self, key: &str) -> BoardResult<Option<String>>;
+
+    /// Sets a `meta` value.
+    fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
+
+    /// Appends a free-standing event (board start, rejected write) in its own transaction.
+    fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
+
+    // ----- goal and tasks (tasks.rs) --------------------------------------------
+
+    /// Sets a new current goal (older goals are kept).
+    fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)>;
+
+    /// The current goal, if one was set.
+    fn goal(&self) -> BoardResult<Option<GoalView>>;
+
+    /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
+    /// title, `not_found` for an unknown dependency.
+    fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Edits a task's title, body, priority or dependencies (None leaves a field alone).
+    /// Errors: `not_found`, `invalid` (empty title, dependency cycle).
+    #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
+    fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
+    fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// All tasks, optionally only those in `states`, ordered by id.
+    ///
+    /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
+    /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
+    /// readiness ([`ListState`]).
+    fn list_tasks(&self, states: Option<&[ListState]>, now_ms: i64) -> BoardResult<Vec<TaskView>>;
+
+    /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
+    /// when None). The second value is the cursor for the next page (the last id looked at) when
+    /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
+    /// than `limit` tasks, even none, before the last.
+    fn list_page(&self, states: Option<&[ListState]>, after: i64, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
+
+    /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
+    /// None).
+    fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>>;
+
+    /// One task. Errors: `not_found`.
+    fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView>;
+
+    /// A task's notes, oldest first.
+    fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>>;
+
+    /// Open + claimed tasks: work that is not finished yet.
+    fn unfinished_count(&self) -> BoardResult<i64>;
+
+    // ----- claims: grants, renewals, checks (claims.rs) -------------------------
+
+    /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
+    /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
+    /// incremented in the same transaction (and lifted above the floor of a new epoch, see
+    /// `store::identity`). Claiming a task the caller already holds (live) answers
+    /// `already: true` with the same generation; a named task whose live claim has expired is
+    /// lapsed first, in the same transaction. Errors: `not_found`, `conflict` (held:
+    /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
+    /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
+    /// cancelled), `lapsed` if the session has ended.
+    fn claim(&mut self, agent: &str, task: Option<i64>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+
+    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
+    /// and records `last_seen_at`. Returns the claims renewed.
+    fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+
+    /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
+    /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
+    fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
+
+    /// Live claims of `agent`.
+    fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
+
+    /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
+    /// are lapsed first (in the same transaction, design rule 5), and an agent left with no live
+    /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
+    fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+
+    /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
+    /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
+    /// transaction on the common path, where there is nothing to tell.
+    fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>>;
+
+    /// `board check`: Ok when `agent` holds a live claim on `task` (any live claim when None) at
+    /// `generation` (when given). Errors as for `done`.
+    fn check(&mut self, agent: &str, task: Option<i64>, generation: Option<i64>, now_ms: i64) -> BoardResult<ClaimInfo>;
+
+    // ----- the fenced holder writes (holder_writes.rs) --------------------------
+
+    /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
+    /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
+    /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
+    fn done(&mut self, agent: &str, task: i64, generation: Option<i64>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+
+    /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
+    /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
+    /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
+    fn release(&mut self, agent: Option<&str>, task: i64, generation: Option<i64>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
+    /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
+    fn note(&mut self, agent: Option<&str>, task: i64, text: &str, generation: Option<i64>, now_ms: i64) -> BoardResult<(NoteView, Events)>;
+
+    // ----- lapse and stall (lapse.rs) -------------------------------------------
+
+    /// Ends every live claim whose expiry is at or before `now_ms` (design rule 3, last step).
+    fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events>;
+
+    /// The earliest expiry (lease clock, ms) among live claims.
+    fn earliest_expiry(&self) -> BoardResult<Option<i64>>;
+
+    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
+    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
+    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
+    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
+    fn extend_after_stall(&mut self, now_ms: i64, stall_ms: i64, sweep_ms: i64, reason: &str) -> BoardResult<Events>;
+
+    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
+    /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
+    /// that, extends a lease.
+    fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()>;
+
+    /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
+    fn any_due(&self, now_ms: i64) -> BoardResult<bool>;
+
+    // ----- agent sessions (sessions.rs) -----------------------------------------
+
+    /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
+    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
+    /// `branch` the git branch the agent starts on.
+    fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+
+    /// Records the agent's process (and pane) once the launcher has spawned it.
+    fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
+
+    /// Ends session `id` and expels its live claims with `reason` (design rule 4). Idempotent:
+    /// a session that already ended is left alone (the first report wins). Returns whether this
+    /// call ended it.
+    fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
+
+    /// Sets or clears (None) the session's "waiting for a human" question.
+    fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+
+    /// Records the first call or hook with the session's identity (it reached its prompt).
+    /// Returns whether this call recorded it.
+    fn mark_contacted(&mut self, id: &str) -> BoardResult<bool>;
+
+    /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
+    /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
+    /// an agent clears it, and the log would drown in them). Returns whether anything changed.
+    fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)>;
+
+    /// The row of one session (live or ended).
+    fn session(&self, id: &str) -> BoardResult<Option<SessionRow>>;
+
+    /// Why a session ended, if it did.
+    fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>>;
+
+    /// How many sessions have ended (for the `board agents --all` hint).
+    fn ended_session_count(&self) -> BoardResult<i64>;
+
+    /// Rows of all live sessions.
+    fn live_sessions(&self) -> BoardResult<Vec<SessionRow>>;
+
+    /// Rows of the sessions started in boot `boot_id` whose agent or launcher process has one of
+    /// the `pids` (live and ended ones: the caller compares process start times to tell a
+    /// session's process from a later one that reuses its pid).
+    fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>>;
+
+    /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
+    /// liveness knowledge via `state_of`.
+    fn sessions(&self, all: bool, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+
+    // ----- terminals of agent sessions (terminal.rs) ----------------------------
+
+    /// Records the terminal session `id` runs on (`board run`'s stdin). A session that has
+    /// ended is left alone.
+    fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()>;
+
+    /// The terminal of session `id`, if it recorded one.
+    fn session_tty(&self, id: &str) -> BoardResult<Option<String>>;
+
+    /// Every live claim with its holder's terminal, earliest expiry first.
+    fn live_claims_with_tty(&self) -> BoardResult<Vec<LiveClaim>>;
+
+    // ----- messages (messages.rs) -----------------------------------------------
+
+    /// Stores a message from `from` to `to` and logs a `message` event. `to` is `operator`, a
+    /// live session id, or the name of exactly one live session (`claude` finds `claude-3` when
+    /// that is the only live `claude`). With `answer`, a recipient that is waiting for a human
+    /// stops waiting, in the same transaction (a `resume` event).
+    ///
+    /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
+    /// `usage` (a name several live sessions share: send to an id).
+    fn send(&mut self, from: &str, to: &str, text: &str, answer: bool) -> BoardResult<(Sent, Events)>;
+
+    /// The unread messages of `recipient`, oldest first, marked read by the same one
+    /// conditional statement: each message is delivered once, even to racing readers.
+    fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>>;
+
+    /// How many messages `recipient` has not read, and from whom (a read on the partial index
+    /// of unread messages: cheap enough for every request).
+    fn unread(&self, recipient: &str) -> BoardResult<Unread>;
+
+    // ----- the event log (events.rs) --------------------------------------------
+
+    /// The id of the newest event (0 for an empty log).
+    fn last_event_id(&self) -> BoardResult<i64>;
+
+    /// Events with id > `after`, oldest first, at most `limit`.
+    fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>>;
+
+    /// The last `limit` events, oldest first.
+    fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>>;
+
+    /// Events of one task, oldest first.
+    fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>>;
+
+    // ----- backlog import (import.rs) -------------------------------------------
+
+    /// Adds every task of `backlog` (checked with [`Backlog::check`]) and its goal in one
+    /// `BEGIN IMMEDIATE` transaction: all of it or nothing. Tasks get new ids in file order;
+    /// `after` keys become those ids. A `done` or `cancelled` task is created finished (done by
+    /// `by`, generation 0: it was never claimed here). Each task is an `add` event.
+    ///
+    /// Errors: `invalid` naming the task (empty or oversized text, a bad key, a cycle); nothing
+    /// is created then.
+    fn import(&mut self, backlog: &Backlog, by: &str) -> BoardResult<(Imported, Events)>;
+
+    // ----- retries applied once (op_results.rs) ---------------------------------
+
+    /// Runs `op` once for `(identity, op_id)`: returns the saved answer of an earlier attempt, or
+    /// runs it and saves its answer, all in one transaction. Refusals are saved too (a retry gets
+    /// the same refusal), except `internal` and `unavailable` ones, which say nothing about the
+    /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
+    fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
+
+    /// The saved answer of `(identity, op_id)`, if any (for tests and diagnostics).
+    fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>>;
+
+    // ----- generations across restores (identity.rs) ----------------------------
+
+    /// Records a clean stop in the mark: the database's last event id, exactly. A board that
+    /// starts on this database later knows it is not behind.
+    /// The WAL is checkpointed into `board.db` first, so a copy of that one file taken after
+    /// a clean stop is a complete backup.
+    fn mark_clean_stop(&mut self) -> BoardResult<()>;
+}
