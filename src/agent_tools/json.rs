@@ -24,7 +24,7 @@ use crate::proto::{error_line, parse_request, result_line, Id, MAX_LINE};
 
 /// Errors that end `board json` (input is never one of them: bad lines are answered).
 #[derive(Debug, thiserror::Error)]
-pub enum JsonDoorError {
+pub enum JsonStdioError {
     /// Standard input could not be read (not: it held bad data).
     #[error("reading standard input: {0}")]
     Read(io::Error),
@@ -91,8 +91,8 @@ fn strip_cr(mut buf: Vec<u8>) -> Vec<u8> {
     buf
 }
 
-/// One lazily opened connection to the board, shared by all requests of a door (`board json`,
-/// `board mcp`). It connects (starting the board if needed) on first use, checks the protocol
+/// One lazily opened connection to the board, shared by all requests of one `board json` or
+/// `board mcp` process. It connects (starting the board if needed) on first use, checks the protocol
 /// version with one `hello`, then sends every request with [`Client::call_raw`]. A connection
 /// the board closed (it restarted) is replaced before the next request is written; one that
 /// failed during a request is dropped and the next attempt opens a new one.
@@ -233,10 +233,10 @@ pub fn serve<R: BufRead, W: Write>(
     input: &mut R,
     output: &mut W,
     link: &mut Link,
-) -> Result<(), JsonDoorError> {
+) -> Result<(), JsonStdioError> {
     let mut line_no = 0u64;
     loop {
-        let line = read_line_bounded(input, MAX_LINE).map_err(JsonDoorError::Read)?;
+        let line = read_line_bounded(input, MAX_LINE).map_err(JsonStdioError::Read)?;
         if line == Line::Eof {
             return Ok(());
         }
@@ -246,7 +246,7 @@ pub fn serve<R: BufRead, W: Write>(
             .write_all(out.as_bytes())
             .and_then(|()| output.write_all(b"\n"))
             .and_then(|()| output.flush())
-            .map_err(JsonDoorError::Write)?;
+            .map_err(JsonStdioError::Write)?;
     }
 }
 

@@ -103,24 +103,14 @@ impl Clock for ManualClock {
     }
 }
 
-/// What the sweep saw of an agent session's process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcessState {
-    /// Running or sleeping.
-    Alive,
-    /// Stopped by a signal (state `T`/`t`): it can make no progress.
-    Stopped,
-    /// Exited but not reaped.
-    Zombie,
-    /// No such process, or the pid now belongs to another process (start time differs).
-    Gone,
-}
+/// What the sweep saw of an agent session's process: [`Liveness`], read from `/proc`.
+pub use crate::os::procfs::Liveness;
 
 /// Everything the sweep knows about one session at one sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observation {
     /// State of the agent's process.
-    pub process: ProcessState,
+    pub process: Liveness,
     /// CPU time of its process tree advanced since the previous sweep.
     pub cpu_advanced: bool,
     /// It made a request with its identity since the previous sweep.
@@ -137,7 +127,7 @@ pub enum Verdict {
     /// Move its claims' expiry to now + lease.
     Renew,
     /// Leave the expiry alone: the claims lapse if nothing else renews them.
-    Hold,
+    NoRenew,
 }
 
 /// The lease settings in force, in milliseconds.
@@ -232,14 +222,14 @@ impl LeaseRules {
     /// progress or a board call.
     pub fn sweep_verdict(&self, obs: &Observation) -> Verdict {
         match obs.process {
-            ProcessState::Gone => Verdict::Expel("process gone".into()),
-            ProcessState::Zombie => Verdict::Expel("process exited (zombie)".into()),
-            ProcessState::Stopped | ProcessState::Alive if obs.waiting => Verdict::Renew,
-            ProcessState::Stopped => Verdict::Hold,
-            ProcessState::Alive => match self.liveness {
+            Liveness::Gone => Verdict::Expel("process gone".into()),
+            Liveness::Zombie => Verdict::Expel("process exited (zombie)".into()),
+            Liveness::Stopped | Liveness::Alive if obs.waiting => Verdict::Renew,
+            Liveness::Stopped => Verdict::NoRenew,
+            Liveness::Alive => match self.liveness {
                 LivenessMode::Process => Verdict::Renew,
                 LivenessMode::Activity if obs.cpu_advanced || obs.talked => Verdict::Renew,
-                LivenessMode::Activity => Verdict::Hold,
+                LivenessMode::Activity => Verdict::NoRenew,
             },
         }
     }
@@ -277,7 +267,7 @@ mod tests {
 
     fn alive(cpu: bool, talked: bool) -> Observation {
         Observation {
-            process: ProcessState::Alive,
+            process: Liveness::Alive,
             cpu_advanced: cpu,
             talked,
             waiting: false,
@@ -317,20 +307,20 @@ mod tests {
     fn the_sweep_expels_the_dead_and_holds_the_stopped() {
         let r = rules(LivenessMode::Process);
         let gone = Observation {
-            process: ProcessState::Gone,
+            process: Liveness::Gone,
             ..alive(true, true)
         };
         let zombie = Observation {
-            process: ProcessState::Zombie,
+            process: Liveness::Zombie,
             ..alive(true, true)
         };
         let stopped = Observation {
-            process: ProcessState::Stopped,
+            process: Liveness::Stopped,
             ..alive(true, true)
         };
         assert!(matches!(r.sweep_verdict(&gone), Verdict::Expel(_)));
         assert!(matches!(r.sweep_verdict(&zombie), Verdict::Expel(_)));
-        assert_eq!(r.sweep_verdict(&stopped), Verdict::Hold);
+        assert_eq!(r.sweep_verdict(&stopped), Verdict::NoRenew);
         // Rule 12: a waiting session keeps its claims while its process lives, stopped or not.
         let waiting_but_stopped = Observation {
             waiting: true,
@@ -404,7 +394,7 @@ mod tests {
     fn activity_mode_needs_progress_process_mode_does_not() {
         let act = rules(LivenessMode::Activity);
         let proc_ = rules(LivenessMode::Process);
-        assert_eq!(act.sweep_verdict(&alive(false, false)), Verdict::Hold);
+        assert_eq!(act.sweep_verdict(&alive(false, false)), Verdict::NoRenew);
         assert_eq!(act.sweep_verdict(&alive(true, false)), Verdict::Renew);
         assert_eq!(act.sweep_verdict(&alive(false, true)), Verdict::Renew);
         assert_eq!(proc_.sweep_verdict(&alive(false, false)), Verdict::Renew);

@@ -14,7 +14,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::events::EventBus;
-use crate::daemon::lease::{Clock, LeaseRules, ProcessState, Tick};
+use crate::daemon::lease::{Clock, LeaseRules, Liveness, Tick};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
@@ -36,7 +36,7 @@ pub struct Activity {
     /// Its first call or hook is on record (`contacted_at`).
     pub contacted: bool,
     /// What the last sweep saw of its process.
-    pub seen: Option<ProcessState>,
+    pub seen: Option<Liveness>,
 }
 
 /// Proof that the code holding it runs where blocking is allowed: a thread of the blocking pool
@@ -316,7 +316,7 @@ impl Board {
 
     /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
     /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`.
-    pub fn touch(&self, off: &OffReactor, agent: &str) -> BoardResult<()> {
+    pub fn renew_on_request(&self, off: &OffReactor, agent: &str) -> BoardResult<()> {
         self.check_stall(off)?;
         let rules = self.rules();
         let now = self.now_ms();
@@ -427,7 +427,7 @@ impl Board {
         &self,
         agent: &str,
         cpu: Option<u64>,
-        seen: ProcessState,
+        seen: Liveness,
     ) -> (bool, Option<u64>, bool) {
         let mut act = self.activity();
         let a = act.entry(agent.to_string()).or_default();
@@ -441,7 +441,7 @@ impl Board {
     }
 
     /// What the last sweep saw of `agent`'s process, if it looked.
-    pub fn seen(&self, agent: &str) -> Option<ProcessState> {
+    pub fn seen(&self, agent: &str) -> Option<Liveness> {
         self.activity().get(agent).and_then(|a| a.seen)
     }
 

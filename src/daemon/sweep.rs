@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::state::Board;
-use crate::daemon::lease::{Observation, ProcessState, Verdict};
+use crate::daemon::lease::{Observation, Verdict};
 use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
@@ -56,15 +56,6 @@ fn next_sweep_in(board: &Board, off: &OffReactor) -> Duration {
     Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
 }
 
-fn state_of(l: Liveness) -> ProcessState {
-    match l {
-        Liveness::Alive => ProcessState::Alive,
-        Liveness::Stopped => ProcessState::Stopped,
-        Liveness::Zombie => ProcessState::Zombie,
-        Liveness::Gone => ProcessState::Gone,
-    }
-}
-
 /// One sweep. Returns the sessions renewed, so the next sweep logs a `renew` summary event only
 /// when that set changes (a renew event every 30 s per agent would drown the feed).
 pub fn sweep_once(
@@ -109,7 +100,7 @@ pub fn sweep_once(
                 }
             },
             Verdict::Renew => due.push(row.id.as_str()),
-            Verdict::Hold => {}
+            Verdict::NoRenew => {}
         }
     }
     // All renewals of a sweep are one write transaction (design rule 10).
@@ -175,9 +166,9 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
 
 /// The state of a session's processes and the CPU ticks of the agent's tree. A session from
 /// another boot, or whose launcher or pane is gone, counts as gone.
-fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState, Option<u64>) {
+fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (Liveness, Option<u64>) {
     if row.boot_id != board.boot_id() {
-        return (ProcessState::Gone, None);
+        return (Liveness::Gone, None);
     }
     let gone = |p: Option<(i32, u64)>| {
         p.is_some_and(|(pid, st)| {
@@ -185,12 +176,12 @@ fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState,
         })
     };
     if gone(row.launcher) || gone(row.pane.as_ref().map(|p| (p.1, p.2))) {
-        return (ProcessState::Gone, None);
+        return (Liveness::Gone, None);
     }
     let Some((pid, start)) = row.agent.or(row.launcher) else {
-        return (ProcessState::Gone, None);
+        return (Liveness::Gone, None);
     };
-    let state = state_of(table.liveness(pid, start));
+    let state = table.liveness(pid, start);
     // Count from the launcher when there is one: helpers the agent double-forked were re-parented
     // to it (it is a subreaper), and their work is the agent's progress too.
     let cpu_root = row.launcher.map(|l| l.0).unwrap_or(pid);
@@ -198,7 +189,7 @@ fn observe(board: &Board, table: &ProcTable, row: &SessionRow) -> (ProcessState,
     // the launcher): its own work is not the agent's progress.
     let me = std::process::id() as i32;
     let cpu =
-        (state == ProcessState::Alive).then(|| table.tree_cpu_ticks_pruned(cpu_root, |p| p == me));
+        (state == Liveness::Alive).then(|| table.tree_cpu_ticks_pruned(cpu_root, |p| p == me));
     (state, cpu)
 }
 

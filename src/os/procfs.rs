@@ -211,12 +211,26 @@ pub fn try_liveness(pid: i32, expected_start: u64) -> Result<Liveness, ProcError
     match read_stat(pid) {
         Err(ProcError::Gone) => Ok(Liveness::Gone),
         Err(e) => Err(e),
-        Ok(stat) if stat.start_time_ticks != expected_start => Ok(Liveness::Gone),
-        Ok(stat) => Ok(match stat.state {
+        Ok(stat) => Ok(stat.liveness(expected_start)),
+    }
+}
+
+impl ProcStat {
+    /// This process's [`Liveness`] if it is the one that started at `expected_start`.
+    pub fn liveness(&self, expected_start: u64) -> Liveness {
+        if self.start_time_ticks != expected_start {
+            return Liveness::Gone;
+        }
+        match self.state {
             'T' | 't' => Liveness::Stopped,
             'Z' | 'X' | 'x' => Liveness::Zombie,
             _ => Liveness::Alive,
-        }),
+        }
+    }
+
+    /// CPU time of the process and of the children it reaped, in clock ticks.
+    fn cpu_ticks(&self) -> u64 {
+        self.utime_ticks + self.stime_ticks + self.cutime_ticks + self.cstime_ticks
     }
 }
 
@@ -240,20 +254,7 @@ pub fn tree_cpu_ticks(root: i32) -> u64 {
 /// its descendants (the board itself, when a client inside an agent's tree started it and the
 /// launcher, a subreaper, adopted it: its work is not the agent's progress).
 pub fn tree_cpu_ticks_pruned(root: i32, prune: impl Fn(i32) -> bool) -> u64 {
-    let stats = all_stats();
-    let Some(root_stat) = stats.iter().find(|stat| stat.pid == root) else {
-        return 0;
-    };
-    let by_pid: HashMap<i32, &ProcStat> = stats.iter().map(|stat| (stat.pid, stat)).collect();
-    let own = |stat: &ProcStat| {
-        stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
-    };
-    own(root_stat)
-        + descendants_in(&stats, root, &prune)
-            .iter()
-            .filter_map(|pid| by_pid.get(pid))
-            .map(|stat| own(stat))
-            .sum::<u64>()
+    ProcTable::scan().tree_cpu_ticks_pruned(root, prune)
 }
 
 /// One scan of `/proc`: every readable process's stat, indexed by pid and by parent, so many
@@ -294,31 +295,21 @@ impl ProcTable {
 
     /// As [`liveness`], from the scan: a process missing from it is [`Liveness::Gone`].
     pub fn liveness(&self, pid: i32, expected_start: u64) -> Liveness {
-        match self.get(pid) {
-            None => Liveness::Gone,
-            Some(st) if st.start_time_ticks != expected_start => Liveness::Gone,
-            Some(st) => match st.state {
-                'T' | 't' => Liveness::Stopped,
-                'Z' | 'X' | 'x' => Liveness::Zombie,
-                _ => Liveness::Alive,
-            },
-        }
+        self.get(pid)
+            .map_or(Liveness::Gone, |st| st.liveness(expected_start))
     }
 
     /// As [`tree_cpu_ticks_pruned`], from the scan.
     pub fn tree_cpu_ticks_pruned(&self, root: i32, prune: impl Fn(i32) -> bool) -> u64 {
-        let own = |stat: &ProcStat| {
-            stat.utime_ticks + stat.stime_ticks + stat.cutime_ticks + stat.cstime_ticks
-        };
         let Some(root_stat) = self.get(root) else {
             return 0;
         };
-        own(root_stat)
+        root_stat.cpu_ticks()
             + self
                 .descendants_pruned(root, &prune)
                 .iter()
                 .filter_map(|&pid| self.get(pid))
-                .map(own)
+                .map(ProcStat::cpu_ticks)
                 .sum::<u64>()
     }
 
@@ -387,7 +378,7 @@ pub fn ancestry(pid: i32) -> Vec<(i32, u64)> {
 /// itself, parents before their children (breadth-first). Scans `/proc` once; empty when `root`
 /// has no children or does not exist.
 pub fn descendants(root: i32) -> Vec<i32> {
-    descendants_in(&all_stats(), root, &|_| false)
+    ProcTable::scan().descendants_pruned(root, &|_| false)
 }
 
 /// The pids of the children of `parent` that have exited and wait to be reaped (state `Z`).
@@ -403,29 +394,7 @@ pub fn zombie_children(parent: i32) -> Vec<i32> {
 /// Like [`descendants`], leaving out every process for which `prune` is true together with its
 /// descendants.
 pub fn descendants_pruned(root: i32, prune: impl Fn(i32) -> bool) -> Vec<i32> {
-    descendants_in(&all_stats(), root, &prune)
-}
-
-/// Descendants of `root` among `stats` (a snapshot of `/proc`), breadth-first, excluding `root`
-/// and every pruned process with its subtree.
-fn descendants_in(stats: &[ProcStat], root: i32, prune: &dyn Fn(i32) -> bool) -> Vec<i32> {
-    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-    for stat in stats {
-        children.entry(stat.ppid).or_default().push(stat.pid);
-    }
-    let mut seen = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    let mut out = Vec::new();
-    while let Some(parent) = queue.pop_front() {
-        for &child in children.get(&parent).into_iter().flatten() {
-            // A pid reused during the scan could make a cycle; visit each pid once.
-            if seen.insert(child) && !prune(child) {
-                out.push(child);
-                queue.push_back(child);
-            }
-        }
-    }
-    out
+    ProcTable::scan().descendants_pruned(root, &prune)
 }
 
 /// Whether `pid` is a board process (`board serve`) of this binary: the leftover cleanup of
@@ -718,17 +687,17 @@ mod tests {
             start_time_ticks: 0,
             exit_code: None,
         };
-        let stats = [
+        let table = ProcTable::from_stats(vec![
             stat(10, 1),
             stat(11, 10),
             stat(12, 11),
             stat(10, 12),
             stat(13, 10),
-        ];
-        assert_eq!(descendants_in(&stats, 10, &|_| false), vec![11, 13, 12]);
-        assert_eq!(descendants_in(&stats, 99, &|_| false), Vec::<i32>::new());
+        ]);
+        assert_eq!(table.descendants_pruned(10, &|_| false), vec![11, 13, 12]);
+        assert_eq!(table.descendants_pruned(99, &|_| false), Vec::<i32>::new());
         // A pruned process takes its subtree with it.
-        assert_eq!(descendants_in(&stats, 10, &|p| p == 11), vec![13]);
+        assert_eq!(table.descendants_pruned(10, &|p| p == 11), vec![13]);
     }
 
     #[test]

@@ -513,7 +513,7 @@ impl Client {
     }
 
     /// Whether the board has closed this connection (it stopped or restarted since): a request
-    /// written now would be lost, so a long-lived door reconnects first. Looks without reading
+    /// written now would be lost, so a long-lived connection (`board json`, `board mcp`) reconnects first. Looks without reading
     /// or blocking (a non-blocking MSG_PEEK).
     pub fn peer_closed(&self) -> bool {
         use nix::sys::socket::{recv, MsgFlags};

@@ -110,7 +110,7 @@ pub struct Request {
     pub identity: Identity,
     /// The method's own parameters, parsed strictly.
     pub call: Call,
-    /// The params object as sent (missing params: `{}`), for doors that forward it.
+    /// The params object as sent (missing params: `{}`), for `board json` and `board mcp`, which forward it.
     pub params: Map<String, Value>,
 }
 

@@ -335,7 +335,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
 #[test]
 fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     let p = Project::new();
-    // Operator requests; `stop` ends the board mid-stream, and the door reconnects (restarting
+    // Operator requests; `stop` ends the board mid-stream, and `board json` reconnects (restarting
     // it) for the next request instead of dying.
     let input = [
         r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"title":"a"}}"#,

@@ -22,7 +22,7 @@ fn raw_exchange(board: &TestBoard, line: &str) -> String {
 }
 
 /// One request through `board json` inside `agent`; returns the response object.
-fn json_door(agent: &mut Agent, method: &str, params: Value) -> Value {
+fn json_line(agent: &mut Agent, method: &str, params: Value) -> Value {
     let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let out = agent.sh(&format!(
         "printf '%s\\n' {} | board json",
@@ -40,7 +40,7 @@ fn a_misspelt_generation_is_refused_naming_it_and_the_claim_stands() {
     assert_eq!(agent.claim(task), 1);
     let before = board.task(task);
 
-    let resp = json_door(&mut agent, "done", json!({"task": task, "genration": 999}));
+    let resp = json_line(&mut agent, "done", json!({"task": task, "genration": 999}));
     let err = &resp["error"];
     assert_eq!(err["data"]["kind"], "invalid", "{resp}");
     assert_eq!(err["code"], -32602, "{resp}");
@@ -101,7 +101,7 @@ fn a_holders_note_with_a_stale_generation_is_refused() {
     assert!(board.show(task)["notes"].as_array().unwrap().is_empty());
 
     // The same through the wire, and at the current generation it is accepted.
-    let resp = json_door(
+    let resp = json_line(
         &mut agent,
         "note",
         json!({"task": task, "text": "old", "generation": 1}),

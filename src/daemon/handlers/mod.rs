@@ -106,7 +106,7 @@ pub fn handle(
             board.set_idle_flag(a, false);
         }
         board.note_contact(off, a)?;
-        board.touch(off, a)?;
+        board.renew_on_request(off, a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients
