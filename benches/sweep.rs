@@ -23,7 +23,7 @@ use board::daemon::state::{Board, OffReactor};
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
 use board::proto::config::{Config, Paths};
-use board::store::{SqliteStore, Store, OPERATOR};
+use board::store::{SqliteStore, Store, TaskId, OPERATOR};
 use support::{load, report};
 
 const TASKS: usize = 10_000;
@@ -77,7 +77,7 @@ fn main() {
             .attach_session(&id, (pid, start), None)
             .expect("attach");
         store
-            .claim(&id, Some(k as i64 + 1), now, now + 3_600_000)
+            .claim(&id, Some(TaskId(k as i64 + 1)), now, now + 3_600_000)
             .expect("claim");
         ids.push(id);
     }

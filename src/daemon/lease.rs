@@ -202,13 +202,21 @@ impl LeaseRules {
         })
     }
 
-    /// The expiry of a live claim after a stall of `stall_ms` found at `now_ms`: the stall does
-    /// not count against the lease (the expiry moves by it), and the holder gets at least one
-    /// sweep to show it is alive, as after a restart (rule 8). Never earlier than `expiry_ms`.
-    pub fn expiry_after_stall(&self, expiry_ms: i64, now_ms: i64, stall_ms: i64) -> i64 {
+    /// The expiry of a live claim after `stall`, found at `now_ms`: the stall does not count
+    /// against the lease (the expiry moves by it), and the holder gets at least one sweep to
+    /// show it is alive, as after a restart (rule 8). Never earlier than `expiry_ms`. The store
+    /// applies the same rule to every live claim in one statement
+    /// ([`crate::store::Store::extend_after_stall`] with [`LeaseRules::stall_floor_ms`]).
+    pub fn expiry_after_stall(&self, expiry_ms: i64, now_ms: i64, stall: Stall) -> i64 {
         expiry_ms
-            .saturating_add(stall_ms.max(0))
-            .max(now_ms.saturating_add(self.sweep_ms))
+            .saturating_add(stall.ms.max(0))
+            .max(self.stall_floor_ms(now_ms))
+    }
+
+    /// The earliest expiry any live claim has after a stall found at `now_ms`: one sweep of
+    /// grace.
+    pub fn stall_floor_ms(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(self.sweep_ms)
     }
 
     /// Whether a claim with `expiry_ms` has lapsed at `now_ms` (expiry is exclusive).
@@ -379,15 +387,22 @@ mod tests {
         let exp = r.expiry(clock.now_ms()); // 120 s
                                             // 50 s into the lease the board stops for 300 s (more than 2 leases).
         clock.advance(350_000);
-        let stall = 300_000;
+        let stall = Stall {
+            ms: 300_000,
+            suspended_ms: 0,
+        };
         let after = r.expiry_after_stall(exp, clock.now_ms(), stall);
-        assert_eq!(after, exp + stall, "the lease keeps its 70 s left");
+        assert_eq!(after, exp + stall.ms, "the lease keeps its 70 s left");
         assert!(!r.lapsed(after, clock.now_ms()));
         // A claim that was about to lapse gets one sweep to show its holder is alive.
-        let nearly = r.expiry_after_stall(clock.now_ms() - stall + 1, clock.now_ms(), stall);
+        let nearly = r.expiry_after_stall(clock.now_ms() - stall.ms + 1, clock.now_ms(), stall);
         assert_eq!(nearly, clock.now_ms() + r.sweep_ms);
         // Never earlier than it was.
-        assert!(r.expiry_after_stall(exp, 0, 0) >= exp);
+        let none = Stall {
+            ms: 0,
+            suspended_ms: 0,
+        };
+        assert!(r.expiry_after_stall(exp, 0, none) >= exp);
     }
 
     #[test]

@@ -303,9 +303,11 @@ impl Board {
             suspended_ms = stall.suspended_ms,
             "the board did not run for a while"
         );
-        let ev =
-            self.store(off)
-                .extend_after_stall(now.boot_ms, stall.ms, rules.sweep_ms, &reason)?;
+        let ev = self.store(off).extend_after_stall(
+            stall.ms,
+            rules.stall_floor_ms(now.boot_ms),
+            &reason,
+        )?;
         self.events.publish(ev);
         // In-memory renewal bookkeeping moved with the clock: let the next call write one.
         self.activity()

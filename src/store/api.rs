@@ -103,7 +103,7 @@ store_api! {
     /// when None). The second value is the cursor for the next page (the last id looked at) when
     /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
     /// than `limit` tasks, even none, before the last.
-    fn list_page(&self, states: Option<&[ListState]>, after: i64, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
+    fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
 
     /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
     /// None).
@@ -129,7 +129,7 @@ store_api! {
     /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
     /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
     /// cancelled), `lapsed` if the session has ended.
-    fn claim(&mut self, agent: &str, task: Option<i64>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
@@ -154,23 +154,23 @@ store_api! {
 
     /// `board check`: Ok when `agent` holds a live claim on `task` (any live claim when None) at
     /// `generation` (when given). Errors as for `done`.
-    fn check(&mut self, agent: &str, task: Option<i64>, generation: Option<i64>, now_ms: i64) -> BoardResult<ClaimInfo>;
+    fn check(&mut self, agent: &str, task: Option<TaskId>, generation: Option<Generation>, now_ms: i64) -> BoardResult<ClaimInfo>;
 
     // ----- the fenced holder writes (holder_writes.rs) --------------------------
 
     /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
     /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
     /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
-    fn done(&mut self, agent: &str, task: i64, generation: Option<i64>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+    fn done(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
 
     /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
     /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
     /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
-    fn release(&mut self, agent: Option<&str>, task: i64, generation: Option<i64>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    fn release(&mut self, agent: Option<&str>, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
     /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
-    fn note(&mut self, agent: Option<&str>, task: i64, text: &str, generation: Option<i64>, now_ms: i64) -> BoardResult<(NoteView, Events)>;
+    fn note(&mut self, agent: Option<&str>, task: TaskId, text: &str, generation: Option<Generation>, now_ms: i64) -> BoardResult<(NoteView, Events)>;
 
     // ----- lapse and stall (lapse.rs) -------------------------------------------
 
@@ -180,11 +180,12 @@ store_api! {
     /// The earliest expiry (lease clock, ms) among live claims.
     fn earliest_expiry(&self) -> BoardResult<Option<i64>>;
 
-    /// After a stall of `stall_ms` found at `now_ms` (the board was not running: suspend,
-    /// SIGSTOP): every live claim's expiry becomes `max(expiry + stall_ms, now_ms + sweep_ms)`
-    /// ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so the stall does not count
-    /// against any lease, in one UPDATE; a `stall` event says so. Returns the events.
-    fn extend_after_stall(&mut self, now_ms: i64, stall_ms: i64, sweep_ms: i64, reason: &str) -> BoardResult<Events>;
+    /// After a stall of `stall_ms` (the board was not running: suspend, SIGSTOP): every live
+    /// claim's expiry becomes `max(expiry + stall_ms, floor_ms)`, `floor_ms` being one sweep
+    /// after the stall was found ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so
+    /// the stall does not count against any lease, in one UPDATE; a `stall` event says so.
+    /// Returns the events.
+    fn extend_after_stall(&mut self, stall_ms: i64, floor_ms: i64, reason: &str) -> BoardResult<Events>;
 
     /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
     /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond

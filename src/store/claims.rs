@@ -16,10 +16,11 @@ impl SqliteStore {
     pub(super) fn claim(
         &mut self,
         agent: &str,
-        task: Option<i64>,
+        task: Option<TaskId>,
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
+        let task = task.map(i64::from);
         let mark = self.mark.clone();
         self.tx(|tx, ev| {
             if let Some(id) = task {
@@ -253,8 +254,8 @@ impl SqliteStore {
     pub(super) fn check(
         &mut self,
         agent: &str,
-        task: Option<i64>,
-        generation: Option<i64>,
+        task: Option<TaskId>,
+        generation: Option<Generation>,
         now_ms: i64,
     ) -> BoardResult<ClaimInfo> {
         let found: Option<ClaimInfo> = self
@@ -280,7 +281,12 @@ impl SqliteStore {
             (Some(c), _) => Ok(c),
             (None, Some(t)) => {
                 let tx = self.conn.unchecked_transaction()?;
-                Err(explain_write_refusal(&tx, agent, t, generation)?)
+                Err(explain_write_refusal(
+                    &tx,
+                    agent,
+                    t.0,
+                    generation.map(i64::from),
+                )?)
             }
             (None, None) => Err(BoardError::new(
                 ErrorKind::Lapsed,

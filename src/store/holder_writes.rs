@@ -15,8 +15,8 @@ impl SqliteStore {
     pub(super) fn done(
         &mut self,
         agent: &str,
-        task: i64,
-        generation: Option<i64>,
+        task: TaskId,
+        generation: Option<Generation>,
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(DoneOutcome, Events)> {
@@ -34,7 +34,7 @@ impl SqliteStore {
                 ClaimEnd::Done.as_str(),
             )?;
             let Some(generation) = ended else {
-                let already: Option<i64> = tx
+                let already: Option<Generation> = tx
                     .query_row(
                         concat!(
                             "SELECT done_generation FROM tasks WHERE id = ?1 AND state = ",
@@ -47,8 +47,8 @@ impl SqliteStore {
                     .optional()?;
                 if let Some(g) = already {
                     return Ok(Ok(DoneOutcome {
-                        task: task_view(tx, task, now_ms)?,
-                        generation: g,
+                        task: task_view(tx, task.0, now_ms)?,
+                        generation: g.0,
                         already: true,
                     }));
                 }
@@ -66,20 +66,20 @@ impl SqliteStore {
                 params![task, agent, generation, now],
             )?;
             if let Some(n) = note {
-                insert_note(tx, task, agent, Some(generation), n)?;
+                insert_note(tx, task.0, agent, Some(generation.0), n)?;
             }
             emit(
                 tx,
                 ev,
                 EventKind::Done,
-                Some(task),
+                Some(task.0),
                 Some(agent),
-                Some(generation),
+                Some(generation.0),
                 note.unwrap_or(ClaimEnd::Done.as_str()),
             )?;
             Ok(Ok(DoneOutcome {
-                task: task_view(tx, task, now_ms)?,
-                generation,
+                task: task_view(tx, task.0, now_ms)?,
+                generation: generation.0,
                 already: false,
             }))
         })
@@ -88,8 +88,8 @@ impl SqliteStore {
     pub(super) fn release(
         &mut self,
         agent: Option<&str>,
-        task: i64,
-        generation: Option<i64>,
+        task: TaskId,
+        generation: Option<Generation>,
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
@@ -113,7 +113,7 @@ impl SqliteStore {
                     }
                 }
                 None => {
-                    let ended: Option<(i64, String)> = tx
+                    let ended: Option<(Generation, String)> = tx
                         .query_row(
                             concat!(
                                 "UPDATE claims SET ended_at = ?2, end_kind = ",
@@ -129,14 +129,20 @@ impl SqliteStore {
                         .optional()?;
                     match ended {
                         Some(x) => x,
-                        None => return Ok(Err(explain_force_refusal(tx, task, generation)?)),
+                        None => {
+                            return Ok(Err(explain_force_refusal(
+                                tx,
+                                task.0,
+                                generation.map(i64::from),
+                            )?))
+                        }
                     }
                 }
             };
-            reopen(tx, task)?;
+            reopen(tx, task.0)?;
             let author = agent.unwrap_or(OPERATOR);
             if let Some(n) = note {
-                insert_note(tx, task, author, Some(generation), n)?;
+                insert_note(tx, task.0, author, Some(generation.0), n)?;
             }
             let reason = match agent {
                 Some(_) => "released by holder".to_string(),
@@ -146,28 +152,28 @@ impl SqliteStore {
                 tx,
                 ev,
                 EventKind::Release,
-                Some(task),
+                Some(task.0),
                 Some(&holder),
-                Some(generation),
+                Some(generation.0),
                 &reason,
             )?;
-            Ok(Ok(task_view(tx, task, now_ms)?))
+            Ok(Ok(task_view(tx, task.0, now_ms)?))
         })
     }
 
     pub(super) fn note(
         &mut self,
         agent: Option<&str>,
-        task: i64,
+        task: TaskId,
         text: &str,
-        generation: Option<i64>,
+        generation: Option<Generation>,
         now_ms: i64,
     ) -> BoardResult<(NoteView, Events)> {
         check_text("note", text, MAX_TEXT, false)?;
         self.tx_refusable(|tx, ev| {
             let (author, generation) = match agent {
                 Some(a) => {
-                    let generation: Option<i64> = tx
+                    let generation: Option<Generation> = tx
                         .query_row(
                             concat!(
                                 "UPDATE claims SET expires_ms = expires_ms
@@ -180,20 +186,28 @@ impl SqliteStore {
                         )
                         .optional()?;
                     match generation {
-                        Some(g) => (a.to_string(), Some(g)),
+                        Some(g) => (a.to_string(), Some(g.0)),
                         None => return refuse_write(tx, ev, a, task, generation, now_ms),
                     }
                 }
                 None => {
-                    task_state(tx, task)?;
+                    task_state(tx, task.0)?;
                     (OPERATOR.to_string(), None)
                 }
             };
-            let id = insert_note(tx, task, &author, generation, text)?;
-            emit(tx, ev, EventKind::Note, Some(task), agent, generation, text)?;
+            let id = insert_note(tx, task.0, &author, generation, text)?;
+            emit(
+                tx,
+                ev,
+                EventKind::Note,
+                Some(task.0),
+                agent,
+                generation,
+                text,
+            )?;
             Ok(Ok(NoteView {
                 id,
-                task,
+                task: task.0,
                 author,
                 generation,
                 text: text.to_string(),
@@ -208,12 +222,12 @@ impl SqliteStore {
 pub(super) fn end_own_claim(
     tx: &Connection,
     agent: &str,
-    task: i64,
-    generation: Option<i64>,
+    task: TaskId,
+    generation: Option<Generation>,
     now_ms: i64,
     kind: ClaimEnd,
     reason: &str,
-) -> BoardResult<Option<i64>> {
+) -> BoardResult<Option<Generation>> {
     Ok(tx
         .query_row(
             concat!(
@@ -236,10 +250,15 @@ fn refuse_write<T>(
     tx: &Connection,
     ev: &mut Events,
     agent: &str,
-    task: i64,
-    generation: Option<i64>,
+    task: TaskId,
+    generation: Option<Generation>,
     now_ms: i64,
 ) -> BoardResult<BoardResult<T>> {
-    lapse_expired(tx, ev, task, Some(agent), now_ms, true)?;
-    Ok(Err(explain_write_refusal(tx, agent, task, generation)?))
+    lapse_expired(tx, ev, task.0, Some(agent), now_ms, true)?;
+    Ok(Err(explain_write_refusal(
+        tx,
+        agent,
+        task.0,
+        generation.map(i64::from),
+    )?))
 }

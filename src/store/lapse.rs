@@ -55,16 +55,15 @@ impl SqliteStore {
 
     pub(super) fn extend_after_stall(
         &mut self,
-        now_ms: i64,
         stall_ms: i64,
-        sweep_ms: i64,
+        floor_ms: i64,
         reason: &str,
     ) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
             let n = tx.execute(
-                "UPDATE claims SET expires_ms = MAX(expires_ms + ?2, ?1 + ?3)
+                "UPDATE claims SET expires_ms = MAX(expires_ms + ?1, ?2)
                  WHERE ended_at IS NULL",
-                params![now_ms, stall_ms.max(0), sweep_ms],
+                params![stall_ms.max(0), floor_ms],
             )?;
             emit(
                 tx,

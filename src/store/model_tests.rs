@@ -169,15 +169,15 @@ fn run_store(s: &mut SqliteStore, agents: &[String], now: i64, op: &Op) -> Answe
             s.renew(&agents[a], now, now + LEASE).unwrap();
             Answer::Nothing
         }
-        Op::Claim(a, t) => match s.claim(&agents[a], Some(t), now, now + LEASE) {
+        Op::Claim(a, t) => match s.claim(&agents[a], Some(TaskId(t)), now, now + LEASE) {
             Ok((c, _)) => Answer::Granted(c.claim.generation, c.already),
             Err(e) => refused(e),
         },
-        Op::Done(a, t, g) => match s.done(&agents[a], t, g, None, now) {
+        Op::Done(a, t, g) => match s.done(&agents[a], TaskId(t), g.map(Generation), None, now) {
             Ok((d, _)) => Answer::Done(d.generation, d.already),
             Err(e) => refused(e),
         },
-        Op::Release(a, t) => match s.release(Some(&agents[a]), t, None, None, now) {
+        Op::Release(a, t) => match s.release(Some(&agents[a]), TaskId(t), None, None, now) {
             Ok(_) => Answer::Released,
             Err(e) => refused(e),
         },

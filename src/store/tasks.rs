@@ -141,13 +141,13 @@ impl SqliteStore {
         states: Option<&[ListState]>,
         now_ms: i64,
     ) -> BoardResult<Vec<TaskView>> {
-        Ok(self.list_page(states, 0, None, now_ms)?.0)
+        Ok(self.list_page(states, TaskId(0), None, now_ms)?.0)
     }
 
     pub(super) fn list_page(
         &self,
         states: Option<&[ListState]>,
-        after: i64,
+        after: TaskId,
         limit: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
@@ -162,7 +162,7 @@ impl SqliteStore {
         let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
         let pick = Pick::Page {
             states: stored.as_deref(),
-            after,
+            after: after.0,
             limit: ask,
         };
         let mut views = task_views(&self.conn, pick, now_ms)?;

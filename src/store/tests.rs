@@ -21,10 +21,10 @@ fn a_grant_increments_the_generation_and_a_second_claim_conflicts() {
     let (t, _) = s.add_task("write docs", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "claude");
     let b = agent(&mut s, "codex");
-    let (c, ev) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    let (c, ev) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
     assert_eq!(c.claim.generation, 1);
     assert_eq!(ev[0].kind, EventKind::Grant);
-    let e = s.claim(&b, Some(t.id), 0, 1000).unwrap_err();
+    let e = s.claim(&b, Some(TaskId(t.id)), 0, 1000).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict);
     assert_eq!(e.data["holder"], "claude");
 }
@@ -35,20 +35,26 @@ fn a_lapsed_holder_cannot_finish_and_the_next_holder_gets_generation_plus_one() 
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
     let b = agent(&mut s, "b");
-    s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
     let ev = s.lapse_due(1000, 1000).unwrap();
     assert_eq!(ev[0].kind, EventKind::Lapse);
-    let (c, _) = s.claim(&b, Some(t.id), 1000, 2000).unwrap();
+    let (c, _) = s.claim(&b, Some(TaskId(t.id)), 1000, 2000).unwrap();
     assert_eq!(c.claim.generation, 2);
-    let e = s.done(&a, t.id, None, None, 1001).unwrap_err();
+    let e = s.done(&a, TaskId(t.id), None, None, 1001).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     assert!(e.message.contains("now held by b"), "{}", e.message);
-    let (out, _) = s.done(&b, t.id, Some(2), None, 1001).unwrap();
+    let (out, _) = s
+        .done(&b, TaskId(t.id), Some(Generation(2)), None, 1001)
+        .unwrap();
     assert!(!out.already);
-    let (again, _) = s.done(&b, t.id, Some(2), None, 1002).unwrap();
+    let (again, _) = s
+        .done(&b, TaskId(t.id), Some(Generation(2)), None, 1002)
+        .unwrap();
     assert!(again.already);
     assert_eq!(
-        s.done(&b, t.id, Some(1), None, 1003).unwrap_err().kind,
+        s.done(&b, TaskId(t.id), Some(Generation(1)), None, 1003)
+            .unwrap_err()
+            .kind,
         ErrorKind::Lapsed
     );
 }
@@ -58,9 +64,9 @@ fn a_write_after_expiry_is_fenced_even_before_the_sweep() {
     let (_d, mut s) = store();
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
     assert_eq!(
-        s.done(&a, t.id, None, None, 1000).unwrap_err().kind,
+        s.done(&a, TaskId(t.id), None, None, 1000).unwrap_err().kind,
         ErrorKind::Lapsed
     );
     // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
@@ -90,7 +96,7 @@ fn expelling_a_session_reopens_its_tasks_once() {
     let (_d, mut s) = store();
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    s.claim(&a, Some(t.id), 0, 10_000).unwrap();
+    s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
     let (ended, ev) = s.expel_session(&a, "exited (status 3)").unwrap();
     assert!(ended);
     assert!(ev
@@ -138,8 +144,8 @@ fn claiming_your_own_live_claim_answers_already_with_the_same_generation() {
     let (_d, mut s) = store();
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    let (first, _) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
-    let (again, ev) = s.claim(&a, Some(t.id), 10, 1010).unwrap();
+    let (first, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+    let (again, ev) = s.claim(&a, Some(TaskId(t.id)), 10, 1010).unwrap();
     assert!(again.already && !first.already);
     assert_eq!(again.claim.generation, first.claim.generation);
     assert!(ev.is_empty(), "nothing was granted: {ev:?}");
@@ -151,8 +157,10 @@ fn a_write_refused_for_an_expired_lease_lapses_the_claim_first() {
     let (_d, mut s) = store();
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    s.claim(&a, Some(t.id), 0, 1000).unwrap();
-    let e = s.done(&a, t.id, Some(1), None, 1500).unwrap_err();
+    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+    let e = s
+        .done(&a, TaskId(t.id), Some(Generation(1)), None, 1500)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     assert!(e.message.contains("lease expired"), "{}", e.message);
     // The lapse committed although the call was refused; the task is free again.
@@ -170,20 +178,26 @@ fn every_lapsed_error_carries_the_current_generation_and_holder() {
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
     let b = agent(&mut s, "b");
-    s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
     s.lapse_due(1000, 1000).unwrap();
-    let e = s.note(Some(&a), t.id, "late", None, 1001).unwrap_err();
+    let e = s
+        .note(Some(&a), TaskId(t.id), "late", None, 1001)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     assert_eq!(e.data["generation"], 1);
     assert_eq!(e.data["holder"], serde_json::Value::Null);
-    s.claim(&b, Some(t.id), 1001, 5000).unwrap();
-    let e = s.done(&a, t.id, Some(1), None, 1002).unwrap_err();
+    s.claim(&b, Some(TaskId(t.id)), 1001, 5000).unwrap();
+    let e = s
+        .done(&a, TaskId(t.id), Some(Generation(1)), None, 1002)
+        .unwrap_err();
     assert_eq!(
         (e.data["generation"].clone(), e.data["holder"].clone()),
         (2.into(), "b".into())
     );
     // A holder's note with a stale generation is refused too.
-    let e = s.note(Some(&b), t.id, "x", Some(1), 1003).unwrap_err();
+    let e = s
+        .note(Some(&b), TaskId(t.id), "x", Some(Generation(1)), 1003)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
 }
 
@@ -194,11 +208,11 @@ fn an_agent_that_lost_several_claims_is_told_every_one_once() {
     let (t2, _) = s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
     let (t3, _) = s.add_task("three", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    s.claim(&a, Some(t1.id), 0, 1000).unwrap();
-    s.claim(&a, Some(t2.id), 0, 1000).unwrap();
-    s.claim(&a, Some(t3.id), 0, 9000).unwrap();
+    s.claim(&a, Some(TaskId(t1.id)), 0, 1000).unwrap();
+    s.claim(&a, Some(TaskId(t2.id)), 0, 1000).unwrap();
+    s.claim(&a, Some(TaskId(t3.id)), 0, 9000).unwrap();
     s.lapse_due(1000, 1000).unwrap();
-    s.release(None, t3.id, None, None, 1000).unwrap();
+    s.release(None, TaskId(t3.id), None, None, 1000).unwrap();
     let lost = s.take_lost(&a).unwrap();
     let tasks: Vec<(i64, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
     assert_eq!(
@@ -217,11 +231,14 @@ fn force_release_with_a_stale_generation_changes_nothing() {
     let (_d, mut s) = store();
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(&mut s, "a");
-    s.claim(&a, Some(t.id), 0, 10_000).unwrap();
-    let e = s.release(None, t.id, Some(7), None, 1).unwrap_err();
+    s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
+    let e = s
+        .release(None, TaskId(t.id), Some(Generation(7)), None, 1)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     assert_eq!(e.data["generation"], 1);
     assert_eq!(s.task(t.id, 1).unwrap().holder.as_deref(), Some("a"));
-    s.release(None, t.id, Some(1), None, 2).unwrap();
+    s.release(None, TaskId(t.id), Some(Generation(1)), None, 2)
+        .unwrap();
     assert!(s.task(t.id, 2).unwrap().ready);
 }

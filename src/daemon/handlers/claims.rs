@@ -8,7 +8,7 @@ use crate::proto::results::{
     CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
 };
 use crate::proto::Method;
-use crate::store::{Events, Store};
+use crate::store::{Events, Generation, Store, TaskId};
 
 /// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
 pub fn claim(
@@ -19,7 +19,7 @@ pub fn claim(
 ) -> BoardResult<ClaimResult> {
     let agent = cx.caller.require_agent(Method::Claim)?;
     let rules = cx.board.rules();
-    let (out, e) = store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?;
+    let (out, e) = store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?;
     ev.extend(e);
     Ok(ClaimResult {
         task: out.task,
@@ -37,7 +37,13 @@ pub fn done(
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
     let agent = cx.caller.require_agent(Method::Done)?;
-    let (out, e) = store.done(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    let (out, e) = store.done(
+        agent,
+        TaskId(p.task),
+        p.generation.map(Generation),
+        p.note.as_deref(),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(DoneResult {
         task: out.task,
@@ -69,7 +75,13 @@ pub fn release(
             ))
         }
     };
-    let (task, e) = store.release(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
+    let (task, e) = store.release(
+        agent,
+        TaskId(p.task),
+        p.generation.map(Generation),
+        p.note.as_deref(),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(TaskResult { task })
 }
@@ -81,7 +93,13 @@ pub fn note(
     ev: &mut Events,
     p: &NoteParams,
 ) -> BoardResult<NoteResult> {
-    let (note, e) = store.note(cx.caller.agent(), p.task, &p.text, p.generation, cx.now)?;
+    let (note, e) = store.note(
+        cx.caller.agent(),
+        TaskId(p.task),
+        &p.text,
+        p.generation.map(Generation),
+        cx.now,
+    )?;
     ev.extend(e);
     Ok(NoteResult { note })
 }
@@ -108,7 +126,12 @@ pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
 /// `check`: Ok only if the caller holds the live claim (on `task`, at `generation`).
 pub fn check(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
     let agent = cx.caller.require_agent(Method::Check)?;
-    let c = cx.store().check(agent, p.task, p.generation, cx.now)?;
+    let c = cx.store().check(
+        agent,
+        p.task.map(TaskId),
+        p.generation.map(Generation),
+        cx.now,
+    )?;
     Ok(CheckResult {
         task: c.task,
         generation: c.generation,

@@ -7,7 +7,7 @@ use crate::proto::methods::{
     ShowParams, StateFilter,
 };
 use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
-use crate::store::{Events, Store};
+use crate::store::{Events, Store, TaskId};
 
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
 pub fn goal(
@@ -100,9 +100,12 @@ pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
         StateFilter::Many(v) => v.clone(),
     });
     let limit = page_limit(p.limit)?;
-    let (tasks, next) =
-        cx.store()
-            .list_page(states.as_deref(), p.after.unwrap_or(0), limit, cx.now)?;
+    let (tasks, next) = cx.store().list_page(
+        states.as_deref(),
+        TaskId(p.after.unwrap_or(0)),
+        limit,
+        cx.now,
+    )?;
     let next = match limit {
         Some(_) => Paged::Page(next),
         None => Paged::Unpaged,
