@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::line::{read_line, Line};
 use crate::proto::methods::Access;
 use crate::proto::{error_line, parse_request, result_line, Id, MAX_LINE};
 
@@ -31,64 +32,6 @@ pub enum JsonStdioError {
     /// Standard output is closed or failed; nobody can read the answers any more.
     #[error("writing standard output: {0}")]
     Write(io::Error),
-}
-
-/// One line read with [`read_line_bounded`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line: newline (and a `\r` before it) stripped; the last line may lack one.
-    Text(Vec<u8>),
-    /// A line longer than the limit: its bytes were read and dropped up to the newline. Holds
-    /// its length in bytes.
-    TooLong(usize),
-    /// End of input.
-    Eof,
-}
-
-/// Reads one line from `r` without ever holding more than `max` bytes of it in memory (the
-/// blocking twin of the socket server's reader). Errors: only I/O errors of `r`.
-pub fn read_line_bounded<R: BufRead>(r: &mut R, max: usize) -> io::Result<Line> {
-    let mut buf = Vec::new();
-    let mut size = 0usize;
-    loop {
-        let chunk = match r.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(match size {
-                0 => Line::Eof,
-                s if s > max => Line::TooLong(s),
-                _ => Line::Text(strip_cr(buf)),
-            });
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        if size + take <= max {
-            buf.extend_from_slice(&chunk[..take]);
-        } else if !buf.is_empty() {
-            buf = Vec::new();
-        }
-        size += take;
-        r.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(if size > max {
-                Line::TooLong(size)
-            } else {
-                Line::Text(strip_cr(buf))
-            });
-        }
-    }
-}
-
-fn strip_cr(mut buf: Vec<u8>) -> Vec<u8> {
-    if buf.last() == Some(&b'\r') {
-        buf.pop();
-    }
-    buf
 }
 
 /// One lazily opened connection to the board, shared by all requests of one `board json` or
@@ -236,7 +179,7 @@ pub fn serve<R: BufRead, W: Write>(
 ) -> Result<(), JsonStdioError> {
     let mut line_no = 0u64;
     loop {
-        let line = read_line_bounded(input, MAX_LINE).map_err(JsonStdioError::Read)?;
+        let line = read_line(input, MAX_LINE).map_err(JsonStdioError::Read)?;
         if line == Line::Eof {
             return Ok(());
         }
@@ -283,42 +226,6 @@ pub fn print_schema() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(input: &[u8], max: usize, cap: usize) -> Vec<Line> {
-        let mut r = io::BufReader::with_capacity(cap, input);
-        let mut out = Vec::new();
-        loop {
-            let l = read_line_bounded(&mut r, max).unwrap();
-            if l == Line::Eof {
-                return out;
-            }
-            out.push(l);
-        }
-    }
-
-    #[test]
-    fn long_lines_are_dropped_and_reading_goes_on() {
-        let mut input = vec![b'x'; 100];
-        input.extend_from_slice(b"\nok\r\n\nlast");
-        assert_eq!(
-            lines(&input, 50, 16),
-            vec![
-                Line::TooLong(100),
-                Line::Text(b"ok".to_vec()),
-                Line::Text(Vec::new()),
-                Line::Text(b"last".to_vec())
-            ]
-        );
-    }
-
-    #[test]
-    fn a_line_of_exactly_the_limit_is_kept() {
-        let mut input = vec![b'y'; 50];
-        input.push(b'\n');
-        assert_eq!(lines(&input, 50, 7), vec![Line::Text(vec![b'y'; 50])]);
-        let unterminated = vec![b'z'; 51];
-        assert_eq!(lines(&unterminated, 50, 7), vec![Line::TooLong(51)]);
-    }
 
     #[test]
     fn bad_lines_are_answered_without_a_board() {

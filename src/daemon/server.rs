@@ -10,64 +10,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use super::handlers::{handle, Peer};
 use super::state::Board;
 use crate::proto::error::BoardError;
+use crate::proto::line::{read_line_async, Line};
 use crate::proto::{self, error_line, parse_request, result_line, Call, Id, MAX_LINE};
-
-/// One line read from a client, bounded by [`MAX_LINE`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line (newline stripped).
-    Text(Vec<u8>),
-    /// A line longer than the limit; its bytes were discarded up to the newline. Holds its size.
-    TooLong(usize),
-    /// End of input.
-    Eof,
-}
-
-/// Reads one line without ever buffering more than `max` bytes of it.
-pub async fn read_line_bounded<R: AsyncBufReadExt + Unpin>(
-    r: &mut R,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut buf = Vec::new();
-    let mut size = 0usize;
-    loop {
-        let chunk = r.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(match (size, buf.is_empty()) {
-                (0, _) => Line::Eof,
-                (s, _) if s > max => Line::TooLong(s),
-                _ => Line::Text(buf),
-            });
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        if size + take <= max {
-            buf.extend_from_slice(&chunk[..take]);
-        } else {
-            buf = Vec::new();
-        }
-        size += take;
-        r.consume(if done { take + 1 } else { take });
-        if done {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(if size > max {
-                Line::TooLong(size)
-            } else {
-                Line::Text(buf)
-            });
-        }
-    }
-}
 
 /// The requests being answered, and whether the board is stopping (see the module docs).
 #[derive(Debug, Default)]
@@ -184,7 +134,7 @@ async fn connection(
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
     loop {
         let mut answering = None;
-        let line = match read_line_bounded(&mut rd, MAX_LINE).await? {
+        let line = match read_line_async(&mut rd, MAX_LINE).await? {
             Line::Eof => return Ok(()),
             Line::TooLong(n) => {
                 let e = BoardError::invalid(format!(
@@ -287,33 +237,11 @@ async fn subscribe(
         }
         tokio::select! {
             alive = wake.wait() => if !alive { return Ok(()) },
-            line = read_line_bounded(&mut rd, MAX_LINE) => {
+            line = read_line_async(&mut rd, MAX_LINE) => {
                 if matches!(line, Ok(Line::Eof) | Err(_)) {
                     return Ok(());
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn long_lines_are_skipped_and_the_next_line_is_read() {
-        let mut input = vec![b'x'; 100];
-        input.push(b'\n');
-        input.extend_from_slice(b"ok\n");
-        let mut r = BufReader::with_capacity(16, &input[..]);
-        assert_eq!(
-            read_line_bounded(&mut r, 50).await.unwrap(),
-            Line::TooLong(100)
-        );
-        assert_eq!(
-            read_line_bounded(&mut r, 50).await.unwrap(),
-            Line::Text(b"ok".to_vec())
-        );
-        assert_eq!(read_line_bounded(&mut r, 50).await.unwrap(), Line::Eof);
     }
 }

@@ -11,7 +11,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+use crate::harness::*;
 
 /// SIGCONTs the board when the test ends, however it ends (the harness then stops it).
 struct Resume(i32);
@@ -30,7 +31,7 @@ fn stopped_board(client: &str) -> (TestBoard, i32) {
     b.ok(&["add", "a task"]);
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     assert!(
-        wait_until(Duration::from_secs(5), || proc_state(pid) == Some('T')),
+        poll_until(Duration::from_secs(5), || proc_state(pid) == Some('T')),
         "the board did not stop"
     );
     (b, pid)

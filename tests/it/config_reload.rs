@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use serde_json::Value;
 
 fn lease(duration: &str) -> String {

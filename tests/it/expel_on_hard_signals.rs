@@ -12,7 +12,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -292,7 +294,7 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         .expect("expelled");
     assert_eq!(e["reason"], "exited (status 0)");
     assert!(
-        wait_until(Duration::from_secs(5), || !running(helper)),
+        poll_until(Duration::from_secs(5), || !running(helper)),
         "the helper outlived its agent"
     );
     let status = agent.child.wait().unwrap();
@@ -362,7 +364,7 @@ fn a_launcher_hung_up_while_it_starts_reports_the_hangup() {
         let s = b.session(&name).unwrap();
         if let Some(pid) = s["pid"].as_i64() {
             assert!(
-                wait_until(Duration::from_secs(2), || !running(pid as i32)),
+                poll_until(Duration::from_secs(2), || !running(pid as i32)),
                 "{name}: the agent outlived its launcher"
             );
         }

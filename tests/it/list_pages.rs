@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::common::TestBoard;
+use crate::harness::driven::TestBoard;
 
 fn ids(v: &serde_json::Value) -> Vec<i64> {
     v["tasks"]

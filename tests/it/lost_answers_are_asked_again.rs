@@ -15,7 +15,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+use crate::harness::*;
 
 const AGENTS: usize = 8;
 
@@ -141,7 +142,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
     // The launchers' own calls (`session.register`) are not asked again: the chaos starts once
     // every agent runs and has sent its first claim.
     let names: Vec<String> = (1..=AGENTS).map(|i| format!("c{i}")).collect();
-    let started = wait_until(Duration::from_secs(60), || {
+    let started = poll_until(Duration::from_secs(60), || {
         names.iter().all(|n| {
             fs::read_to_string(logs.join(format!("{n}.log"))).is_ok_and(|l| l.contains("answer 1 "))
         })
@@ -177,7 +178,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
         *chaos.entry(action).or_default() += 1;
     }
     fs::write(logs.join("stop"), "").unwrap();
-    let all_ended = wait_until(Duration::from_secs(60), || {
+    let all_ended = poll_until(Duration::from_secs(60), || {
         names.iter().all(|n| {
             fs::read_to_string(logs.join(format!("{n}.log"))).is_ok_and(|l| l.ends_with("end\n"))
         })

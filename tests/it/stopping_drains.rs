@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+use crate::harness::*;
 
 const CONNECTIONS: usize = 8;
 const RAW_CONNECTIONS: usize = 32;
@@ -158,14 +159,10 @@ fn writers_lose_nothing_when_the_board_stops_under_them() {
 
 /// `sh -c SCRIPT sh ARG` in the project, with the board binary on PATH and no identity.
 fn spawn_sh(b: &TestBoard, script: &str, arg: &str) -> std::process::Child {
-    std::process::Command::new("sh")
+    let mut sh = std::process::Command::new("sh");
+    scrub(&mut sh)
         .args(["-c", script, "sh", arg])
         .current_dir(&b.root)
-        .env("PATH", TestBoard::path_env())
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_ROOT")
         // Room for a board restart on a loaded machine.
         .env("BOARD_TIMEOUT", "20s")
         .stdout(Stdio::null())
