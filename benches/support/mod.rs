@@ -246,3 +246,16 @@ impl Drop for Bench {
         let _ = self.serve.wait();
     }
 }
+
+/// Child processes a benchmark started (agent sessions), killed and reaped when dropped, so a
+/// benchmark that fails half way leaves nothing running.
+pub struct Kids(pub Vec<Child>);
+
+impl Drop for Kids {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

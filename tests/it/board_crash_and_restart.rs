@@ -138,27 +138,13 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     println!("acknowledged before the kill: {claims} claims, {dones} dones");
     assert!(claims < TASKS, "the backlog must outlast the loops");
 
-    assert_eq!(
-        board::store::SqliteStore::open(&b.db)
-            .unwrap()
-            .integrity_check()
-            .unwrap(),
-        "ok",
-        "the database is sound after SIGKILL"
-    );
+    assert_sound(&b.db, "the database is sound after SIGKILL");
 
     b.write_config(&good_config);
     b.serve();
     let down = killed.elapsed();
     println!("the board was down for {down:?}");
-    assert_eq!(
-        board::store::SqliteStore::open(&b.db)
-            .unwrap()
-            .integrity_check()
-            .unwrap(),
-        "ok",
-        "the database is sound after the restart"
-    );
+    assert_sound(&b.db, "the database is sound after the restart");
 
     let db = read_only(&b.db);
     for (agent, log) in &logs {
@@ -300,4 +286,13 @@ fn a_session_whose_pid_was_reused_is_dead_at_restart() {
     assert!(h["ended_at"].is_null(), "{h}");
     assert_eq!(h["claims"], json!([2]));
     assert_eq!(b.task(2)["task"]["holder"], "honest");
+}
+
+/// SQLite's own integrity check passes on the database at `db`.
+fn assert_sound(db: &std::path::Path, when: &str) {
+    let check = board::store::SqliteStore::open(db)
+        .unwrap()
+        .integrity_check()
+        .unwrap();
+    assert_eq!(check, "ok", "{when}");
 }

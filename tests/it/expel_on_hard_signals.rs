@@ -265,25 +265,10 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         "(sh helper.sh &) ; board claim 1 && read x < go.fifo; exit 0",
     );
     b.wait_working("forker");
-    let helper: i32 = poll(Duration::from_secs(5), || {
-        std::fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-    })
-    .expect("the helper started");
+    let helper: i32 = b.pid_in("helper.pid");
     assert!(running(helper));
-    let ppid = std::fs::read_to_string(format!("/proc/{helper}/stat"))
-        .unwrap()
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<i32>()
-        .unwrap();
     assert_eq!(
-        ppid,
+        parent_of(helper),
         agent.launcher_pid(),
         "the orphaned helper was re-parented to the launcher (a subreaper)"
     );

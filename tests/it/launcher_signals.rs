@@ -83,21 +83,7 @@ fn in_a_tmux_pane_directed_signals_reach_the_agent_once_and_ctrl_c_once() {
     let mut b = TestBoard::start_with(LEASE, "[run]\nhangup_grace = \"60s\"\n");
     b.add_tasks(1);
     let script = recorder("pane");
-    let cmd = format!(
-        "PATH={} board run --name pane -- sh -c {} > pane.out 2>&1",
-        crate::harness::sh_quote(&crate::harness::path_env()),
-        crate::harness::sh_quote(&script)
-    );
-    let root = b.root.clone();
-    b.tmux().run(&[
-        "new-window",
-        "-t",
-        "keepalive",
-        "-c",
-        root.to_str().unwrap(),
-        &cmd,
-    ]);
-    let s = b.wait_working("pane");
+    let s = b.run_in_pane("pane", &script);
     let launcher = s["launcher_pid"].as_i64().unwrap() as i32;
     assert!(s["pane"].is_string(), "the agent runs in a pane: {s}");
     // All but HUP (a hangup) as directed kills; each arrives exactly once.
@@ -130,31 +116,12 @@ fn an_agent_that_ignores_the_hangup_is_ended_within_the_grace() {
     let script = "trap '' HUP; board claim >/dev/null; \
                   sh -c 'trap \"\" HUP TERM; echo $$ > helper.pid; while :; do sleep 0.05; done' & \
                   while :; do sleep 0.05; done";
-    let cmd = format!(
-        "PATH={} board run --name deaf -- sh -c {} > deaf.out 2>&1",
-        crate::harness::sh_quote(&crate::harness::path_env()),
-        crate::harness::sh_quote(script)
-    );
-    let root = b.root.clone();
-    b.tmux().run(&[
-        "new-window",
-        "-t",
-        "keepalive",
-        "-c",
-        root.to_str().unwrap(),
-        &cmd,
-    ]);
-    let s = b.wait_working("deaf");
+    let s = b.run_in_pane("deaf", script);
     let (agent, launcher) = (
         s["pid"].as_i64().unwrap() as i32,
         s["launcher_pid"].as_i64().unwrap() as i32,
     );
-    let helper: i32 = poll(Duration::from_secs(10), || {
-        fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-    })
-    .expect("the helper started");
+    let helper: i32 = b.pid_in("helper.pid");
 
     let t0 = Instant::now();
     b.tmux()
@@ -191,24 +158,9 @@ fn a_double_forked_helper_that_exits_is_reaped_while_the_agent_runs() {
          while :; do sleep 0.05; done",
     );
     b.wait_working("forks");
-    let helper: i32 = poll(Duration::from_secs(10), || {
-        fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-    })
-    .expect("the helper started");
-    let stat = fs::read_to_string(format!("/proc/{helper}/stat")).unwrap();
-    let ppid: i32 = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let helper: i32 = b.pid_in("helper.pid");
     assert_eq!(
-        ppid,
+        parent_of(helper),
         a.launcher_pid(),
         "the helper was adopted by the launcher"
     );

@@ -25,7 +25,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use super::{path_env, poll, poll_until, scrub, BOARD};
+use super::{path_env, poll, poll_until, scrub, sh_quote, BOARD};
 
 /// Wall-clock milliseconds since the epoch (to compare with the board's event timestamps).
 pub fn wall_ms() -> i64 {
@@ -515,6 +515,36 @@ impl TestBoard {
         self.tmux.as_ref().unwrap()
     }
 
+    /// Runs `board run --name NAME -- sh -c SCRIPT` (output in `NAME.out`) in a new window of the
+    /// test's tmux server, in the project root; returns the session once it is working.
+    pub fn run_in_pane(&mut self, name: &str, script: &str) -> Value {
+        let cmd = format!(
+            "PATH={} board run --name {name} -- sh -c {} > {name}.out 2>&1",
+            sh_quote(&path_env()),
+            sh_quote(script)
+        );
+        let root = self.root.clone();
+        self.tmux().run(&[
+            "new-window",
+            "-t",
+            "keepalive",
+            "-c",
+            root.to_str().unwrap(),
+            &cmd,
+        ]);
+        self.wait_working(name)
+    }
+
+    /// The pid a test's script wrote into `file` (in the project root), once it is there.
+    pub fn pid_in(&self, file: &str) -> i32 {
+        poll(Duration::from_secs(10), || {
+            fs::read_to_string(self.root.join(file))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no pid in {file}"))
+    }
+
     /// Prints what a failed test needs to see: the board's log and the agents' output.
     fn dump(&self) {
         let log = fs::read_to_string(self.root.join(".board/board.log")).unwrap_or_default();
@@ -582,13 +612,12 @@ pub fn wait_exec(pid: i32, comm: &str) {
 
 /// The state letter of `pid` (`S`, `T`, `Z`, …).
 pub fn proc_state(pid: i32) -> Option<char> {
-    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .next()?
-        .chars()
-        .next()
+    board::os::procfs::read_stat(pid).ok().map(|s| s.state)
+}
+
+/// The parent pid of `pid`, from `/proc`.
+pub fn parent_of(pid: i32) -> i32 {
+    board::os::procfs::read_stat(pid).expect("/proc stat").ppid
 }
 
 impl Drop for TestBoard {
