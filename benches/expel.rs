@@ -11,28 +11,17 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
-use support::{load, report, Bench};
+use support::{load, report, Bench, Kids};
 
 const SESSIONS: usize = 200;
 const KILLS: usize = 60;
-
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn main() {
     let b = Bench::start("");

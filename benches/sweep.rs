@@ -14,7 +14,7 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,22 +24,11 @@ use board::daemon::sweep::sweep_once;
 use board::os::procfs;
 use board::proto::config::{Config, Paths};
 use board::store::{SqliteStore, Store, TaskId, OPERATOR};
-use support::{load, report};
+use support::{load, report, Kids};
 
 const TASKS: usize = 10_000;
 const SESSIONS: usize = 200;
 const SWEEPS: usize = 30;
-
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");

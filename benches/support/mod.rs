@@ -183,10 +183,7 @@ impl Bench {
     }
 
     fn try_client(&self) -> Option<Client> {
-        let target = Target {
-            socket: self.socket(),
-            paths: None,
-        };
+        let target = Target::new(self.socket());
         let mut c = Client::connect(&target, false).ok()?;
         c.identity = None;
         c.call("hello", json!({})).ok()?;
@@ -247,5 +244,18 @@ impl Drop for Bench {
         }
         let _ = self.serve.kill();
         let _ = self.serve.wait();
+    }
+}
+
+/// Child processes a benchmark started (agent sessions), killed and reaped when dropped, so a
+/// benchmark that fails half way leaves nothing running.
+pub struct Kids(pub Vec<Child>);
+
+impl Drop for Kids {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }

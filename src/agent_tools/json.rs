@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::line::{read_line, Line};
 use crate::proto::methods::Access;
 use crate::proto::{error_line, parse_request, result_line, Id, MAX_LINE};
 
@@ -33,71 +34,18 @@ pub enum JsonStdioError {
     Write(io::Error),
 }
 
-/// One line read with [`read_line_bounded`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A complete line: newline (and a `\r` before it) stripped; the last line may lack one.
-    Text(Vec<u8>),
-    /// A line longer than the limit: its bytes were read and dropped up to the newline. Holds
-    /// its length in bytes.
-    TooLong(usize),
-    /// End of input.
-    Eof,
-}
-
-/// Reads one line from `r` without ever holding more than `max` bytes of it in memory (the
-/// blocking twin of the socket server's reader). Errors: only I/O errors of `r`.
-pub fn read_line_bounded<R: BufRead>(r: &mut R, max: usize) -> io::Result<Line> {
-    let mut buf = Vec::new();
-    let mut size = 0usize;
-    loop {
-        let chunk = match r.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(match size {
-                0 => Line::Eof,
-                s if s > max => Line::TooLong(s),
-                _ => Line::Text(strip_cr(buf)),
-            });
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        if size + take <= max {
-            buf.extend_from_slice(&chunk[..take]);
-        } else if !buf.is_empty() {
-            buf = Vec::new();
-        }
-        size += take;
-        r.consume(if done { take + 1 } else { take });
-        if done {
-            return Ok(if size > max {
-                Line::TooLong(size)
-            } else {
-                Line::Text(strip_cr(buf))
-            });
-        }
-    }
-}
-
-fn strip_cr(mut buf: Vec<u8>) -> Vec<u8> {
-    if buf.last() == Some(&b'\r') {
-        buf.pop();
-    }
-    buf
-}
-
 /// One lazily opened connection to the board, shared by all requests of one `board json` or
 /// `board mcp` process. It connects (starting the board if needed) on first use, checks the protocol
 /// version with one `hello`, then sends every request with [`Client::call_raw`]. A connection
 /// the board closed (it restarted) is replaced before the next request is written; one that
-/// failed during a request is dropped and the next call opens a new one.
+/// failed during a request is dropped and the next attempt opens a new one.
+///
+/// A write without an `op_id` gets one here, and an answer lost on the way (the board stopped,
+/// crashed or restarted) is asked for again with that same `op_id` until the board answers or
+/// the client timeout passes ([`client::retrying`]), so the caller always learns the outcome.
 pub struct Link {
     client: Option<Client>,
+    target: Option<client::Target>,
 }
 
 impl Default for Link {
@@ -109,13 +57,38 @@ impl Default for Link {
 impl Link {
     /// A link that has not connected yet.
     pub fn new() -> Link {
-        Link { client: None }
+        Link {
+            client: None,
+            target: None,
+        }
     }
 
     /// Sends one request with the environment's identity and returns its result.
     /// Errors: the board's own error for the request, or `unavailable` when no board answers
-    /// (the connection is then dropped; the request may or may not have been applied).
+    /// in time (then `data.op_id` names the write's `op_id`: asking again with it tells whether
+    /// it was applied).
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        let target = match &self.target {
+            Some(t) => t.clone(),
+            None => self.target.insert(client::target()?).clone(),
+        };
+        let params = client::with_op_id(method, params);
+        client::retrying(target.timeout, || {
+            self.attempt(&target, method, params.clone())
+        })
+        .map_err(|e| match params.get("op_id") {
+            Some(op) if e.kind == ErrorKind::Unavailable => e.with("op_id", op.clone()),
+            _ => e,
+        })
+    }
+
+    /// One attempt of a request on the kept connection (opened first when there is none).
+    fn attempt(
+        &mut self,
+        target: &client::Target,
+        method: &str,
+        params: Value,
+    ) -> BoardResult<Value> {
         // A board that restarted since the last call closed our connection: open a new one
         // rather than fail this call with a broken pipe.
         if self.client.as_ref().is_some_and(Client::peer_closed) {
@@ -123,7 +96,7 @@ impl Link {
         }
         let client = match self.client.as_mut() {
             Some(c) => c,
-            None => self.client.insert(open()?),
+            None => self.client.insert(open(target)?),
         };
         let out = client.call_raw(method, params);
         if matches!(&out, Err(e) if e.kind == ErrorKind::Unavailable) {
@@ -135,9 +108,8 @@ impl Link {
 
 /// Connects and says `hello` as an operator (a pure version check: it renews nothing and cannot
 /// fail on a bad identity, which the first real request reports instead).
-fn open() -> BoardResult<Client> {
-    let target = client::target()?;
-    let mut c = Client::connect(&target, true)?;
+fn open(target: &client::Target) -> BoardResult<Client> {
+    let mut c = Client::connect(target, true)?;
     let identity = c.identity.take();
     let hello = c.call_raw("hello", json!({}))?;
     client::check_protocol(&hello)?;
@@ -207,7 +179,7 @@ pub fn serve<R: BufRead, W: Write>(
 ) -> Result<(), JsonStdioError> {
     let mut line_no = 0u64;
     loop {
-        let line = read_line_bounded(input, MAX_LINE).map_err(JsonStdioError::Read)?;
+        let line = read_line(input, MAX_LINE).map_err(JsonStdioError::Read)?;
         if line == Line::Eof {
             return Ok(());
         }
@@ -254,42 +226,6 @@ pub fn print_schema() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(input: &[u8], max: usize, cap: usize) -> Vec<Line> {
-        let mut r = io::BufReader::with_capacity(cap, input);
-        let mut out = Vec::new();
-        loop {
-            let l = read_line_bounded(&mut r, max).unwrap();
-            if l == Line::Eof {
-                return out;
-            }
-            out.push(l);
-        }
-    }
-
-    #[test]
-    fn long_lines_are_dropped_and_reading_goes_on() {
-        let mut input = vec![b'x'; 100];
-        input.extend_from_slice(b"\nok\r\n\nlast");
-        assert_eq!(
-            lines(&input, 50, 16),
-            vec![
-                Line::TooLong(100),
-                Line::Text(b"ok".to_vec()),
-                Line::Text(Vec::new()),
-                Line::Text(b"last".to_vec())
-            ]
-        );
-    }
-
-    #[test]
-    fn a_line_of_exactly_the_limit_is_kept() {
-        let mut input = vec![b'y'; 50];
-        input.push(b'\n');
-        assert_eq!(lines(&input, 50, 7), vec![Line::Text(vec![b'y'; 50])]);
-        let unterminated = vec![b'z'; 51];
-        assert_eq!(lines(&unterminated, 50, 7), vec![Line::TooLong(51)]);
-    }
 
     #[test]
     fn bad_lines_are_answered_without_a_board() {

@@ -223,10 +223,7 @@ impl Demo {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
-        let target = Target {
-            socket: paths.socket.clone(),
-            paths: None,
-        };
+        let target = Target::new(paths.socket.clone());
         if let Ok(mut p) = self.started.lock() {
             p.push(child.id());
         }

@@ -21,6 +21,7 @@ pub mod config;
 pub mod config_notice;
 pub mod error;
 pub mod glossary;
+pub mod line;
 pub mod methods;
 pub mod results;
 pub mod sanitize;

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, poll_for, poll_until, sh_quote, TestBoard, BOARD, STEP};
+use crate::harness::{poll, poll_until, sh_quote, BOARD, STEP};
+
+use crate::harness::driven::{self, TestBoard};
 use serde_json::{json, Value};
 
 /// `board agents --json` entry of `id`.
@@ -24,7 +26,7 @@ fn agent_view(board: &TestBoard, id: &str) -> Value {
 
 /// Runs `board hook CLI EVENT` inside the agent with `payload` on stdin; the hook must say
 /// nothing and exit 0.
-fn hook(agent: &mut common::Agent, cli: &str, event: &str, payload: &Value) {
+fn hook(agent: &mut driven::Agent, cli: &str, event: &str, payload: &Value) {
     let out = agent.sh(&format!(
         "printf '%s' {} | board hook {cli} {event}",
         sh_quote(&payload.to_string())
@@ -263,7 +265,7 @@ fn a_session_that_never_calls_needs_attention_until_it_does() {
     let mut a = board.agent("talks");
     // A session that calls in time never needs attention.
     a.board(&["renew"]).ok();
-    let v = poll_for(STEP, || {
+    let v = poll(STEP, || {
         let v = agent_view(&board, "stuck");
         (v["state"] == "needs_attention").then_some(v)
     })

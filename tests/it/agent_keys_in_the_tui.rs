@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 const SLEEPER: &str =
     "description = \"sleeps\"\ncommand = [\"sh\", \"-c\", \"echo worker is up; exec sleep 300\"]\n";
@@ -23,7 +25,7 @@ fn pane_in(b: &mut TestBoard, session: &str, window: &str) -> String {
 
 fn wait_screen(b: &mut TestBoard, pane: &str, what: &str, check: impl Fn(&str) -> bool) {
     let mut last = String::new();
-    let ok = wait_until(Duration::from_secs(10), || {
+    let ok = poll_until(Duration::from_secs(10), || {
         last = b.tmux().run(&["capture-pane", "-p", "-J", "-t", pane]);
         check(&last)
     });

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use serde_json::Value;
 
 const LEASE: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
@@ -109,7 +111,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
 
     // The failed agent's pane stays, with its output, its status and the board's reason.
     let mut last = String::new();
-    let held = wait_until(Duration::from_secs(10), || {
+    let held = poll_until(Duration::from_secs(10), || {
         last = screen(&mut b, &bad_pane);
         last.contains("agent bad exited with status 1; the board says: exited (status 1)")
     });
@@ -142,7 +144,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     .expect("the restarted agent's session");
     assert_eq!(s["name"], "bad", "{s}");
     assert_eq!(s["restarts"], 1, "{s}");
-    let held = wait_until(Duration::from_secs(10), || {
+    let held = poll_until(Duration::from_secs(10), || {
         last = screen(&mut b, &bad_pane);
         last.contains("agent bad (session bad-2) exited with status 1")
     });

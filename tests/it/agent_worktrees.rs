@@ -7,7 +7,9 @@ use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 const COMMITS: usize = 20;
 
@@ -91,7 +93,7 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
         let name = p["agent_name"].as_str().unwrap();
         assert_eq!(p["branch"], format!("board/{name}"), "{up}");
     }
-    let ready = wait_until(Duration::from_secs(15), || {
+    let ready = poll_until(Duration::from_secs(15), || {
         ["a", "b"]
             .iter()
             .all(|n| results.join(format!("{n}.ready")).exists())
@@ -103,7 +105,7 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     assert!(ready, "the agents did not claim their tasks");
     let t0 = Instant::now();
     fs::write(results.join("go"), "").unwrap();
-    let finished = wait_until(Duration::from_secs(60), || {
+    let finished = poll_until(Duration::from_secs(60), || {
         ["a", "b"].iter().all(|n| {
             results.join(format!("{n}.done")).exists() || results.join(format!("{n}.fail")).exists()
         })
@@ -181,7 +183,7 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     // So does the TUI (in the session's `board` window).
     let tui = format!("={}:board", up["session"].as_str().unwrap());
     let mut screen = String::new();
-    let shown = wait_until(Duration::from_secs(10), || {
+    let shown = poll_until(Duration::from_secs(10), || {
         screen = b.tmux().run(&["capture-pane", "-p", "-t", &tui]);
         ["a", "b"].iter().all(|n| {
             screen

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 const ASKER: &str = r#"board wait "deploy to production now?"
 IFS= read -r answer
@@ -28,7 +30,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     fs::write(b.root.join("asker.sh"), ASKER).unwrap();
     let root = b.root.clone();
     let t = b.tmux();
-    let path = TestBoard::path_env();
+    let path = crate::harness::path_env();
     let new_window = |name: &str, command: &str| {
         // The panes' shells find `board` on this PATH (the tmux server's own may lack it).
         let command = format!("export PATH='{path}'; {command}");

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::common::*;
+use crate::harness::driven::*;
 
 /// A 30-item plan: 5 features, each with 2 parts of 1 step each (25 items), and 5 chores.
 fn plan() -> String {

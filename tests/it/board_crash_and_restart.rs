@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use nix::sys::signal::Signal;
 use rusqlite::{params, Connection, OpenFlags};
 use serde_json::json;
@@ -93,7 +95,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     let _agents: Vec<Agent> = names.iter().map(|n| b.run_agent(n, CLAIM_LOOP)).collect();
 
     // Let them work up a history, then kill the board in the middle of it.
-    let busy = wait_until(Duration::from_secs(30), || {
+    let busy = poll_until(Duration::from_secs(30), || {
         names
             .iter()
             .map(|n| read_log(&b, n).claims.len())
@@ -114,7 +116,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     };
     b.write_config("[lease\n");
     let before: Vec<usize> = names.iter().map(|n| lines(n)).collect();
-    assert!(wait_until(Duration::from_secs(10), || names
+    assert!(poll_until(Duration::from_secs(10), || names
         .iter()
         .zip(&before)
         .all(|(n, &l)| lines(n) >= l + 2)));
@@ -122,7 +124,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     let killed = Instant::now();
 
     // Every loop stops at its first failed call.
-    let stopped = wait_until(Duration::from_secs(15), || {
+    let stopped = poll_until(Duration::from_secs(15), || {
         names.iter().all(|n| read_log(&b, n).ended.is_some())
     });
     assert!(stopped, "some claim loop never noticed the board was gone");
@@ -136,27 +138,13 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     println!("acknowledged before the kill: {claims} claims, {dones} dones");
     assert!(claims < TASKS, "the backlog must outlast the loops");
 
-    assert_eq!(
-        board::store::SqliteStore::open(&b.db)
-            .unwrap()
-            .integrity_check()
-            .unwrap(),
-        "ok",
-        "the database is sound after SIGKILL"
-    );
+    assert_sound(&b.db, "the database is sound after SIGKILL");
 
     b.write_config(&good_config);
     b.serve();
     let down = killed.elapsed();
     println!("the board was down for {down:?}");
-    assert_eq!(
-        board::store::SqliteStore::open(&b.db)
-            .unwrap()
-            .integrity_check()
-            .unwrap(),
-        "ok",
-        "the database is sound after the restart"
-    );
+    assert_sound(&b.db, "the database is sound after the restart");
 
     let db = read_only(&b.db);
     for (agent, log) in &logs {
@@ -192,7 +180,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     // The new board renews the living holders: the keeper's expiry goes up again.
     let expiry = || b.task(1)["task"]["expires_in_ms"].as_i64();
     let mut lowest = expiry().expect("the keeper still holds task 1 after the restart");
-    let renewed = wait_until(Duration::from_secs(5), || match expiry() {
+    let renewed = poll_until(Duration::from_secs(5), || match expiry() {
         Some(e) if e > lowest + 50 => true,
         Some(e) => {
             lowest = lowest.min(e);
@@ -298,4 +286,13 @@ fn a_session_whose_pid_was_reused_is_dead_at_restart() {
     assert!(h["ended_at"].is_null(), "{h}");
     assert_eq!(h["claims"], json!([2]));
     assert_eq!(b.task(2)["task"]["holder"], "honest");
+}
+
+/// SQLite's own integrity check passes on the database at `db`.
+fn assert_sound(db: &std::path::Path, when: &str) {
+    let check = board::store::SqliteStore::open(db)
+        .unwrap()
+        .integrity_check()
+        .unwrap();
+    assert_eq!(check, "ok", "{when}");
 }

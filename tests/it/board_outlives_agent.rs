@@ -6,10 +6,12 @@ use serde_json::json;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
 
-use crate::common::{exit_code, poll_until, run_board, wait_child, TestBoard, BOARD, STEP};
+use crate::harness::{exit_code, poll_until, wait_child, BOARD, STEP};
+
+use crate::harness::driven::{run_board, TestBoard};
 
 fn board_pid(socket: &std::path::Path) -> Option<i64> {
-    let mut rpc = crate::common::Rpc::connect(socket).ok()?;
+    let mut rpc = crate::harness::driven::Rpc::connect(socket).ok()?;
     rpc.result("hello", json!({}))["pid"].as_i64()
 }
 

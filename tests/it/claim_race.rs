@@ -7,7 +7,9 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use crate::common::{exit_code, poll_until, wait_child, TestBoard, STEP};
+use crate::harness::{exit_code, poll_until, wait_child, STEP};
+
+use crate::harness::driven::TestBoard;
 
 const AGENTS: usize = 16;
 const TASKS: usize = 20;

@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use crate::project::{check_cli, wait_for, Project};
+use crate::harness::project::{check_cli, Project};
 use serde_json::Value;
 
 fn git(p: &Project, args: &[&str]) -> String {
@@ -77,7 +77,7 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
     );
     let ours = std::fs::read_to_string(hooks.join("pre-commit")).unwrap();
     assert!(ours.contains(
-        crate::project::bin()
+        std::path::Path::new(crate::harness::BOARD)
             .canonicalize()
             .unwrap()
             .to_str()
@@ -132,7 +132,7 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let mut lapsing = p
-        .cmd(crate::project::bin())
+        .cmd(crate::harness::BOARD)
         .args(["run", "--name", "lapsing", "--", "sh", "-c"])
         .arg(agent_script(
             "board claim 2 --json > claim2.txt\n\
@@ -145,22 +145,25 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for(10, "the second claim", || {
+    crate::harness::poll(std::time::Duration::from_secs(10), || {
         let text = std::fs::read_to_string(p.path().join("claim2.txt")).ok()?;
         serde_json::from_str::<Value>(&text).ok()
-    });
-    wait_for(10, "the silent agent's claim to lapse", || {
+    })
+    .expect("the second claim did not happen in time");
+    crate::harness::poll(std::time::Duration::from_secs(10), || {
         let (show, _) = p.json(&["show", "2"]);
         show["events"]
             .as_array()?
             .iter()
             .any(|e| e["kind"] == "lapse")
             .then_some(())
-    });
+    })
+    .expect("the silent agent's claim to lapse did not happen in time");
     std::fs::write(&fifo, "go\n").unwrap();
-    let status = wait_for(20, "the lapsed agent to finish", || {
+    let status = crate::harness::poll(std::time::Duration::from_secs(20), || {
         lapsing.try_wait().unwrap()
-    });
+    })
+    .expect("the lapsed agent to finish did not happen in time");
     assert!(status.success(), "{status:?}");
 
     let read = |f: &str| std::fs::read_to_string(p.path().join(f)).unwrap();

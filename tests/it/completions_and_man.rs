@@ -3,7 +3,7 @@
 use std::process::Command;
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = Command::new(crate::project::bin())
+    let out = Command::new(crate::harness::BOARD)
         .args(args)
         .output()
         .unwrap();
@@ -19,7 +19,7 @@ fn completions_cover_the_commands_for_each_shell() {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
-    let out = Command::new(crate::project::bin())
+    let out = Command::new(crate::harness::BOARD)
         .args(["completions", "tcsh"])
         .output()
         .unwrap();

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use serde_json::Value;
 
 fn lease(duration: &str) -> String {
@@ -122,13 +124,8 @@ fn status_says_when_board_toml_is_broken() {
     std::fs::write(b.root.join("board.toml"), "[lease]\nduration = 5\n").unwrap();
     let shown = poll(Duration::from_secs(5), || {
         // The CLI itself cannot read the broken file, so point it at the socket.
-        let out = b
-            .cmd(&["status"])
-            .env("BOARD_SOCKET", &b.socket)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        (out.status.success() && text.contains("CONFIG ERROR")).then_some(text)
+        let (ok, text) = status_by_socket(&b);
+        (ok && text.contains("CONFIG ERROR")).then_some(text)
     })
     .expect("`board status` shows the error");
     println!("{shown}");
@@ -163,12 +160,7 @@ fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
     let huge = format!("{}\n", "\x1b]0;x".repeat(1024 * 1024));
     b.write_config(&format!("{}{huge}", lease("120s")));
     let status = poll(Duration::from_secs(5), || {
-        let out = b
-            .cmd(&["status"])
-            .env("BOARD_SOCKET", &b.socket)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (_, text) = status_by_socket(&b);
         text.contains("CONFIG ERROR").then_some(text)
     })
     .expect("`board status` shows the error");
@@ -197,4 +189,18 @@ fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
         "{} bytes from board serve",
         out.stderr.len()
     );
+}
+
+/// `board status` pointed at the socket (the CLI itself may not be able to read a broken
+/// board.toml): whether it succeeded, and what it printed.
+fn status_by_socket(b: &TestBoard) -> (bool, String) {
+    let out = b
+        .cmd(&["status"])
+        .env("BOARD_SOCKET", &b.socket)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
 }

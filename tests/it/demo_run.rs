@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::common::{run_board_within, TestBoard};
+use crate::harness::driven::{run_board_within, TestBoard};
 
 #[test]
 fn the_demo_finishes_every_task_once_with_one_expulsion() {

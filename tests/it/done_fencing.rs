@@ -1,7 +1,7 @@
 //! `done` is idempotent for its holder at the same generation (`already: true` the
 //! second time), and a `done` with a stale `--generation` exits 5 and changes nothing.
 
-use crate::common::{frozen, TestBoard};
+use crate::harness::driven::{frozen, TestBoard};
 
 #[test]
 fn done_twice_at_the_same_generation_answers_ok_both_times() {

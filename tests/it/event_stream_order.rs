@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{TestBoard, STEP};
+use crate::harness::STEP;
+
+use crate::harness::driven::TestBoard;
 
 /// A raw `subscribe` stream; `next_event` returns the next event's params.
 struct Stream(BufReader<UnixStream>);

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{poll_until, ready_ids, TestBoard};
+use crate::harness::poll_until;
+
+use crate::harness::driven::{ready_ids, TestBoard};
 use serde_json::json;
 
 #[test]

@@ -12,7 +12,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -263,25 +265,10 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         "(sh helper.sh &) ; board claim 1 && read x < go.fifo; exit 0",
     );
     b.wait_working("forker");
-    let helper: i32 = poll(Duration::from_secs(5), || {
-        std::fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-    })
-    .expect("the helper started");
+    let helper: i32 = b.pid_in("helper.pid");
     assert!(running(helper));
-    let ppid = std::fs::read_to_string(format!("/proc/{helper}/stat"))
-        .unwrap()
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<i32>()
-        .unwrap();
     assert_eq!(
-        ppid,
+        parent_of(helper),
         agent.launcher_pid(),
         "the orphaned helper was re-parented to the launcher (a subreaper)"
     );
@@ -292,7 +279,7 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         .expect("expelled");
     assert_eq!(e["reason"], "exited (status 0)");
     assert!(
-        wait_until(Duration::from_secs(5), || !running(helper)),
+        poll_until(Duration::from_secs(5), || !running(helper)),
         "the helper outlived its agent"
     );
     let status = agent.child.wait().unwrap();
@@ -362,7 +349,7 @@ fn a_launcher_hung_up_while_it_starts_reports_the_hangup() {
         let s = b.session(&name).unwrap();
         if let Some(pid) = s["pid"].as_i64() {
             assert!(
-                wait_until(Duration::from_secs(2), || !running(pid as i32)),
+                poll_until(Duration::from_secs(2), || !running(pid as i32)),
                 "{name}: the agent outlived its launcher"
             );
         }

@@ -2,7 +2,9 @@
 //! --state` speaks of ready and blocked, claiming a finished task says so, `board run claude`
 //! without `--` shows the working line, `board agents` points at `--all`.
 
-use crate::common::*;
+use crate::harness::driven::*;
+
+use crate::harness::*;
 use serde_json::Value;
 
 fn ids(v: &Value) -> Vec<i64> {
@@ -125,7 +127,7 @@ fn a_broken_board_toml_is_reported_once_per_change() {
         assert_eq!(count(&in_agent.stderr), 0, "{in_agent:?}");
     }
     // `board status` keeps saying it.
-    let status = poll_for(STEP, || {
+    let status = poll(STEP, || {
         let s = b.json(&["status"]);
         s["config_error"].is_string().then_some(s)
     })

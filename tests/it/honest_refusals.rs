@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::common::{poll_until, TestBoard};
+use crate::harness::poll_until;
+
+use crate::harness::driven::TestBoard;
 
 #[test]
 fn claiming_a_task_you_hold_answers_already_with_the_same_generation() {

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 /// This test's private tmux server (the one `TestBoard::tmux` started), by its socket folder.
 struct Server(std::path::PathBuf);
@@ -42,7 +44,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     let mut b = TestBoard::start("duration = \"10s\"\nsweep = \"1s\"\nliveness = \"activity\"");
     b.add_tasks(1);
     let root = b.root.clone();
-    let path = TestBoard::path_env();
+    let path = crate::harness::path_env();
     b.tmux();
     let t = Server(b.dir.path().to_path_buf());
     let new_window = |name: &str, command: &str| {

@@ -3,7 +3,7 @@
 //! the other's id (wrong token → exit 7) or by copying its token too (not in its process tree →
 //! exit 7).
 
-use crate::common::{frozen, TestBoard};
+use crate::harness::driven::{frozen, TestBoard};
 
 #[test]
 fn two_sessions_with_one_name_get_distinct_ids_and_cannot_write_each_others_claims() {

@@ -8,7 +8,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::sync::mpsc::{self, Receiver};
 
-use crate::common::{self, sh_quote, Agent, TestBoard, STEP};
+use crate::harness::{sh_quote, STEP};
+
+use crate::harness::driven::{Agent, TestBoard};
 use serde_json::{json, Value};
 
 /// A command line that runs `board ARGS` with only HOME and PATH in its environment.
@@ -67,7 +69,7 @@ fn a_bare_cli_inside_an_agent_is_that_agent_and_outside_is_the_operator() {
         sh_quote(&bare(&format!("--json claim {t2}")))
     ));
     assert_eq!(orphan.code, 0, "{orphan:?}");
-    let held = common::poll_for(STEP, || {
+    let held = crate::harness::poll(STEP, || {
         let t = board.task(t2.parse().unwrap());
         t["holder"].as_str().map(String::from)
     });
@@ -256,7 +258,7 @@ fn the_tree_of_an_ended_session_is_not_the_operator() {
         nix::sys::signal::Signal::SIGHUP,
     )
     .unwrap();
-    let ended = common::poll_until(STEP, || {
+    let ended = crate::harness::poll_until(STEP, || {
         let all = board.json(&["agents", "--all"]);
         all["agents"]
             .as_array()

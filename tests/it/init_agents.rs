@@ -1,7 +1,7 @@
 //! `board init --agents` and `--mcp`: one instruction block however often it
 //! runs, the user's text around it untouched, other MCP servers kept.
 
-use crate::project::{check_cli, Project};
+use crate::harness::project::{check_cli, Project};
 use serde_json::{json, Value};
 
 const BEGIN: &str = "<!-- board:begin -->";
@@ -99,7 +99,7 @@ fn mcp_config_keeps_other_servers() {
     let (second, _) = p.json(&["init", "--mcp", "--agents"]);
     assert_eq!(second["mcp"]["action"], "unchanged");
 
-    let board = std::fs::canonicalize(crate::project::bin()).unwrap();
+    let board = std::fs::canonicalize(crate::harness::BOARD).unwrap();
     let board = board.to_str().unwrap();
     let v: Value = serde_json::from_str(&read(&p, ".mcp.json")).unwrap();
     assert_eq!(

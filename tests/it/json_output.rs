@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::project::{check_cli, one_document, Project};
+use crate::harness::project::{check_cli, one_document, Project};
 
 /// (method for the schema, command line without `--json`).
 const OPERATOR: &[(&str, &str)] = &[
@@ -134,7 +134,7 @@ fn run_all(p: &Project, warnings: bool) -> usize {
     env(&mut op);
     assert!(op.stderr(Stdio::null()).status().unwrap().success());
 
-    let mut agent = p.cmd(crate::project::bin());
+    let mut agent = p.cmd(crate::harness::BOARD);
     agent.args(["run", "--name", "json-out", "--", "sh", "agent.sh"]);
     env(&mut agent);
     assert!(agent.stderr(Stdio::null()).status().unwrap().success());

@@ -1,7 +1,7 @@
 //! `board json` under a thousand mixed lines, and the printed schema against
 //! every request and response of the run.
 
-use crate::project::{check, matches, Project};
+use crate::harness::project::{check, matches, Project};
 use serde_json::{json, Value};
 
 /// What a line must get back.
@@ -345,7 +345,7 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     ]
     .join("\n");
     let out = p
-        .cmd(crate::project::bin())
+        .cmd(crate::harness::BOARD)
         .arg("json")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -7,7 +7,9 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -51,7 +53,7 @@ fn got(root: &Path, name: &str) -> Vec<String> {
 fn send_all(b: &TestBoard, name: &str, launcher: i32, signals: &[(Signal, &str)]) {
     for (i, (sig, label)) in signals.iter().enumerate() {
         kill(Pid::from_raw(launcher), *sig).unwrap();
-        let seen = wait_until(Duration::from_secs(10), || got(&b.root, name).len() > i);
+        let seen = poll_until(Duration::from_secs(10), || got(&b.root, name).len() > i);
         assert!(
             seen,
             "{label} never reached the agent: {:?}",
@@ -81,21 +83,7 @@ fn in_a_tmux_pane_directed_signals_reach_the_agent_once_and_ctrl_c_once() {
     let mut b = TestBoard::start_with(LEASE, "[run]\nhangup_grace = \"60s\"\n");
     b.add_tasks(1);
     let script = recorder("pane");
-    let cmd = format!(
-        "PATH={} board run --name pane -- sh -c {} > pane.out 2>&1",
-        crate::common::sh_quote(&TestBoard::path_env()),
-        crate::common::sh_quote(&script)
-    );
-    let root = b.root.clone();
-    b.tmux().run(&[
-        "new-window",
-        "-t",
-        "keepalive",
-        "-c",
-        root.to_str().unwrap(),
-        &cmd,
-    ]);
-    let s = b.wait_working("pane");
+    let s = b.run_in_pane("pane", &script);
     let launcher = s["launcher_pid"].as_i64().unwrap() as i32;
     assert!(s["pane"].is_string(), "the agent runs in a pane: {s}");
     // All but HUP (a hangup) as directed kills; each arrives exactly once.
@@ -106,11 +94,11 @@ fn in_a_tmux_pane_directed_signals_reach_the_agent_once_and_ctrl_c_once() {
     let pane = s["pane"].as_str().unwrap().to_string();
     b.tmux().run(&["send-keys", "-t", &pane, "C-c"]);
     assert!(
-        wait_until(Duration::from_secs(10), || got(&b.root, "pane").len() > 7),
+        poll_until(Duration::from_secs(10), || got(&b.root, "pane").len() > 7),
         "Ctrl-C never reached the agent"
     );
     kill(Pid::from_raw(launcher), Signal::SIGUSR1).unwrap();
-    assert!(wait_until(Duration::from_secs(10), || {
+    assert!(poll_until(Duration::from_secs(10), || {
         got(&b.root, "pane").last().is_some_and(|l| l == "USR1") && got(&b.root, "pane").len() > 8
     }));
     assert_eq!(&got(&b.root, "pane")[7..], ["INT", "USR1"]);
@@ -128,31 +116,12 @@ fn an_agent_that_ignores_the_hangup_is_ended_within_the_grace() {
     let script = "trap '' HUP; board claim >/dev/null; \
                   sh -c 'trap \"\" HUP TERM; echo $$ > helper.pid; while :; do sleep 0.05; done' & \
                   while :; do sleep 0.05; done";
-    let cmd = format!(
-        "PATH={} board run --name deaf -- sh -c {} > deaf.out 2>&1",
-        crate::common::sh_quote(&TestBoard::path_env()),
-        crate::common::sh_quote(script)
-    );
-    let root = b.root.clone();
-    b.tmux().run(&[
-        "new-window",
-        "-t",
-        "keepalive",
-        "-c",
-        root.to_str().unwrap(),
-        &cmd,
-    ]);
-    let s = b.wait_working("deaf");
+    let s = b.run_in_pane("deaf", script);
     let (agent, launcher) = (
         s["pid"].as_i64().unwrap() as i32,
         s["launcher_pid"].as_i64().unwrap() as i32,
     );
-    let helper: i32 = poll(Duration::from_secs(10), || {
-        fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-    })
-    .expect("the helper started");
+    let helper: i32 = b.pid_in("helper.pid");
 
     let t0 = Instant::now();
     b.tmux()
@@ -164,7 +133,7 @@ fn an_agent_that_ignores_the_hangup_is_ended_within_the_grace() {
         e["reason"].as_str().unwrap().starts_with("pane closed"),
         "{e}"
     );
-    let gone = wait_until(grace + Duration::from_secs(2), || {
+    let gone = poll_until(grace + Duration::from_secs(2), || {
         !running(agent) && !running(helper) && !running(launcher)
     });
     let took = t0.elapsed();
@@ -189,30 +158,15 @@ fn a_double_forked_helper_that_exits_is_reaped_while_the_agent_runs() {
          while :; do sleep 0.05; done",
     );
     b.wait_working("forks");
-    let helper: i32 = poll(Duration::from_secs(10), || {
-        fs::read_to_string(b.root.join("helper.pid"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-    })
-    .expect("the helper started");
-    let stat = fs::read_to_string(format!("/proc/{helper}/stat")).unwrap();
-    let ppid: i32 = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let helper: i32 = b.pid_in("helper.pid");
     assert_eq!(
-        ppid,
+        parent_of(helper),
         a.launcher_pid(),
         "the helper was adopted by the launcher"
     );
 
     poke(&fifo);
-    let reaped = wait_until(Duration::from_secs(10), || {
+    let reaped = poll_until(Duration::from_secs(10), || {
         !Path::new(&format!("/proc/{helper}")).exists()
     });
     assert!(

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::common::{poll_until, TestBoard};
+use crate::harness::poll_until;
+
+use crate::harness::driven::TestBoard;
 use serde_json::Value;
 
 #[test]

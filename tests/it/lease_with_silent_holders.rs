@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -51,7 +53,7 @@ fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
 
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     let stopped = Instant::now();
-    assert!(wait_until(Duration::from_secs(2), || proc_state(pid) == Some('T')));
+    assert!(poll_until(Duration::from_secs(2), || proc_state(pid) == Some('T')));
     let (t, lapse) = ev
         .wait(Duration::from_secs(5), is("lapse", "a"))
         .expect("the stopped holder's claim lapsed");
@@ -227,7 +229,7 @@ fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
     let pid = s["pid"].as_i64().unwrap() as i32;
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     let stopped = Instant::now();
-    assert!(wait_until(Duration::from_secs(2), || proc_state(pid) == Some('T')));
+    assert!(poll_until(Duration::from_secs(2), || proc_state(pid) == Some('T')));
     // The expiry set by the last renewal: the deadline it implies (wall clock) stops moving once
     // no sweep renews the stopped holder any more (a sweep may have started before the stop).
     let reading = || {

@@ -3,16 +3,7 @@
 
 use serde_json::json;
 
-use crate::common::TestBoard;
-
-fn ids(v: &serde_json::Value) -> Vec<i64> {
-    v["tasks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["id"].as_i64())
-        .collect()
-}
+use crate::harness::driven::{ready_ids as ids, TestBoard};
 
 #[test]
 fn list_pages_follow_the_cursor_and_end_with_a_null_next() {

@@ -2,8 +2,8 @@
 //! `board` binary (`CARGO_BIN_EXE_board`) against a real SQLite file in a temporary directory,
 //! with real processes, signals, Unix sockets and tmux panes (on private tmux servers).
 //!
-//! Shared harnesses: `common` (a board with agents driven line by line), `project` (a project
-//! directory and the printed JSON Schema), `supervision` (boards with tmux panes and signals).
+//! Every module starts from the one harness, [`harness`]: the binary, the environment scrub
+//! list, one `poll` with a deadline, and the boards and agents built on them.
 
 // A failed expectation is the test failing; the test database is opened directly to inspect it.
 #![allow(
@@ -22,8 +22,8 @@ mod backlog_import_export;
 mod board_crash_and_restart;
 mod board_outlives_agent;
 mod claim_race;
+mod clients_never_hang;
 mod commit_fence_hooks;
-mod common;
 mod completions_and_man;
 mod config_reload;
 mod demo_run;
@@ -32,6 +32,7 @@ mod event_stream_order;
 mod expel_on_exit;
 mod expel_on_hard_signals;
 mod friendly_edges;
+mod harness;
 mod honest_refusals;
 mod human_keeps_claim_while_typing;
 mod identity;
@@ -43,20 +44,19 @@ mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;
 mod list_pages;
+mod lost_answers_are_asked_again;
 mod mcp_every_verb;
 mod mcp_server;
 mod messages_between_agents;
 mod non_utf8_arguments;
 mod profiles;
-mod project;
 mod real_agents_in_panes;
 mod real_cli_setup;
-mod real_clis;
 mod restart;
 mod restored_database;
 mod sandboxed_socket;
+mod stopping_drains;
 mod strict_wire;
-mod supervision;
 mod suspend_is_not_silence;
 mod torture;
 mod tui_in_tmux;

@@ -7,9 +7,11 @@
 
 use std::path::PathBuf;
 
-use crate::common::{sh_quote, TestBoard};
+use crate::harness::sh_quote;
+
+use crate::harness::driven::TestBoard;
+use crate::harness::project::Project;
 use crate::mcp_server::{spawn, McpClient};
-use crate::project::Project;
 use serde_json::{json, Value};
 
 const VERBS: [&str; 17] = [
@@ -42,14 +44,14 @@ const READ_ONLY: [&str; 6] = [
 ];
 
 fn operator_mcp(p: &Project) -> McpClient {
-    let mut cmd = p.cmd(crate::project::bin());
+    let mut cmd = p.cmd(crate::harness::BOARD);
     cmd.arg("mcp");
     initialized(spawn(cmd))
 }
 
 /// `board mcp` as an operator in the project at `root`.
 fn operator_mcp_in(root: &std::path::Path) -> McpClient {
-    let mut cmd = std::process::Command::new(crate::common::BOARD);
+    let mut cmd = std::process::Command::new(crate::harness::BOARD);
     cmd.current_dir(root)
         .env_remove("BOARD_SOCKET")
         .env_remove("BOARD_AGENT")
@@ -269,13 +271,13 @@ fn the_mcp_python_sdk_inside_an_agent_claims_as_that_agent_and_matches_every_err
         "(env -i HOME=\"$HOME\" PATH=\"$PATH\" {} {} {} {} > {} 2>&1; echo $? > {}) &",
         sh_quote(py.to_str().unwrap()),
         sh_quote(script.to_str().unwrap()),
-        sh_quote(crate::common::BOARD),
+        sh_quote(crate::harness::BOARD),
         sh_quote(report.to_str().unwrap()),
         sh_quote(log.to_str().unwrap()),
         sh_quote(rc.to_str().unwrap())
     ))
     .ok();
-    let code = crate::common::poll_for(std::time::Duration::from_secs(180), || {
+    let code = crate::harness::poll(std::time::Duration::from_secs(180), || {
         std::fs::read_to_string(&rc)
             .ok()?
             .trim()

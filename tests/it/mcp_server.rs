@@ -7,7 +7,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use crate::project::{check, Project};
+use crate::harness::project::{check, Project};
 use serde_json::{json, Value};
 
 pub(crate) struct McpClient {
@@ -52,7 +52,7 @@ impl McpClient {
 }
 
 pub(crate) fn start(p: &Project, name: &str) -> McpClient {
-    let mut cmd = p.cmd(crate::project::bin());
+    let mut cmd = p.cmd(crate::harness::BOARD);
     cmd.args(["run", "--name", name, "--", "board", "mcp"]);
     spawn(cmd)
 }
@@ -232,7 +232,10 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
 
     // Closing stdin ends the server; `board run` exits with its status.
     drop(c.stdin.take());
-    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    let status = crate::harness::poll(std::time::Duration::from_secs(10), || {
+        c.child.try_wait().unwrap()
+    })
+    .expect("board mcp to exit did not happen in time");
     assert!(status.success(), "{status:?}");
     let (agents, _) = p.json(&["agents"]);
     assert!(
@@ -248,7 +251,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
 #[test]
 fn without_an_agent_identity_claims_are_tool_errors() {
     let p = Project::new();
-    let mut cmd = p.cmd(crate::project::bin());
+    let mut cmd = p.cmd(crate::harness::BOARD);
     cmd.arg("mcp");
     let mut c = spawn(cmd);
     c.request(
@@ -262,6 +265,9 @@ fn without_an_agent_identity_claims_are_tool_errors() {
     let text = r["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("unauthorized (-32006): "), "{text}");
     drop(c.stdin.take());
-    let status = crate::project::wait_for(10, "board mcp to exit", || c.child.try_wait().unwrap());
+    let status = crate::harness::poll(std::time::Duration::from_secs(10), || {
+        c.child.try_wait().unwrap()
+    })
+    .expect("board mcp to exit did not happen in time");
     assert!(status.success());
 }

@@ -4,8 +4,9 @@
 
 use serde_json::{json, Value};
 
-use crate::common::*;
-use crate::project::{check, Project};
+use crate::harness::driven::*;
+
+use crate::harness::project::{check, Project};
 
 #[test]
 fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {

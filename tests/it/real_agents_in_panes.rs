@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{poll_for, poll_until, BOARD};
-use crate::real_clis::{require, RealProject, Tmux};
+use crate::harness::real_clis::{require, RealProject, Tmux};
+use crate::harness::{poll, poll_until, BOARD};
 
 const AGENTS: &str = r#"
 [[agents]]
@@ -131,7 +131,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     let started = Instant::now();
 
     // Every session attached its agent process.
-    let pids: Vec<(String, i32, i32)> = poll_for(Duration::from_secs(60), || {
+    let pids: Vec<(String, i32, i32)> = poll(Duration::from_secs(60), || {
         let list = agents(&p);
         let got: Vec<(String, i32, i32)> = names
             .iter()
@@ -171,7 +171,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
 
     // Dialogs: Claude and both Codex panes wait at workspace trust: needs attention. Gemini (the
     // pane trusts the project) and the shell reached their prompts: their hooks called in.
-    let list = poll_for(Duration::from_secs(30), || {
+    let list = poll(Duration::from_secs(30), || {
         let list = agents(&p);
         let state = |n: &str| {
             list.iter()
@@ -189,7 +189,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     for n in ["gemini", "shell"] {
         // Six CLIs starting at once on two cores: Gemini may take longer than its
         // attention_after to reach its prompt; once its hook calls in, attention ends.
-        let a = poll_for(Duration::from_secs(120), || {
+        let a = poll(Duration::from_secs(120), || {
             let list = agents(&p);
             let a = list.into_iter().find(|a| a["id"] == n)?;
             a["contacted_at"].is_string().then_some(a)
@@ -208,7 +208,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     let tui = if tui.contains("NEEDS ATTENTION") {
         tui
     } else {
-        poll_for(Duration::from_secs(15), || {
+        poll(Duration::from_secs(15), || {
             std::thread::sleep(Duration::from_millis(200));
             let s = tmux.run(&["capture-pane", "-p", "-t", &tui_target]);
             s.contains("NEEDS ATTENTION").then_some(s)
@@ -241,7 +241,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
         std::thread::sleep(Duration::from_millis(300));
         tmux.run(&["send-keys", "-t", &pane_of("codex"), "Enter"]);
     }
-    let called = poll_for(Duration::from_secs(60), || {
+    let called = poll(Duration::from_secs(60), || {
         let list = agents(&p);
         let a = list.iter().find(|a| a["id"] == "codex")?;
         a["contacted_at"].is_string().then_some(list)

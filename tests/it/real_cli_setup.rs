@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use board::agent_tools::profile::Profile;
 
-use crate::common::{poll_for, BOARD};
-use crate::real_clis::{require, text, RealProject, Tmux};
+use crate::harness::real_clis::{require, text, RealProject, Tmux};
+use crate::harness::{poll, BOARD};
 
 /// Longest a CLI may take for one `mcp list` (Claude checks server health, slowly on 2 cores).
 const SLOW: Duration = Duration::from_secs(120);
@@ -143,12 +143,12 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
             name.into(),
             "--".into(),
         ];
-        words.extend(argv.iter().map(|a| crate::common::sh_quote(a)));
+        words.extend(argv.iter().map(|a| crate::harness::sh_quote(a)));
         let envs: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!(
             "env ANTHROPIC_API_KEY={} GEMINI_API_KEY={} {} {}",
-            crate::real_clis::ANTHROPIC_KEY,
-            crate::real_clis::GEMINI_KEY,
+            crate::harness::real_clis::ANTHROPIC_KEY,
+            crate::harness::real_clis::GEMINI_KEY,
             envs.join(" "),
             words.join(" ")
         )
@@ -177,7 +177,7 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
         &board_run("claude", &["claude".into()], &[]),
     ]);
 
-    let started = poll_for(SLOW, || {
+    let started = poll(SLOW, || {
         p.agent("claude")
             .filter(|a| a["contacted_at"].is_string())
             .map(|_| ())
@@ -196,7 +196,7 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
         tmux.capture("t:0")
     );
     // Gemini's hooks ran too (SessionStart): the session is not waiting for attention.
-    let gm = poll_for(Duration::from_secs(30), || {
+    let gm = poll(Duration::from_secs(30), || {
         p.agent("gemini").filter(|a| a["contacted_at"].is_string())
     });
     assert!(
@@ -210,7 +210,7 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
         tmux.run(&["send-keys", "-t", "t:0", "/memory show"]);
         std::thread::sleep(Duration::from_millis(500));
         tmux.run(&["send-keys", "-t", "t:0", "Enter"]);
-        shown = poll_for(Duration::from_secs(10), || {
+        shown = poll(Duration::from_secs(10), || {
             std::thread::sleep(Duration::from_millis(200));
             let s = tmux.run(&["capture-pane", "-p", "-S", "-200", "-t", "t:0"]);
             (s.contains("AGENTS.md") && s.contains("Working from the board")).then_some(s)

@@ -3,7 +3,7 @@
 //! gone (here: an agent killed, with its launcher, while the board was stopped) and keeps those
 //! of living sessions.
 
-use crate::common::{frozen, TestBoard};
+use crate::harness::driven::{frozen, TestBoard};
 use serde_json::{json, Value};
 
 #[test]

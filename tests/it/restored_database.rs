@@ -8,7 +8,9 @@ use std::fs;
 
 use serde_json::Value;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 const LEASE: &str = "duration = \"60s\"\nsweep = \"1s\"\nliveness = \"process\"";
 
@@ -39,7 +41,7 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
         "alice",
         "board claim 1 >/dev/null && board release 1 >/dev/null && exec sleep 300",
     );
-    assert!(wait_until(STEP_WAIT, || b.task(1)["task"]["generation"]
+    assert!(poll_until(STEP_WAIT, || b.task(1)["task"]["generation"]
         == 1
         && b.task(1)["task"]["state"] == "open"));
     b.stop_serve();
@@ -53,7 +55,7 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
         "for i in 1 2; do board claim 1 >/dev/null && board release 1 >/dev/null; done
          board claim 1 >/dev/null && exec sleep 300",
     );
-    assert!(wait_until(STEP_WAIT, || b.task(1)["task"]["generation"]
+    assert!(poll_until(STEP_WAIT, || b.task(1)["task"]["generation"]
         == 4
         && b.task(1)["task"]["holder"] == "bob"));
     let before: Vec<i64> = grant_generations(&b);
@@ -83,7 +85,7 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
         "board --json done 1 --generation 4 > stale.json; echo $? > stale.code
          board --json claim 1 > claim.json; exec sleep 300",
     );
-    assert!(wait_until(STEP_WAIT, || b.root.join("claim.json").exists()
+    assert!(poll_until(STEP_WAIT, || b.root.join("claim.json").exists()
         && fs::read_to_string(b.root.join("claim.json"))
             .is_ok_and(|s| !s.is_empty())));
     assert_eq!(

@@ -6,7 +6,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use crate::common::{Out, TestBoard, BOARD};
+use crate::harness::BOARD;
+
+use crate::harness::driven::{Out, TestBoard};
 
 fn assert_sandbox_message(out: &Out) {
     assert_eq!(out.code, 8, "{out:?}");
@@ -29,7 +31,7 @@ fn output(mut cmd: Command) -> Out {
         .output()
         .expect("run board");
     Out {
-        code: crate::common::exit_code(o.status),
+        code: crate::harness::exit_code(o.status),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }

@@ -7,7 +7,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Barrier};
 
-use crate::common::{frozen, sh_quote, Agent, TestBoard, STEP};
+use crate::harness::{sh_quote, STEP};
+
+use crate::harness::driven::{frozen, Agent, TestBoard};
 use serde_json::{json, Value};
 
 /// Sends `line` (plus a newline) on a new connection and returns the raw answer line.

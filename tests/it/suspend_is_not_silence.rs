@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
 
 #[test]
 fn stopping_the_board_and_all_agents_for_three_leases_lapses_nothing() {

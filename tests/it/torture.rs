@@ -19,7 +19,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::supervision::*;
+use crate::harness::supervised::*;
+
+use crate::harness::*;
 
 const TASKS: usize = 40;
 const AGENTS: usize = 4;
@@ -286,7 +288,7 @@ fn agents_under_chaos_never_break_the_fence() {
         team.procs.push((name, c));
     }
     let root = b.root.clone();
-    let path = TestBoard::path_env();
+    let path = crate::harness::path_env();
     let pane_cmd = |n: usize| {
         format!(
             "cd {} && PATH={path} LOGDIR={}/logs exec board run --name p{n} -- sh agent.sh",
@@ -389,7 +391,7 @@ fn agents_under_chaos_never_break_the_fence() {
         let _ = kill(Pid::from_raw(*pid), Signal::SIGCONT);
     }
     // Calm: the team finishes the backlog.
-    let finished = wait_until(Duration::from_secs(40), || {
+    let finished = poll_until(Duration::from_secs(40), || {
         for (name, c) in team.procs.iter_mut() {
             if matches!(c.try_wait(), Ok(Some(st)) if !st.success()) {
                 team.next += 1;

@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::daemon::server::{read_line_bounded, Line};
+use crate::proto::line::{read_line_async, Line};
 use crate::proto::MAX_LINE;
 
 /// The pipe sizes between the filter and the library.
@@ -45,7 +45,7 @@ pub fn stdio_filtered() -> ((DuplexStream, DuplexStream), Pumps) {
     let reader = tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin());
         loop {
-            let line = match read_line_bounded(&mut stdin, MAX_LINE).await {
+            let line = match read_line_async(&mut stdin, MAX_LINE).await {
                 Ok(Line::Eof) | Err(_) => break,
                 Ok(Line::TooLong(n)) => {
                     let msg = format!("line of {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)");

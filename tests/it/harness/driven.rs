@@ -4,63 +4,20 @@
 //!
 //! Every helper starts the real binary (`CARGO_BIN_EXE_board`).
 
-// Each test file uses a different subset of these helpers.
-#![allow(dead_code)]
-
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-/// The board binary under test.
-pub const BOARD: &str = env!("CARGO_BIN_EXE_board");
-
-/// How long any single step may take before a test gives up (generous: CI has 2 cores).
-pub const STEP: Duration = Duration::from_secs(15);
-
-/// Calls `cond` every few milliseconds until it returns true or `timeout` passes.
-/// Returns whether it became true.
-pub fn poll_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Like [`poll_until`], but for a value: returns the first `Some` that `f` produces.
-pub fn poll_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let mut out = None;
-    poll_until(timeout, || {
-        out = f();
-        out.is_some()
-    });
-    out
-}
-
-/// Waits for a child process to exit, with a deadline.
-pub fn wait_child(child: &mut Child, timeout: Duration) -> Option<ExitStatus> {
-    poll_for(timeout, || child.try_wait().ok().flatten())
-}
-
-/// Quotes one word for `sh`.
-pub fn sh_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
+use super::{exit_code, poll, poll_until, scrub, sh_quote, wait_child, BOARD, STEP};
 
 /// The output of one `board` command.
 #[derive(Clone)]
@@ -111,31 +68,10 @@ impl Out {
     }
 }
 
-/// Exit code of a status, or 128 + signal.
-pub fn exit_code(st: ExitStatus) -> i32 {
-    st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0))
-}
-
-/// `PATH` with the board binary's directory first, for agents' shells.
-fn path_with_board() -> String {
-    let dir = Path::new(BOARD).parent().expect("binary directory");
-    format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 /// A command for the board binary, in `root`, with no identity or socket from our environment.
 fn board_command(root: &Path) -> Command {
     let mut c = Command::new(BOARD);
-    c.current_dir(root)
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_ROOT")
-        .env("PATH", path_with_board())
-        .stdin(Stdio::null());
+    scrub(c.current_dir(root)).stdin(Stdio::null());
     c
 }
 
@@ -579,7 +515,7 @@ impl Agent {
         let id_file = self.ctl.join("id");
         let launcher = &mut self.launcher;
         let mut exited = None;
-        let line = poll_for(STEP, || {
+        let line = poll(STEP, || {
             if let Ok(Some(st)) = launcher.try_wait() {
                 exited = Some(st);
                 return Some(String::new());
@@ -617,7 +553,7 @@ impl Agent {
     /// Waits for the result of line `n`.
     pub fn result(&mut self, n: usize) -> Out {
         let code_file = self.ctl.join(format!("{n}.code"));
-        let code = poll_for(STEP, || {
+        let code = poll(STEP, || {
             std::fs::read_to_string(&code_file)
                 .ok()
                 .and_then(|s| s.trim().parse::<i32>().ok())

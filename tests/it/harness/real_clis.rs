@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::common::{poll_for, BOARD};
+use super::{poll, BOARD};
 
 /// Fake keys: the CLIs accept them offline and never reach a model.
 pub const ANTHROPIC_KEY: &str = "sk-ant-api03-board-test-0123456789abcdefghij";
@@ -313,7 +313,7 @@ impl Tmux {
 
     /// Waits until pane `pane` shows `text`; the screen, or None at the deadline.
     pub fn wait_for(&self, pane: &str, text: &str, timeout: Duration) -> Option<String> {
-        poll_for(timeout, || {
+        poll(timeout, || {
             std::thread::sleep(Duration::from_millis(100));
             let s = self.capture(pane);
             s.contains(text).then_some(s)

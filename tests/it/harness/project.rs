@@ -1,37 +1,14 @@
 //! Shared test fixtures: a project in a temp dir with a real board, the printed JSON Schema, and
 //! polling with deadlines.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// The board binary under test.
-pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_board"))
-}
-
-/// PATH with the binary's directory first.
-pub fn path_env() -> String {
-    let dir = bin().parent().expect("binary dir").to_path_buf();
-    let old = std::env::var("PATH").unwrap_or_default();
-    format!("{}:{old}", dir.display())
-}
-
-/// Variables a test must not inherit (the test itself may run inside an agent session).
-pub const SCRUB: &[&str] = &[
-    "BOARD_AGENT",
-    "BOARD_TOKEN",
-    "BOARD_SOCKET",
-    "BOARD_ROOT",
-    "BOARD_TASK",
-    "BOARD_LOG",
-    "RUST_LOG",
-];
+use super::{scrub, BOARD};
 
 /// A project directory with `board.toml` (made by `board init`) and, once used, a running board
 /// that is stopped on drop.
@@ -73,22 +50,18 @@ impl Project {
     /// A command in the project with a clean environment and the binary on PATH.
     pub fn cmd(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(program);
-        c.current_dir(self.path()).env("PATH", path_env());
-        for v in SCRUB {
-            c.env_remove(v);
-        }
-        c.stdin(Stdio::null());
+        scrub(c.current_dir(self.path())).stdin(Stdio::null());
         c
     }
 
     /// `board ARGS…` as an operator; waits for it.
     pub fn board(&self, args: &[&str]) -> Output {
-        self.cmd(bin()).args(args).output().expect("run board")
+        self.cmd(BOARD).args(args).output().expect("run board")
     }
 
     /// `board ARGS… --json` as an operator: the one JSON document and the exit code.
     pub fn json(&self, args: &[&str]) -> (Value, i32) {
-        let out = self.cmd(bin()).args(args).arg("--json").output().unwrap();
+        let out = self.cmd(BOARD).args(args).arg("--json").output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         let v = one_document(&text).unwrap_or_else(|e| panic!("board {args:?}: {e}"));
         (v, out.status.code().unwrap_or(-1))
@@ -96,7 +69,7 @@ impl Project {
 
     /// `board run --name NAME -- sh -c SCRIPT`, waited for.
     pub fn agent(&self, name: &str, script: &str) -> Output {
-        self.cmd(bin())
+        self.cmd(BOARD)
             .args(["run", "--name", name, "--", "sh", "-c", script])
             .output()
             .unwrap()
@@ -105,7 +78,7 @@ impl Project {
 
 impl Drop for Project {
     fn drop(&mut self) {
-        let _ = self.cmd(bin()).args(["stop"]).output();
+        let _ = self.cmd(BOARD).args(["stop"]).output();
     }
 }
 
@@ -124,23 +97,11 @@ pub fn one_document(text: &str) -> Result<Value, String> {
     }
 }
 
-/// Polls `f` every 20 ms until it returns Some, or panics with `what` after `secs` seconds.
-pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// The schema as printed by `board json --schema` (once per test binary).
 pub fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let out = Command::new(bin())
+        let out = Command::new(BOARD)
             .args(["json", "--schema"])
             .output()
             .expect("board json --schema");

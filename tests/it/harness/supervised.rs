@@ -25,29 +25,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-/// The board binary under test.
-pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_board"))
-}
-
-/// Polls `f` every few ms until it returns `Some`, or `None` after `timeout`.
-pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Polls a condition until it holds or `timeout` passes; returns whether it held.
-pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
-    poll(timeout, || f().then_some(())).is_some()
-}
+use super::{path_env, poll, poll_until, scrub, sh_quote, BOARD};
 
 /// Wall-clock milliseconds since the epoch (to compare with the board's event timestamps).
 pub fn wall_ms() -> i64 {
@@ -340,28 +318,14 @@ impl TestBoard {
         fs::write(d.join(format!("{name}.toml")), text).unwrap();
     }
 
-    /// PATH with the board binary's directory first.
-    pub fn path_env() -> String {
-        let dir = bin().parent().unwrap().to_path_buf();
-        let old = std::env::var("PATH").unwrap_or_default();
-        format!("{}:{old}", dir.display())
-    }
-
     /// A `board` command in the project, with a clean environment (no identity, no tmux).
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
+        let mut c = Command::new(BOARD);
         c.args(args)
             .current_dir(&self.root)
-            .env("PATH", Self::path_env())
             .env("TMUX_TMPDIR", self.dir.path())
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .env_remove("BOARD_SOCKET")
-            .env_remove("BOARD_AGENT")
-            .env_remove("BOARD_TOKEN")
-            .env_remove("BOARD_ROOT")
-            .env_remove("BOARD_LOG")
             .stdin(Stdio::null());
+        scrub(&mut c);
         c
     }
 
@@ -540,7 +504,7 @@ impl TestBoard {
             };
             let out = t
                 .cmd()
-                .env("PATH", Self::path_env())
+                .env("PATH", path_env())
                 .current_dir(&self.root)
                 .args(["new-session", "-d", "-s", "keepalive", "sleep 100000"])
                 .output()
@@ -549,6 +513,36 @@ impl TestBoard {
             self.tmux = Some(t);
         }
         self.tmux.as_ref().unwrap()
+    }
+
+    /// Runs `board run --name NAME -- sh -c SCRIPT` (output in `NAME.out`) in a new window of the
+    /// test's tmux server, in the project root; returns the session once it is working.
+    pub fn run_in_pane(&mut self, name: &str, script: &str) -> Value {
+        let cmd = format!(
+            "PATH={} board run --name {name} -- sh -c {} > {name}.out 2>&1",
+            sh_quote(&path_env()),
+            sh_quote(script)
+        );
+        let root = self.root.clone();
+        self.tmux().run(&[
+            "new-window",
+            "-t",
+            "keepalive",
+            "-c",
+            root.to_str().unwrap(),
+            &cmd,
+        ]);
+        self.wait_working(name)
+    }
+
+    /// The pid a test's script wrote into `file` (in the project root), once it is there.
+    pub fn pid_in(&self, file: &str) -> i32 {
+        poll(Duration::from_secs(10), || {
+            fs::read_to_string(self.root.join(file))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+        })
+        .unwrap_or_else(|| panic!("no pid in {file}"))
     }
 
     /// Prints what a failed test needs to see: the board's log and the agents' output.
@@ -610,7 +604,7 @@ pub fn running(pid: i32) -> bool {
 /// Waits (≤ 10 s) until process `pid` runs the program `comm` (e.g. an agent script reached
 /// its final `exec sleep`), so a test does not kill it half way through a board call.
 pub fn wait_exec(pid: i32, comm: &str) {
-    let ok = wait_until(Duration::from_secs(10), || {
+    let ok = poll_until(Duration::from_secs(10), || {
         fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == comm)
     });
     assert!(ok, "process {pid} never became {comm:?}");
@@ -618,13 +612,12 @@ pub fn wait_exec(pid: i32, comm: &str) {
 
 /// The state letter of `pid` (`S`, `T`, `Z`, …).
 pub fn proc_state(pid: i32) -> Option<char> {
-    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .next()?
-        .chars()
-        .next()
+    board::os::procfs::read_stat(pid).ok().map(|s| s.state)
+}
+
+/// The parent pid of `pid`, from `/proc`.
+pub fn parent_of(pid: i32) -> i32 {
+    board::os::procfs::read_stat(pid).expect("/proc stat").ppid
 }
 
 impl Drop for TestBoard {
@@ -635,7 +628,7 @@ impl Drop for TestBoard {
         // Close panes while the board still answers, so their launchers report and exit.
         if let Some(t) = self.tmux.take() {
             drop(t);
-            let _ = wait_until(Duration::from_secs(2), || {
+            let _ = poll_until(Duration::from_secs(2), || {
                 socket_call(&self.socket, "agents", json!({}))
                     .map(|v| {
                         !v["agents"]
