@@ -33,10 +33,7 @@ fn wall_ns() -> u128 {
 
 /// One agent: connect, say ready, wait for `go`, run the cycles, print `first_ns last_ns ops`.
 fn worker(socket: &Path, dir: &Path, k: usize) {
-    let target = Target {
-        socket: socket.to_path_buf(),
-        paths: None,
-    };
+    let target = Target::new(socket.to_path_buf());
     let mut c = Client::connect(&target, false).expect("connect");
     c.call("hello", json!({})).expect("hello");
     std::fs::write(dir.join(format!("ready.{k}")), b"").expect("ready file");

@@ -183,10 +183,7 @@ impl Bench {
     }
 
     fn try_client(&self) -> Option<Client> {
-        let target = Target {
-            socket: self.socket(),
-            paths: None,
-        };
+        let target = Target::new(self.socket());
         let mut c = Client::connect(&target, false).ok()?;
         c.identity = None;
         c.call("hello", json!({})).ok()?;

@@ -38,9 +38,14 @@ pub enum JsonStdioError {
 /// `board mcp` process. It connects (starting the board if needed) on first use, checks the protocol
 /// version with one `hello`, then sends every request with [`Client::call_raw`]. A connection
 /// the board closed (it restarted) is replaced before the next request is written; one that
-/// failed during a request is dropped and the next call opens a new one.
+/// failed during a request is dropped and the next attempt opens a new one.
+///
+/// A write without an `op_id` gets one here, and an answer lost on the way (the board stopped,
+/// crashed or restarted) is asked for again with that same `op_id` until the board answers or
+/// the client timeout passes ([`client::retrying`]), so the caller always learns the outcome.
 pub struct Link {
     client: Option<Client>,
+    target: Option<client::Target>,
 }
 
 impl Default for Link {
@@ -52,13 +57,38 @@ impl Default for Link {
 impl Link {
     /// A link that has not connected yet.
     pub fn new() -> Link {
-        Link { client: None }
+        Link {
+            client: None,
+            target: None,
+        }
     }
 
     /// Sends one request with the environment's identity and returns its result.
     /// Errors: the board's own error for the request, or `unavailable` when no board answers
-    /// (the connection is then dropped; the request may or may not have been applied).
+    /// in time (then `data.op_id` names the write's `op_id`: asking again with it tells whether
+    /// it was applied).
     pub fn call(&mut self, method: &str, params: Value) -> BoardResult<Value> {
+        let target = match &self.target {
+            Some(t) => t.clone(),
+            None => self.target.insert(client::target()?).clone(),
+        };
+        let params = client::with_op_id(method, params);
+        client::retrying(target.timeout, || {
+            self.attempt(&target, method, params.clone())
+        })
+        .map_err(|e| match params.get("op_id") {
+            Some(op) if e.kind == ErrorKind::Unavailable => e.with("op_id", op.clone()),
+            _ => e,
+        })
+    }
+
+    /// One attempt of a request on the kept connection (opened first when there is none).
+    fn attempt(
+        &mut self,
+        target: &client::Target,
+        method: &str,
+        params: Value,
+    ) -> BoardResult<Value> {
         // A board that restarted since the last call closed our connection: open a new one
         // rather than fail this call with a broken pipe.
         if self.client.as_ref().is_some_and(Client::peer_closed) {
@@ -66,7 +96,7 @@ impl Link {
         }
         let client = match self.client.as_mut() {
             Some(c) => c,
-            None => self.client.insert(open()?),
+            None => self.client.insert(open(target)?),
         };
         let out = client.call_raw(method, params);
         if matches!(&out, Err(e) if e.kind == ErrorKind::Unavailable) {
@@ -78,9 +108,8 @@ impl Link {
 
 /// Connects and says `hello` as an operator (a pure version check: it renews nothing and cannot
 /// fail on a bad identity, which the first real request reports instead).
-fn open() -> BoardResult<Client> {
-    let target = client::target()?;
-    let mut c = Client::connect(&target, true)?;
+fn open(target: &client::Target) -> BoardResult<Client> {
+    let mut c = Client::connect(target, true)?;
     let identity = c.identity.take();
     let hello = c.call_raw("hello", json!({}))?;
     client::check_protocol(&hello)?;

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::proto::backlog::{Backlog, Format};
-use crate::proto::client::{self, Client};
+use crate::proto::client;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
@@ -31,8 +31,7 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
         )));
     }
     let params = serde_json::to_value(&backlog).map_err(|e| BoardError::internal(e.to_string()))?;
-    let mut c = Client::connect(&client::target()?, true)?;
-    let v = c.call("import", params)?;
+    let v = client::call_once(&client::target()?, true, "import", params)?;
     let ids: Vec<i64> = v["tasks"]
         .as_array()
         .into_iter()
@@ -52,8 +51,7 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
 
 /// Prints the board's backlog in `format` (with `--json`: the JSON document of the call).
 pub fn export(format: Format) -> BoardResult<(Value, String)> {
-    let mut c = Client::connect(&client::target()?, true)?;
-    let v = c.call("export", json!({}))?;
+    let v = client::call_once(&client::target()?, true, "export", json!({}))?;
     let backlog: Backlog = serde_json::from_value(v.clone())
         .map_err(|e| BoardError::internal(format!("the board's export is not a backlog: {e}")))?;
     let text = backlog.render(format);

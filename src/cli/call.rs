@@ -109,11 +109,16 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
 pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     let (method, params) = request_of(cmd);
     let target = client::target()?;
+    if !matches!(cmd, Cmd::Stop) {
+        // A write gets its op_id here; a lost answer is asked again with it.
+        let v = client::call_once(&target, true, method, params)?;
+        let human = print::human(method, &v);
+        return Ok((v, human));
+    }
     // `stop` must not start a board just to stop it.
-    let autostart = !matches!(cmd, Cmd::Stop);
-    let mut c = match Client::connect(&target, autostart) {
+    let mut c = match Client::connect(&target, false) {
         Ok(c) => c,
-        Err(e) if matches!(cmd, Cmd::Stop) && e.kind == ErrorKind::Unavailable => {
+        Err(e) if e.kind == ErrorKind::Unavailable => {
             return Ok((
                 json!({ "stopping": false, "running": false }),
                 "no board is running".into(),
@@ -122,9 +127,7 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
         Err(e) => return Err(e),
     };
     let v = c.call(method, params)?;
-    if matches!(cmd, Cmd::Stop) {
-        wait_gone(&target.socket);
-    }
+    wait_gone(&target.socket);
     let human = print::human(method, &v);
     Ok((v, human))
 }

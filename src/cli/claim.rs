@@ -5,13 +5,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::print;
-use crate::proto::client::{self, Client};
+use crate::proto::client;
 use crate::proto::error::BoardResult;
 
 /// `claim --wait`: see [`crate::proto::claim_wait::claim_waiting`].
 pub(super) fn claim_wait(task: Option<i64>, timeout: Duration) -> BoardResult<(Value, String)> {
     let target = client::target()?;
-    let claim = || Client::connect(&target, true)?.call("claim", json!({ "task": task }));
+    // Each attempt is a new request (a new op_id): a refusal is kept under its op_id.
+    let claim = || client::call_once(&target, true, "claim", json!({ "task": task }));
     let v = crate::proto::claim_wait::claim_waiting(claim, task.is_some(), timeout)?;
     let human = print::human("claim", &v);
     Ok((v, human))

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::glossary::{EventKind, TaskState};
 use crate::proto::sanitize::one_line;
 
 const BACKLOG: &str = include_str!("../../agents/demo/backlog.toml");
@@ -222,10 +223,7 @@ impl Demo {
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
-        let target = Target {
-            socket: paths.socket.clone(),
-            paths: None,
-        };
+        let target = Target::new(paths.socket.clone());
         if let Ok(mut p) = self.started.lock() {
             p.push(child.id());
         }
@@ -347,24 +345,35 @@ impl Demo {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        let count = |kind: &str| events.iter().filter(|e| e["kind"] == kind).count();
+        let count = |kind: EventKind| events.iter().filter(|e| e["kind"] == kind.as_str()).count();
         let mut done_per_task: BTreeMap<i64, usize> = BTreeMap::new();
-        for e in events.iter().filter(|e| e["kind"] == "done") {
+        for e in events
+            .iter()
+            .filter(|e| e["kind"] == EventKind::Done.as_str())
+        {
             *done_per_task
                 .entry(e["task"].as_i64().unwrap_or(0))
                 .or_default() += 1;
         }
-        let all_done = tasks.iter().all(|t| t["state"] == "done");
+        let all_done = tasks.iter().all(|t| t["state"] == TaskState::Done.as_str());
         let once = titles.keys().all(|id| done_per_task.get(id) == Some(&1));
-        let expels: Vec<&Value> = events.iter().filter(|e| e["kind"] == "expel").collect();
+        let expels: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["kind"] == EventKind::Expel.as_str())
+            .collect();
         let reclaimed = expels.iter().all(|x| {
             let task = &x["task"];
-            events
-                .iter()
-                .any(|e| e["kind"] == "done" && &e["task"] == task && e["agent"] != x["agent"])
+            events.iter().any(|e| {
+                e["kind"] == EventKind::Done.as_str()
+                    && &e["task"] == task
+                    && e["agent"] != x["agent"]
+            })
         });
         let mut per_agent: BTreeMap<String, usize> = BTreeMap::new();
-        for e in events.iter().filter(|e| e["kind"] == "done") {
+        for e in events
+            .iter()
+            .filter(|e| e["kind"] == EventKind::Done.as_str())
+        {
             *per_agent
                 .entry(e["agent"].as_str().unwrap_or("?").to_string())
                 .or_default() += 1;
@@ -372,16 +381,18 @@ impl Demo {
         let pauser = format!("agent-{PAUSER}");
         let lapsed: Vec<&Value> = events
             .iter()
-            .filter(|e| e["kind"] == "lapse" && e["agent"] == pauser.as_str())
+            .filter(|e| e["kind"] == EventKind::Lapse.as_str() && e["agent"] == pauser.as_str())
             .collect();
         let taken_over = lapsed.iter().any(|l| {
             events.iter().any(|e| {
-                e["kind"] == "done" && e["task"] == l["task"] && e["agent"] != pauser.as_str()
+                e["kind"] == EventKind::Done.as_str()
+                    && e["task"] == l["task"]
+                    && e["agent"] != pauser.as_str()
             })
         });
         let stale = events
             .iter()
-            .filter(|e| e["kind"] == "reject" && e["agent"] == pauser.as_str())
+            .filter(|e| e["kind"] == EventKind::Reject.as_str() && e["agent"] == pauser.as_str())
             .count();
         let fenced = !lapsed.is_empty() && taken_over && stale >= 1;
         let ok = all_done && once && expels.len() == 1 && reclaimed && fenced;
@@ -391,7 +402,10 @@ impl Demo {
         );
         println!(
             "  tasks done:        {}/{} {}",
-            tasks.iter().filter(|t| t["state"] == "done").count(),
+            tasks
+                .iter()
+                .filter(|t| t["state"] == TaskState::Done.as_str())
+                .count(),
             tasks.len(),
             mark(all_done)
         );
@@ -435,8 +449,8 @@ impl Demo {
             "  rejected stale writes of the paused agent: {stale} {}",
             mark(stale >= 1)
         );
-        println!("  claims granted:    {}", count("grant"));
-        println!("  rejected writes:   {}", count("reject"));
+        println!("  claims granted:    {}", count(EventKind::Grant));
+        println!("  rejected writes:   {}", count(EventKind::Reject));
         let per = per_agent
             .iter()
             .map(|(a, n)| format!("{a} {n}"))
@@ -458,10 +472,10 @@ fn resume_when_taken(timeline: &Mutex<Vec<Value>>, launcher: Option<i32>) -> boo
     let pauser = format!("agent-{PAUSER}");
     let taken = match timeline.lock() {
         Ok(t) => t.iter().any(|l| {
-            l["kind"] == "lapse"
+            l["kind"] == EventKind::Lapse.as_str()
                 && l["agent"] == pauser.as_str()
                 && t.iter().any(|g| {
-                    g["kind"] == "grant"
+                    g["kind"] == EventKind::Grant.as_str()
                         && g["task"] == l["task"]
                         && g["agent"] != pauser.as_str()
                         && g["id"].as_i64() > l["id"].as_i64()
@@ -513,15 +527,15 @@ fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Opt
         .unwrap_or_default();
     let reason = one_line(e["reason"].as_str().unwrap_or(""));
     let t = task.map(|t| format!("#{t}")).unwrap_or_default();
-    let what = match e["kind"].as_str()? {
-        "grant" => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
-        "done" => format!("{agent:<8} finished {t:<4} {title}"),
-        "expel" => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
-        "lapse" => format!("{agent:<8} lapsed   {t:<4} {reason}"),
-        "reject" => format!("{agent:<8} rejected {t:<4} {reason}"),
-        "release" => format!("{agent:<8} released {t:<4} {title}"),
-        "session_start" => format!("{agent:<8} joined"),
-        "session_end" => format!("{agent:<8} left ({reason})"),
+    let what = match e["kind"].as_str()?.parse::<EventKind>().ok()? {
+        EventKind::Grant => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
+        EventKind::Done => format!("{agent:<8} finished {t:<4} {title}"),
+        EventKind::Expel => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
+        EventKind::Lapse => format!("{agent:<8} lapsed   {t:<4} {reason}"),
+        EventKind::Reject => format!("{agent:<8} rejected {t:<4} {reason}"),
+        EventKind::Release => format!("{agent:<8} released {t:<4} {title}"),
+        EventKind::SessionStart => format!("{agent:<8} joined"),
+        EventKind::SessionEnd => format!("{agent:<8} left ({reason})"),
         _ => return None,
     };
     Some(format!("{:>6.2}s  {what}", at.as_secs_f64()))

@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
+use crate::proto::glossary::{ListState, TaskState};
 use crate::proto::sanitize::one_line;
+use crate::proto::Method;
 
 /// A JSON value as one inert line of text for people (strings without their quotes).
 pub fn s(v: &Value) -> String {
@@ -19,14 +21,14 @@ pub use crate::proto::countdown;
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {
     let state = t["state"].as_str().unwrap_or("?");
-    let status = match state {
-        "claimed" => format!(
+    let status = match state.parse::<TaskState>() {
+        Ok(TaskState::Claimed) => format!(
             "claimed by {} g{} {}",
             s(&t["holder"]),
             t["generation"],
             countdown(t["expires_in_ms"].as_i64().unwrap_or(0))
         ),
-        "open" if t["ready"].as_bool() == Some(false) => {
+        Ok(TaskState::Open) if t["ready"].as_bool() == Some(false) => {
             let waits: Vec<String> = t["blocked_by"]
                 .as_array()
                 .into_iter()
@@ -35,9 +37,9 @@ pub fn task_line(t: &Value) -> String {
                 .collect();
             format!("blocked by {}", waits.join(" "))
         }
-        "open" => "ready".into(),
-        "done" => format!("done by {}", s(&t["done_by"])),
-        other => other.to_string(),
+        Ok(TaskState::Open) => ListState::Ready.to_string(),
+        Ok(TaskState::Done) => format!("done by {}", s(&t["done_by"])),
+        Ok(TaskState::Cancelled) | Err(_) => state.to_string(),
     };
     let prio = t["priority"].as_i64().unwrap_or(0);
     let prio = if prio != 0 {
@@ -104,16 +106,16 @@ pub fn lost_lines(v: &Value) -> Option<String> {
 }
 
 fn human_result(method: &str, v: &Value) -> String {
-    match method {
-        "goal" => match v["goal"].is_null() {
+    match Method::from_name(method) {
+        Some(Method::Goal) => match v["goal"].is_null() {
             true => "no goal set (set one with `board goal TEXT`)".into(),
             false => format!("goal: {}", s(&v["goal"]["text"])),
         },
-        "add" => format!("added {}", task_line(&v["task"])),
-        "edit" => format!("edited {}", task_line(&v["task"])),
-        "cancel" => format!("cancelled {}", task_line(&v["task"])),
-        "list" | "ready" => tasks(v),
-        "show" => {
+        Some(Method::Add) => format!("added {}", task_line(&v["task"])),
+        Some(Method::Edit) => format!("edited {}", task_line(&v["task"])),
+        Some(Method::Cancel) => format!("cancelled {}", task_line(&v["task"])),
+        Some(Method::List | Method::Ready) => tasks(v),
+        Some(Method::Show) => {
             let t = &v["task"];
             let mut out = vec![task_line(t)];
             if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
@@ -138,30 +140,30 @@ fn human_result(method: &str, v: &Value) -> String {
             }
             out.join("\n")
         }
-        "claim" if v["already"].as_bool() == Some(true) => format!(
+        Some(Method::Claim) if v["already"].as_bool() == Some(true) => format!(
             "you already hold #{} at generation {} (lease {}): {}",
             v["task"]["id"],
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
             s(&v["task"]["title"])
         ),
-        "claim" => format!(
+        Some(Method::Claim) => format!(
             "claimed #{} generation {} (lease {}): {}",
             v["task"]["id"],
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
             s(&v["task"]["title"])
         ),
-        "done" if v["already"].as_bool() == Some(true) => {
+        Some(Method::Done) if v["already"].as_bool() == Some(true) => {
             format!(
                 "#{} was already done (generation {})",
                 v["task"]["id"], v["generation"]
             )
         }
-        "done" => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
-        "release" => format!("released {}", task_line(&v["task"])),
-        "note" => format!("noted on #{}", v["note"]["task"]),
-        "renew" => {
+        Some(Method::Done) => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        Some(Method::Release) => format!("released {}", task_line(&v["task"])),
+        Some(Method::Note) => format!("noted on #{}", v["note"]["task"]),
+        Some(Method::Renew) => {
             let claims = v["claims"].as_array().cloned().unwrap_or_default();
             if claims.is_empty() {
                 "no live claims to renew".into()
@@ -180,16 +182,16 @@ fn human_result(method: &str, v: &Value) -> String {
                     .join("\n")
             }
         }
-        "check" => format!(
+        Some(Method::Check) => format!(
             "{} holds #{} at generation {} ({} left)",
             s(&v["holder"]),
             v["task"],
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0))
         ),
-        "wait" => format!("waiting for a human: {}", s(&v["waiting"])),
-        "resume" => "resumed".into(),
-        "send" => {
+        Some(Method::Wait) => format!("waiting for a human: {}", s(&v["waiting"])),
+        Some(Method::Resume) => "resumed".into(),
+        Some(Method::Send) => {
             let mut line = format!(
                 "sent message #{} to {}",
                 s(&v["message"]["id"]),
@@ -200,7 +202,7 @@ fn human_result(method: &str, v: &Value) -> String {
             }
             line
         }
-        "inbox" => {
+        Some(Method::Inbox) => {
             let list = v["messages"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
                 return "no unread messages".into();
@@ -223,7 +225,7 @@ fn human_result(method: &str, v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        "agents" => {
+        Some(Method::Agents) => {
             let list = v["agents"].as_array().cloned().unwrap_or_default();
             if list.is_empty() {
                 return crate::cli::hints::agents_all(v)
@@ -273,14 +275,14 @@ fn human_result(method: &str, v: &Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        "log" => v["events"]
+        Some(Method::Log) => v["events"]
             .as_array()
             .into_iter()
             .flatten()
             .map(event_line)
             .collect::<Vec<_>>()
             .join("\n"),
-        "status" => {
+        Some(Method::Status) => {
             let mut out = vec![
                 format!(
                     "board {} (pid {}, up {} s)",
@@ -327,7 +329,7 @@ fn human_result(method: &str, v: &Value) -> String {
             }
             out.join("\n")
         }
-        "stop" => format!("board (pid {}) stopped", v["pid"]),
+        Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
         _ => v.to_string(),
     }
 }

@@ -51,7 +51,11 @@ pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT.
+/// How long a stopping board waits for the requests it already read to be answered.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT; requests in flight
+/// are answered first (see [`server::InFlight`]).
 pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     ensure_data_dir(&paths)?;
     let lock_file = OpenOptions::new()
@@ -180,7 +184,12 @@ async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
                 }
             }
         })?;
-    let server = tokio::spawn(server::serve(Arc::clone(&board), listener));
+    let inflight = Arc::new(server::InFlight::default());
+    let server = tokio::spawn(server::serve(
+        Arc::clone(&board),
+        listener,
+        Arc::clone(&inflight),
+    ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
 
@@ -191,12 +200,21 @@ async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
         _ = term.recv() => tracing::info!("SIGTERM"),
         _ = int.recv() => tracing::info!("SIGINT"),
     }
-    // Give the `stop` answer a moment to reach its client before the socket goes away.
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // No new connections; the next client starts the next board, which waits for our lock.
     server.abort();
     sweeper.abort();
     reloader.abort();
     let _ = fs::remove_file(&paths.socket);
+    // Requests already read (the `stop` itself among them) are finished and answered; later
+    // ones on open connections are answered `unavailable` (stopping) for their clients to ask
+    // the next board.
+    let unanswered = inflight.drain(DRAIN_LIMIT).await;
+    if unanswered > 0 {
+        tracing::warn!(
+            unanswered,
+            "stopping with requests still unanswered after {DRAIN_LIMIT:?}"
+        );
+    }
     tracing::info!("board stopped");
     Ok(())
 }

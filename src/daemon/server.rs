@@ -1,7 +1,14 @@
 //! The socket server: accepts connections on the board's Unix socket, refuses other users
 //! (SO_PEERCRED), reads one bounded JSON-RPC line at a time and answers in order.
+//!
+//! Stopping drains ([`InFlight`]): once the board stops, every request already read is
+//! finished and answered before the process ends, and a request read after that is answered
+//! `unavailable` with `data.stopping` (nothing applied), so its client asks again, with the same
+//! `op_id`, the board that starts next. No request is ever cut off with an internal error.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
@@ -12,8 +19,70 @@ use crate::proto::error::BoardError;
 use crate::proto::line::{read_line_async, Line};
 use crate::proto::{self, error_line, parse_request, result_line, Call, Id, MAX_LINE};
 
+/// The requests being answered, and whether the board is stopping (see the module docs).
+#[derive(Debug, Default)]
+pub struct InFlight {
+    stopping: AtomicBool,
+    count: AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+/// One request being answered; dropping it (after its answer is written) ends it.
+pub struct Answering<'a>(&'a InFlight);
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl InFlight {
+    /// Counts a request in, unless the board is stopping (`None`: answer it with
+    /// [`stopping_error`] instead).
+    pub fn enter(&self) -> Option<Answering<'_>> {
+        // Counted before the flag is read, and the flag is set before the count is read (both
+        // SeqCst): a request that got in is always waited for by [`InFlight::drain`].
+        self.count.fetch_add(1, Ordering::SeqCst);
+        let guard = Answering(self);
+        if self.stopping.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(guard)
+    }
+
+    /// Stops taking requests, then waits until every request already taken was answered, at
+    /// most `limit`. Returns how many were still unanswered at the deadline (0 normally).
+    pub async fn drain(&self, limit: Duration) -> usize {
+        self.stopping.store(true, Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let idle = self.idle.notified();
+            let left = self.count.load(Ordering::SeqCst);
+            if left == 0 {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                return self.count.load(Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// The answer to a request that reached a stopping board: nothing was applied; the client
+/// asks again (with the same `op_id`) the board that starts next.
+pub fn stopping_error() -> BoardError {
+    BoardError::unavailable(format!(
+        "the board (pid {}) is stopping: the request was not applied; ask again (with the same \
+         op_id) once a board runs",
+        std::process::id()
+    ))
+    .with("stopping", true)
+}
+
 /// Accepts connections until the board stops.
-pub async fn serve(board: Arc<Board>, listener: UnixListener) {
+pub async fn serve(board: Arc<Board>, listener: UnixListener, inflight: Arc<InFlight>) {
     let me = nix::unistd::getuid().as_raw();
     loop {
         let (stream, _) = match listener.accept().await {
@@ -39,8 +108,9 @@ pub async fn serve(board: Arc<Board>, listener: UnixListener) {
             continue;
         }
         let board = Arc::clone(&board);
+        let inflight = Arc::clone(&inflight);
         tokio::spawn(async move {
-            if let Err(e) = connection(board, stream, peer).await {
+            if let Err(e) = connection(board, stream, peer, &inflight).await {
                 tracing::debug!(error = %e, "connection ended");
             }
         });
@@ -54,10 +124,16 @@ async fn refuse(mut stream: UnixStream) -> std::io::Result<()> {
         .await
 }
 
-async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::io::Result<()> {
+async fn connection(
+    board: Arc<Board>,
+    stream: UnixStream,
+    peer: Peer,
+    inflight: &InFlight,
+) -> std::io::Result<()> {
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
     loop {
+        let mut answering = None;
         let line = match read_line_async(&mut rd, MAX_LINE).await? {
             Line::Eof => return Ok(()),
             Line::TooLong(n) => {
@@ -77,24 +153,31 @@ async fn connection(board: Arc<Board>, stream: UnixStream, peer: Peer) -> std::i
                 }) => {
                     return subscribe(board, wr, rd, id, p.after).await;
                 }
-                Ok(req) => {
-                    let id = req.id.clone();
-                    // Store calls block briefly; keep them off the reactor threads.
-                    let out = board
-                        .blocking(move |b, off| handle(b, off, &req, peer))
-                        .await
-                        .and_then(|out| out);
-                    match out {
-                        Ok(v) => result_line(&id, &v),
-                        Err(e) => error_line(&id, &e),
+                Ok(req) => match inflight.enter() {
+                    None => error_line(&req.id, &stopping_error()),
+                    Some(guard) => {
+                        answering = Some(guard);
+                        let id = req.id.clone();
+                        // Store calls block briefly; keep them off the reactor threads.
+                        let out = board
+                            .blocking(move |b, off| handle(b, off, &req, peer))
+                            .await
+                            .and_then(|out| out);
+                        match out {
+                            Ok(v) => result_line(&id, &v),
+                            Err(e) => error_line(&id, &e),
+                        }
                     }
-                }
+                },
             },
         };
         let mut line = line;
         // One write per answer: a separate write of the newline cost a second syscall.
         line.push('\n');
-        wr.write_all(line.as_bytes()).await?;
+        let written = wr.write_all(line.as_bytes()).await;
+        // Answered (or its client is gone): only now may a stopping board end.
+        drop(answering);
+        written?;
     }
 }
 

@@ -131,7 +131,9 @@ impl Board {
     }
 
     /// Runs `f` on the blocking pool with a token for [`Board::store`]: how async code reaches
-    /// the store. Errors: `internal` when `f` panicked or the runtime is shutting down.
+    /// the store. Errors: `internal` when `f` panicked; when the runtime is shutting down and
+    /// `f` never ran, `unavailable` with `data.stopping` ([`super::server::stopping_error`]),
+    /// which clients ask again.
     pub async fn blocking<T: Send + 'static>(
         self: &Arc<Self>,
         f: impl FnOnce(&Arc<Board>, &OffReactor) -> T + Send + 'static,
@@ -139,7 +141,13 @@ impl Board {
         let board = Arc::clone(self);
         tokio::task::spawn_blocking(move || f(&board, &OffReactor(PhantomData)))
             .await
-            .map_err(|e| Board::internal("a blocking store call failed", e))
+            .map_err(|e| {
+                if e.is_cancelled() {
+                    super::server::stopping_error()
+                } else {
+                    Board::internal("a blocking store call failed", e)
+                }
+            })
     }
 
     /// Runs one store call `f` on the blocking pool ([`Board::blocking`]).

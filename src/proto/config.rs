@@ -164,6 +164,29 @@ impl Default for RunSection {
     }
 }
 
+/// `[client]`: how commands, `board json` and `board mcp` wait for the board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientSection {
+    /// The longest wait for one answer of the board (default 5 s); a board that accepted the
+    /// request but does not answer in time (stopped with SIGSTOP, stuck) makes the command exit
+    /// 8, naming the board's pid and socket. An answer lost because the board closed the
+    /// connection (it stopped or restarted) is asked again with the same `op_id` for up to this
+    /// long. `BOARD_TIMEOUT` overrides it.
+    pub timeout: Dur,
+}
+
+/// Default of `[client] timeout`.
+pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Default for ClientSection {
+    fn default() -> Self {
+        ClientSection {
+            timeout: Dur(DEFAULT_CLIENT_TIMEOUT),
+        }
+    }
+}
+
 /// One `[[agents]]` entry: what `board up` starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,6 +224,8 @@ pub struct Config {
     pub identity: IdentitySection,
     /// `[run]`
     pub run: RunSection,
+    /// `[client]`
+    pub client: ClientSection,
     /// `[[agents]]`
     pub agents: Vec<AgentEntry>,
 }
@@ -237,6 +262,9 @@ impl Config {
         if sweep < Duration::from_millis(10) {
             return Err("lease.sweep must be at least 10ms".into());
         }
+        if self.client.timeout.0.is_zero() {
+            return Err("client.timeout must be longer than 0s".into());
+        }
         if sweep >= lease {
             return Err(format!(
                 "lease.sweep ({}) must be shorter than lease.duration ({})",
@@ -271,6 +299,9 @@ check_process_tree = true
 
 [run]
 hangup_grace = "3s"    # after a pane closes: time to exit before TERM, then KILL
+
+[client]
+timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIMEOUT overrides
 
 # What `board up` starts, one tmux pane each:
 # [[agents]]

@@ -24,8 +24,7 @@ pub struct UnknownWord {
 }
 
 /// Declares a glossary enum: snake_case on the wire and in the database, `as_str`, `ALL`,
-/// `Display`, `FromStr`, `ToSql`/`FromSql`, and (until every client compares enum to enum)
-/// comparison with a `&str`.
+/// `Display`, `FromStr`, `ToSql`/`FromSql` and an inline JSON Schema.
 macro_rules! words {
     ($(#[$meta:meta])* $name:ident ($what:literal) { $($(#[$vmeta:meta])* $variant:ident = $word:literal,)+ }) => {
         $(#[$meta])*
@@ -80,25 +79,6 @@ macro_rules! words {
                     shown: s.chars().take(32).collect(),
                     known: Self::known(),
                 })
-            }
-        }
-
-        impl std::ops::Deref for $name {
-            type Target = str;
-            fn deref(&self) -> &str {
-                self.as_str()
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
             }
         }
 
@@ -450,12 +430,12 @@ mod tests {
         fn check<T>(db: &rusqlite::Connection, all: &[T])
         where
             T: Copy + PartialEq + fmt::Debug + FromStr + Serialize + ToSql + FromSql,
-            T: for<'de> Deserialize<'de> + std::ops::Deref<Target = str>,
+            T: for<'de> Deserialize<'de> + fmt::Display,
         {
             for w in all {
-                assert_eq!(w.parse::<T>().ok(), Some(*w));
+                assert_eq!(w.to_string().parse::<T>().ok(), Some(*w));
                 let json = serde_json::to_string(w).unwrap();
-                assert_eq!(json, format!("\"{}\"", &**w));
+                assert_eq!(json, format!("\"{w}\""));
                 assert_eq!(serde_json::from_str::<T>(&json).unwrap(), *w);
                 let back: T = db.query_row("SELECT ?1", [w], |r| r.get(0)).unwrap();
                 assert_eq!(back, *w);

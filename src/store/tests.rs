@@ -1,7 +1,43 @@
-//! Unit tests of the store over a real SQLite file.
+//! The store's contract: one suite of behaviour tests that runs on every backend behind
+//! [`Store`] (today the embedded SQLite file; a second backend adds itself to [`backends`]),
+//! plus the tests that only concern the SQLite file itself.
 
 use super::*;
 use crate::proto::error::ErrorKind;
+
+/// A store under test and what keeps it alive (its directory, its server).
+struct Backend {
+    name: &'static str,
+    _keep: Box<dyn std::any::Any>,
+    store: Box<dyn Store>,
+}
+
+/// A fresh, empty store of every backend.
+fn backends() -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&dir.path().join("board.db")).unwrap();
+    vec![Backend {
+        name: "sqlite",
+        _keep: Box::new(dir),
+        store: Box::new(sqlite),
+    }]
+}
+
+/// A `#[test]` that runs its body once per backend, with `$s: &mut dyn Store` fresh each time.
+macro_rules! on_every_backend {
+    ($(#[$m:meta])* fn $name:ident($s:ident) $body:block) => {
+        $(#[$m])*
+        #[test]
+        fn $name() {
+            for mut backend in backends() {
+                // Shown with the failure: which backend broke the contract.
+                eprintln!("backend: {}", backend.name);
+                let $s: &mut dyn Store = &mut *backend.store;
+                $body
+            }
+        }
+    };
+}
 
 fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
@@ -9,126 +45,126 @@ fn store() -> (tempfile::TempDir, SqliteStore) {
     (dir, s)
 }
 
-fn agent(s: &mut SqliteStore, name: &str) -> String {
+fn agent(s: &mut dyn Store, name: &str) -> String {
     s.register_session(name, "h", "boot", None, None, None)
         .unwrap()
         .0
 }
 
-#[test]
-fn a_grant_increments_the_generation_and_a_second_claim_conflicts() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("write docs", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "claude");
-    let b = agent(&mut s, "codex");
-    let (c, ev) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    assert_eq!(c.claim.generation, 1);
-    assert_eq!(ev[0].kind, EventKind::Grant);
-    let e = s.claim(&b, Some(TaskId(t.id)), 0, 1000).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Conflict);
-    assert_eq!(e.data["holder"], "claude");
+on_every_backend! {
+    fn a_grant_increments_the_generation_and_a_second_claim_conflicts(s) {
+        let (t, _) = s.add_task("write docs", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "claude");
+        let b = agent(s, "codex");
+        let (c, ev) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        assert_eq!(c.claim.generation, 1);
+        assert_eq!(ev[0].kind, EventKind::Grant);
+        let e = s.claim(&b, Some(TaskId(t.id)), 0, 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict);
+        assert_eq!(e.data["holder"], "claude");
+    }
 }
 
-#[test]
-fn a_lapsed_holder_cannot_finish_and_the_next_holder_gets_generation_plus_one() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    let b = agent(&mut s, "b");
-    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    let ev = s.lapse_due(1000, 1000).unwrap();
-    assert_eq!(ev[0].kind, EventKind::Lapse);
-    let (c, _) = s.claim(&b, Some(TaskId(t.id)), 1000, 2000).unwrap();
-    assert_eq!(c.claim.generation, 2);
-    let e = s.done(&a, TaskId(t.id), None, None, 1001).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Lapsed);
-    assert!(e.message.contains("now held by b"), "{}", e.message);
-    let (out, _) = s
-        .done(&b, TaskId(t.id), Some(Generation(2)), None, 1001)
-        .unwrap();
-    assert!(!out.already);
-    let (again, _) = s
-        .done(&b, TaskId(t.id), Some(Generation(2)), None, 1002)
-        .unwrap();
-    assert!(again.already);
-    assert_eq!(
-        s.done(&b, TaskId(t.id), Some(Generation(1)), None, 1003)
-            .unwrap_err()
-            .kind,
-        ErrorKind::Lapsed
-    );
+on_every_backend! {
+    fn a_lapsed_holder_cannot_finish_and_the_next_holder_gets_generation_plus_one(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        let b = agent(s, "b");
+        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        let ev = s.lapse_due(1000, 1000).unwrap();
+        assert_eq!(ev[0].kind, EventKind::Lapse);
+        let (c, _) = s.claim(&b, Some(TaskId(t.id)), 1000, 2000).unwrap();
+        assert_eq!(c.claim.generation, 2);
+        let e = s.done(&a, TaskId(t.id), None, None, 1001).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert!(e.message.contains("now held by b"), "{}", e.message);
+        let (out, _) = s
+            .done(&b, TaskId(t.id), Some(Generation(2)), None, 1001)
+            .unwrap();
+        assert!(!out.already);
+        let (again, _) = s
+            .done(&b, TaskId(t.id), Some(Generation(2)), None, 1002)
+            .unwrap();
+        assert!(again.already);
+        assert_eq!(
+            s.done(&b, TaskId(t.id), Some(Generation(1)), None, 1003)
+                .unwrap_err()
+                .kind,
+            ErrorKind::Lapsed
+        );
+    }
 }
 
-#[test]
-fn a_write_after_expiry_is_fenced_even_before_the_sweep() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    assert_eq!(
-        s.done(&a, TaskId(t.id), None, None, 1000).unwrap_err().kind,
-        ErrorKind::Lapsed
-    );
-    // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
-    assert_eq!(s.task(t.id, 1000).unwrap().state, TaskState::Open);
+on_every_backend! {
+    fn a_write_after_expiry_is_fenced_even_before_the_sweep(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        assert_eq!(
+            s.done(&a, TaskId(t.id), None, None, 1000).unwrap_err().kind,
+            ErrorKind::Lapsed
+        );
+        // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
+        assert_eq!(s.task(t.id, 1000).unwrap().state, TaskState::Open);
+    }
 }
 
-#[test]
-fn dependencies_gate_readiness_and_cycles_are_refused() {
-    let (_d, mut s) = store();
-    let (t1, _) = s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
-    let (t2, _) = s.add_task("two", "", 5, &[t1.id], OPERATOR, 0).unwrap();
-    assert!(!t2.ready);
-    let a = agent(&mut s, "a");
-    let (got, _) = s.claim(&a, None, 0, 100).unwrap();
-    assert_eq!(
-        got.task.id, t1.id,
-        "the blocked task is skipped despite its priority"
-    );
-    let e = s
-        .edit_task(t1.id, None, None, None, Some(&[t2.id]), OPERATOR, 0)
-        .unwrap_err();
-    assert!(e.message.contains("already waits"), "{}", e.message);
+on_every_backend! {
+    fn dependencies_gate_readiness_and_cycles_are_refused(s) {
+        let (t1, _) = s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
+        let (t2, _) = s.add_task("two", "", 5, &[t1.id], OPERATOR, 0).unwrap();
+        assert!(!t2.ready);
+        let a = agent(s, "a");
+        let (got, _) = s.claim(&a, None, 0, 100).unwrap();
+        assert_eq!(
+            got.task.id, t1.id,
+            "the blocked task is skipped despite its priority"
+        );
+        let e = s
+            .edit_task(t1.id, None, None, None, Some(&[t2.id]), OPERATOR, 0)
+            .unwrap_err();
+        assert!(e.message.contains("already waits"), "{}", e.message);
+    }
 }
 
-#[test]
-fn expelling_a_session_reopens_its_tasks_once() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
-    let (ended, ev) = s.expel_session(&a, "exited (status 3)").unwrap();
-    assert!(ended);
-    assert!(ev
-        .iter()
-        .any(|e| e.kind == EventKind::Expel && e.reason.as_deref() == Some("exited (status 3)")));
-    assert!(s.task(t.id, 0).unwrap().ready);
-    assert!(!s.expel_session(&a, "again").unwrap().0);
+on_every_backend! {
+    fn expelling_a_session_reopens_its_tasks_once(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
+        let (ended, ev) = s.expel_session(&a, "exited (status 3)").unwrap();
+        assert!(ended);
+        assert!(ev
+            .iter()
+            .any(|e| e.kind == EventKind::Expel && e.reason.as_deref() == Some("exited (status 3)")));
+        assert!(s.task(t.id, 0).unwrap().ready);
+        assert!(!s.expel_session(&a, "again").unwrap().0);
+    }
 }
 
-#[test]
-fn session_ids_are_unique_and_never_reused() {
-    let (_d, mut s) = store();
-    let a = agent(&mut s, "claude");
-    let b = agent(&mut s, "claude");
-    assert_eq!((a.as_str(), b.as_str()), ("claude", "claude-2"));
-    s.expel_session(&a, "exited").unwrap();
-    assert_eq!(agent(&mut s, "claude"), "claude-3");
+on_every_backend! {
+    fn session_ids_are_unique_and_never_reused(s) {
+        let a = agent(s, "claude");
+        let b = agent(s, "claude");
+        assert_eq!((a.as_str(), b.as_str()), ("claude", "claude-2"));
+        s.expel_session(&a, "exited").unwrap();
+        assert_eq!(agent(s, "claude"), "claude-3");
+    }
 }
 
-#[test]
-fn bad_text_is_refused_without_change() {
-    let (_d, mut s) = store();
-    assert_eq!(
-        s.add_task("  ", "", 0, &[], OPERATOR, 0).unwrap_err().kind,
-        ErrorKind::Invalid
-    );
-    let huge = "x".repeat(MAX_TITLE + 1);
-    assert_eq!(
-        s.add_task(&huge, "", 0, &[], OPERATOR, 0).unwrap_err().kind,
-        ErrorKind::Invalid
-    );
-    assert!(s.list_tasks(None, 0).unwrap().is_empty());
+on_every_backend! {
+    fn bad_text_is_refused_without_change(s) {
+        assert_eq!(
+            s.add_task("  ", "", 0, &[], OPERATOR, 0).unwrap_err().kind,
+            ErrorKind::Invalid
+        );
+        let huge = "x".repeat(MAX_TITLE + 1);
+        assert_eq!(
+            s.add_task(&huge, "", 0, &[], OPERATOR, 0).unwrap_err().kind,
+            ErrorKind::Invalid
+        );
+        assert!(s.list_tasks(None, 0).unwrap().is_empty());
+    }
 }
 
 #[test]
@@ -139,106 +175,106 @@ fn the_event_log_is_append_only() {
     assert!(s.conn.execute("UPDATE events SET kind = 'x'", []).is_err());
 }
 
-#[test]
-fn claiming_your_own_live_claim_answers_already_with_the_same_generation() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    let (first, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    let (again, ev) = s.claim(&a, Some(TaskId(t.id)), 10, 1010).unwrap();
-    assert!(again.already && !first.already);
-    assert_eq!(again.claim.generation, first.claim.generation);
-    assert!(ev.is_empty(), "nothing was granted: {ev:?}");
-    assert_eq!(s.task(t.id, 10).unwrap().generation, 1);
+on_every_backend! {
+    fn claiming_your_own_live_claim_answers_already_with_the_same_generation(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        let (first, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        let (again, ev) = s.claim(&a, Some(TaskId(t.id)), 10, 1010).unwrap();
+        assert!(again.already && !first.already);
+        assert_eq!(again.claim.generation, first.claim.generation);
+        assert!(ev.is_empty(), "nothing was granted: {ev:?}");
+        assert_eq!(s.task(t.id, 10).unwrap().generation, 1);
+    }
 }
 
-#[test]
-fn a_write_refused_for_an_expired_lease_lapses_the_claim_first() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    let e = s
-        .done(&a, TaskId(t.id), Some(Generation(1)), None, 1500)
-        .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Lapsed);
-    assert!(e.message.contains("lease expired"), "{}", e.message);
-    // The lapse committed although the call was refused; the task is free again.
-    let log = s.task_events(t.id).unwrap();
-    assert_eq!(log.last().unwrap().kind, EventKind::Lapse, "{log:?}");
-    let task = s.task(t.id, 1500).unwrap();
-    assert!(task.ready && task.holder.is_none());
-    // The refusal named it: not reported again as lost.
-    assert!(s.take_lost(&a).unwrap().is_empty());
+on_every_backend! {
+    fn a_write_refused_for_an_expired_lease_lapses_the_claim_first(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        let e = s
+            .done(&a, TaskId(t.id), Some(Generation(1)), None, 1500)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert!(e.message.contains("lease expired"), "{}", e.message);
+        // The lapse committed although the call was refused; the task is free again.
+        let log = s.task_events(t.id).unwrap();
+        assert_eq!(log.last().unwrap().kind, EventKind::Lapse, "{log:?}");
+        let task = s.task(t.id, 1500).unwrap();
+        assert!(task.ready && task.holder.is_none());
+        // The refusal named it: not reported again as lost.
+        assert!(s.take_lost(&a).unwrap().is_empty());
+    }
 }
 
-#[test]
-fn every_lapsed_error_carries_the_current_generation_and_holder() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    let b = agent(&mut s, "b");
-    s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-    s.lapse_due(1000, 1000).unwrap();
-    let e = s
-        .note(Some(&a), TaskId(t.id), "late", None, 1001)
-        .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Lapsed);
-    assert_eq!(e.data["generation"], 1);
-    assert_eq!(e.data["holder"], serde_json::Value::Null);
-    s.claim(&b, Some(TaskId(t.id)), 1001, 5000).unwrap();
-    let e = s
-        .done(&a, TaskId(t.id), Some(Generation(1)), None, 1002)
-        .unwrap_err();
-    assert_eq!(
-        (e.data["generation"].clone(), e.data["holder"].clone()),
-        (2.into(), "b".into())
-    );
-    // A holder's note with a stale generation is refused too.
-    let e = s
-        .note(Some(&b), TaskId(t.id), "x", Some(Generation(1)), 1003)
-        .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Lapsed);
+on_every_backend! {
+    fn every_lapsed_error_carries_the_current_generation_and_holder(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        let b = agent(s, "b");
+        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.lapse_due(1000, 1000).unwrap();
+        let e = s
+            .note(Some(&a), TaskId(t.id), "late", None, 1001)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(e.data["generation"], 1);
+        assert_eq!(e.data["holder"], serde_json::Value::Null);
+        s.claim(&b, Some(TaskId(t.id)), 1001, 5000).unwrap();
+        let e = s
+            .done(&a, TaskId(t.id), Some(Generation(1)), None, 1002)
+            .unwrap_err();
+        assert_eq!(
+            (e.data["generation"].clone(), e.data["holder"].clone()),
+            (2.into(), "b".into())
+        );
+        // A holder's note with a stale generation is refused too.
+        let e = s
+            .note(Some(&b), TaskId(t.id), "x", Some(Generation(1)), 1003)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+    }
 }
 
-#[test]
-fn an_agent_that_lost_several_claims_is_told_every_one_once() {
-    let (_d, mut s) = store();
-    let (t1, _) = s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
-    let (t2, _) = s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
-    let (t3, _) = s.add_task("three", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    s.claim(&a, Some(TaskId(t1.id)), 0, 1000).unwrap();
-    s.claim(&a, Some(TaskId(t2.id)), 0, 1000).unwrap();
-    s.claim(&a, Some(TaskId(t3.id)), 0, 9000).unwrap();
-    s.lapse_due(1000, 1000).unwrap();
-    s.release(None, TaskId(t3.id), None, None, 1000).unwrap();
-    let lost = s.take_lost(&a).unwrap();
-    let tasks: Vec<(i64, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
-    assert_eq!(
-        tasks,
-        vec![
-            (t1.id, ClaimEnd::Lapse),
-            (t2.id, ClaimEnd::Lapse),
-            (t3.id, ClaimEnd::Release)
-        ]
-    );
-    assert!(s.take_lost(&a).unwrap().is_empty(), "told once");
+on_every_backend! {
+    fn an_agent_that_lost_several_claims_is_told_every_one_once(s) {
+        let (t1, _) = s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
+        let (t2, _) = s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
+        let (t3, _) = s.add_task("three", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        s.claim(&a, Some(TaskId(t1.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(TaskId(t2.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(TaskId(t3.id)), 0, 9000).unwrap();
+        s.lapse_due(1000, 1000).unwrap();
+        s.release(None, TaskId(t3.id), None, None, 1000).unwrap();
+        let lost = s.take_lost(&a).unwrap();
+        let tasks: Vec<(i64, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
+        assert_eq!(
+            tasks,
+            vec![
+                (t1.id, ClaimEnd::Lapse),
+                (t2.id, ClaimEnd::Lapse),
+                (t3.id, ClaimEnd::Release)
+            ]
+        );
+        assert!(s.take_lost(&a).unwrap().is_empty(), "told once");
+    }
 }
 
-#[test]
-fn force_release_with_a_stale_generation_changes_nothing() {
-    let (_d, mut s) = store();
-    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let a = agent(&mut s, "a");
-    s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
-    let e = s
-        .release(None, TaskId(t.id), Some(Generation(7)), None, 1)
-        .unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Lapsed);
-    assert_eq!(e.data["generation"], 1);
-    assert_eq!(s.task(t.id, 1).unwrap().holder.as_deref(), Some("a"));
-    s.release(None, TaskId(t.id), Some(Generation(1)), None, 2)
-        .unwrap();
-    assert!(s.task(t.id, 2).unwrap().ready);
+on_every_backend! {
+    fn force_release_with_a_stale_generation_changes_nothing(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
+        let e = s
+            .release(None, TaskId(t.id), Some(Generation(7)), None, 1)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(e.data["generation"], 1);
+        assert_eq!(s.task(t.id, 1).unwrap().holder.as_deref(), Some("a"));
+        s.release(None, TaskId(t.id), Some(Generation(1)), None, 2)
+            .unwrap();
+        assert!(s.task(t.id, 2).unwrap().ready);
+    }
 }

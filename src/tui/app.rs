@@ -14,6 +14,7 @@ use super::form::Form;
 use super::input::Input;
 use super::snapshot::{inert_line, AgentItem, EventItem, Row, TaskItem};
 use crate::proto::error::BoardError;
+use crate::proto::glossary::AgentState;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{EventView, GoalView, NoteView, TaskView};
 
@@ -321,7 +322,7 @@ impl App {
     pub fn needing_attention(&self) -> impl Iterator<Item = &AgentItem> {
         self.agents
             .iter()
-            .filter(|a| a.state == "needs_attention" && a.view.ended_at.is_none())
+            .filter(|a| a.state == AgentState::NeedsAttention && a.view.ended_at.is_none())
     }
 
     /// The footer message, if still current.

@@ -23,7 +23,7 @@ fn task(
     id: i64,
     title: &str,
     priority: i64,
-    state: &str,
+    state: TaskState,
     generation: i64,
     after: &[i64],
     blocked_by: &[i64],
@@ -35,11 +35,11 @@ fn task(
         title: title.to_string(),
         body: String::new(),
         priority,
-        state: state.parse().unwrap_or(TaskState::Open),
+        state,
         generation,
         after: after.to_vec(),
         blocked_by: blocked_by.to_vec(),
-        ready: state == "open" && blocked_by.is_empty(),
+        ready: state == TaskState::Open && blocked_by.is_empty(),
         holder: holder.map(|(h, _)| h.to_string()),
         expires_in_ms: holder.map(|(_, ms)| ms),
         created_at: at("11:00:00"),
@@ -52,7 +52,7 @@ fn task(
 #[allow(clippy::too_many_arguments)]
 fn session(
     id: &str,
-    state: &str,
+    state: AgentState,
     pid: i64,
     pane: &str,
     claims: &[i64],
@@ -68,7 +68,7 @@ fn session(
         pid: Some(pid),
         launcher_pid: Some(pid - 1),
         pane: Some(pane.to_string()),
-        state: state.parse().unwrap_or(AgentState::Gone),
+        state,
         claims: claims.to_vec(),
         waiting: waiting.map(String::from),
         started_at: at("11:00:00"),
@@ -86,7 +86,7 @@ fn session(
 fn event(
     id: i64,
     hms: &str,
-    kind: &str,
+    kind: EventKind,
     task: Option<i64>,
     agent: Option<&str>,
     generation: Option<i64>,
@@ -95,7 +95,7 @@ fn event(
     EventView {
         id,
         at: at(hms),
-        kind: kind.parse().unwrap_or(EventKind::Note),
+        kind,
         task,
         agent: agent.map(String::from),
         generation,
@@ -110,31 +110,31 @@ fn event(
 pub fn sample_snapshot() -> Snapshot {
     #[rustfmt::skip]
     let tasks = vec![
-        task(1, "Sketch the refund state machine", 3, "done", 1, &[], &[], None, Some(("claude-1", "11:20:00"))),
-        task(2, "Idempotency keys on the refunds table (migration 0007)", 3, "done", 1, &[], &[], None, Some(("codex-1", "11:31:00"))),
-        task(3, "Wire the audit log writer into the payments service", 2, "done", 1, &[1], &[], None, Some(("claude-2", "11:40:00"))),
-        task(4, "Fix flaky test refunds::concurrent_partial_refunds", 1, "done", 1, &[], &[], None, Some(("gemini-1", "11:45:00"))),
-        task(5, "Refund API: POST /v1/refunds with an Idempotency-Key header", 3, "claimed", 1, &[1, 2], &[], Some(("claude-1", 95_000)), None),
-        task(6, "Audit log: retention job and admin export", 2, "claimed", 3, &[3], &[], Some(("codex-1", 112_000)), None),
-        task(7, "Retry webhooks with exponential backoff", 1, "claimed", 1, &[], &[], Some(("codex-1", 112_000)), None),
-        task(8, "Document refund error codes in the public API reference", 1, "claimed", 2, &[], &[], Some(("gemini-1", 14_000)), None),
-        task(9, "Partial refunds: rounding for currencies with 3 decimals", 3, "open", 1, &[], &[], None, None),
-        task(10, "Rate-limit the refund endpoint per merchant", 2, "open", 0, &[], &[], None, None),
-        task(11, "Prometheus metrics for refund latency", 1, "open", 0, &[], &[], None, None),
-        task(12, "Translate refund e-mails: 日本語, Español, franc\u{327}ais, re\u{301}sume\u{301}", 0, "open", 0, &[], &[], None, None),
-        task(13, "Receipts: emoji 🧾💳 render as tofu on old Android", 0, "open", 0, &[], &[], None, None),
-        task(14, "Strip ANSI colours (\u{1b}[31mred\u{1b}[0m) and \u{1b}]0;titles\u{7} from CI logs", 1, "open", 0, &[], &[], None, None),
-        task(15, "Remove the legacy /v0/refund endpoint", -1, "open", 0, &[], &[], None, None),
-        task(16, "Release notes for payments v1.2", 1, "open", 0, &[5, 6, 7, 8], &[5, 6, 7, 8], None, None),
-        task(17, "Canary deploy of payments v1.2 to 5% of traffic", 2, "open", 0, &[16], &[16], None, None),
-        task(18, "Dashboard: refunds by reason", 0, "open", 0, &[11], &[11], None, None),
-        task(19, "Runbook: what to do when refunds stall", 1, "open", 0, &[6], &[6], None, None),
-        task(20, "Migrate refunds to the new ledger (postponed to v1.3)", 0, "cancelled", 0, &[], &[], None, None),
+        task(1, "Sketch the refund state machine", 3, TaskState::Done, 1, &[], &[], None, Some(("claude-1", "11:20:00"))),
+        task(2, "Idempotency keys on the refunds table (migration 0007)", 3, TaskState::Done, 1, &[], &[], None, Some(("codex-1", "11:31:00"))),
+        task(3, "Wire the audit log writer into the payments service", 2, TaskState::Done, 1, &[1], &[], None, Some(("claude-2", "11:40:00"))),
+        task(4, "Fix flaky test refunds::concurrent_partial_refunds", 1, TaskState::Done, 1, &[], &[], None, Some(("gemini-1", "11:45:00"))),
+        task(5, "Refund API: POST /v1/refunds with an Idempotency-Key header", 3, TaskState::Claimed, 1, &[1, 2], &[], Some(("claude-1", 95_000)), None),
+        task(6, "Audit log: retention job and admin export", 2, TaskState::Claimed, 3, &[3], &[], Some(("codex-1", 112_000)), None),
+        task(7, "Retry webhooks with exponential backoff", 1, TaskState::Claimed, 1, &[], &[], Some(("codex-1", 112_000)), None),
+        task(8, "Document refund error codes in the public API reference", 1, TaskState::Claimed, 2, &[], &[], Some(("gemini-1", 14_000)), None),
+        task(9, "Partial refunds: rounding for currencies with 3 decimals", 3, TaskState::Open, 1, &[], &[], None, None),
+        task(10, "Rate-limit the refund endpoint per merchant", 2, TaskState::Open, 0, &[], &[], None, None),
+        task(11, "Prometheus metrics for refund latency", 1, TaskState::Open, 0, &[], &[], None, None),
+        task(12, "Translate refund e-mails: 日本語, Español, franc\u{327}ais, re\u{301}sume\u{301}", 0, TaskState::Open, 0, &[], &[], None, None),
+        task(13, "Receipts: emoji 🧾💳 render as tofu on old Android", 0, TaskState::Open, 0, &[], &[], None, None),
+        task(14, "Strip ANSI colours (\u{1b}[31mred\u{1b}[0m) and \u{1b}]0;titles\u{7} from CI logs", 1, TaskState::Open, 0, &[], &[], None, None),
+        task(15, "Remove the legacy /v0/refund endpoint", -1, TaskState::Open, 0, &[], &[], None, None),
+        task(16, "Release notes for payments v1.2", 1, TaskState::Open, 0, &[5, 6, 7, 8], &[5, 6, 7, 8], None, None),
+        task(17, "Canary deploy of payments v1.2 to 5% of traffic", 2, TaskState::Open, 0, &[16], &[16], None, None),
+        task(18, "Dashboard: refunds by reason", 0, TaskState::Open, 0, &[11], &[11], None, None),
+        task(19, "Runbook: what to do when refunds stall", 1, TaskState::Open, 0, &[6], &[6], None, None),
+        task(20, "Migrate refunds to the new ledger (postponed to v1.3)", 0, TaskState::Cancelled, 0, &[], &[], None, None),
     ];
     let agents = vec![
         session(
             "claude-1",
-            "working",
+            AgentState::Working,
             41822,
             "%1",
             &[5],
@@ -144,7 +144,7 @@ pub fn sample_snapshot() -> Snapshot {
         ),
         session(
             "codex-1",
-            "working",
+            AgentState::Working,
             41907,
             "%2",
             &[6, 7],
@@ -154,7 +154,7 @@ pub fn sample_snapshot() -> Snapshot {
         ),
         session(
             "gemini-1",
-            "waiting",
+            AgentState::Waiting,
             42011,
             "%3",
             &[8],
@@ -164,7 +164,7 @@ pub fn sample_snapshot() -> Snapshot {
         ),
         session(
             "claude-2",
-            "gone",
+            AgentState::Gone,
             41850,
             "%4",
             &[],
@@ -175,17 +175,17 @@ pub fn sample_snapshot() -> Snapshot {
     ];
     #[rustfmt::skip]
     let events = vec![
-        event(40, "11:40:00", "done", Some(3), Some("claude-2"), Some(1), "done"),
-        event(41, "11:40:05", "grant", Some(9), Some("claude-2"), Some(1), "claimed"),
-        event(42, "11:45:00", "done", Some(4), Some("gemini-1"), Some(1), "done"),
-        event(43, "11:46:12", "grant", Some(8), Some("gemini-1"), Some(2), "claimed"),
-        event(44, "11:52:00", "renew", None, None, None, "sweep renewed claims of claude-1, codex-1, gemini-1"),
-        event(45, "11:54:00", "wait", None, Some("gemini-1"), None, "Should refunds over $10k need a second approver?"),
-        event(46, "11:56:10", "expel", Some(9), Some("claude-2"), Some(1), "exited (status 3)"),
-        event(47, "11:56:10", "session_end", None, Some("claude-2"), None, "exited (status 3)"),
-        event(48, "11:57:30", "lapse", Some(6), Some("codex-1"), Some(2), "lease expired (not renewed for 2m)"),
-        event(49, "11:57:34", "reject", Some(6), Some("codex-1"), Some(2), "done rejected: your claim on task 6 lapsed at generation 2"),
-        event(50, "11:58:02", "grant", Some(6), Some("codex-1"), Some(3), "claimed"),
+        event(40, "11:40:00", EventKind::Done, Some(3), Some("claude-2"), Some(1), "done"),
+        event(41, "11:40:05", EventKind::Grant, Some(9), Some("claude-2"), Some(1), "claimed"),
+        event(42, "11:45:00", EventKind::Done, Some(4), Some("gemini-1"), Some(1), "done"),
+        event(43, "11:46:12", EventKind::Grant, Some(8), Some("gemini-1"), Some(2), "claimed"),
+        event(44, "11:52:00", EventKind::Renew, None, None, None, "sweep renewed claims of claude-1, codex-1, gemini-1"),
+        event(45, "11:54:00", EventKind::Wait, None, Some("gemini-1"), None, "Should refunds over $10k need a second approver?"),
+        event(46, "11:56:10", EventKind::Expel, Some(9), Some("claude-2"), Some(1), "exited (status 3)"),
+        event(47, "11:56:10", EventKind::SessionEnd, None, Some("claude-2"), None, "exited (status 3)"),
+        event(48, "11:57:30", EventKind::Lapse, Some(6), Some("codex-1"), Some(2), "lease expired (not renewed for 2m)"),
+        event(49, "11:57:34", EventKind::Reject, Some(6), Some("codex-1"), Some(2), "done rejected: your claim on task 6 lapsed at generation 2"),
+        event(50, "11:58:02", EventKind::Grant, Some(6), Some("codex-1"), Some(3), "claimed"),
     ];
     Snapshot {
         board_name: Some("payments".into()),
@@ -241,7 +241,7 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
                     id,
                     &title,
                     (n % 4) as i64,
-                    "done",
+                    TaskState::Done,
                     1,
                     &[],
                     &[],
@@ -252,7 +252,7 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
                     id,
                     &title,
                     (n % 4) as i64,
-                    "claimed",
+                    TaskState::Claimed,
                     1,
                     &[],
                     &[],
@@ -263,14 +263,24 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
                     id,
                     &title,
                     (n % 4) as i64,
-                    "open",
+                    TaskState::Open,
                     0,
                     &[id - 1],
                     &[id - 1],
                     None,
                     None,
                 ),
-                _ => task(id, &title, (n % 4) as i64, "open", 0, &[], &[], None, None),
+                _ => task(
+                    id,
+                    &title,
+                    (n % 4) as i64,
+                    TaskState::Open,
+                    0,
+                    &[],
+                    &[],
+                    None,
+                    None,
+                ),
             }
         })
         .collect();
@@ -282,9 +292,9 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
             session(
                 &id,
                 if waiting.is_some() {
-                    "waiting"
+                    AgentState::Waiting
                 } else {
-                    "working"
+                    AgentState::Working
                 },
                 10_000 + i as i64,
                 &format!("%{i}"),
@@ -297,7 +307,14 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
         .collect();
     let events = (1..=200)
         .map(|i| {
-            let kinds = ["grant", "done", "renew", "expel", "lapse", "reject"];
+            let kinds = [
+                EventKind::Grant,
+                EventKind::Done,
+                EventKind::Renew,
+                EventKind::Expel,
+                EventKind::Lapse,
+                EventKind::Reject,
+            ];
             event(
                 i,
                 "11:59:00",

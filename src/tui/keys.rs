@@ -9,6 +9,7 @@ use super::app::{
 use super::form::FormKind;
 use super::input::Input;
 use super::snapshot::inert_line;
+use crate::proto::glossary::TaskState;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
 
@@ -135,7 +136,7 @@ impl App {
             }
             KeyCode::Char('e') => self.open_form(FormKind::Edit(Box::new(t.clone()))),
             KeyCode::Char('r') => {
-                if t.state != "claimed" {
+                if t.state != TaskState::Claimed {
                     self.say(
                         format!("#{} is not claimed: nothing to release", t.id),
                         true,
@@ -152,7 +153,7 @@ impl App {
                 }
             }
             KeyCode::Char('x') => {
-                if t.state == "done" || t.state == "cancelled" {
+                if matches!(t.state, TaskState::Done | TaskState::Cancelled) {
                     self.say(format!("#{} is {} already", t.id, t.state), true);
                 } else {
                     let title = truncate_width(&one_line(&t.title), 60);

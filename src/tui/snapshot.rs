@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::app::{show_call, App, Effect, Mode};
 use crate::proto::error::BoardError;
+use crate::proto::glossary::{AgentState, EventKind, TaskState};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
@@ -109,12 +110,12 @@ impl Group {
 
     /// The group a task belongs to.
     pub fn of(t: &TaskView) -> Group {
-        match t.state.as_str() {
-            "claimed" => Group::Claimed,
-            "done" => Group::Done,
-            "cancelled" => Group::Cancelled,
-            _ if t.ready => Group::Ready,
-            _ => Group::Blocked,
+        match t.state {
+            TaskState::Claimed => Group::Claimed,
+            TaskState::Done => Group::Done,
+            TaskState::Cancelled => Group::Cancelled,
+            TaskState::Open if t.ready => Group::Ready,
+            TaskState::Open => Group::Blocked,
         }
     }
 }
@@ -187,8 +188,8 @@ pub struct AgentItem {
     pub view: SessionView,
     /// Session id, inert.
     pub id: String,
-    /// `working`, `idle`, `waiting`, `needs_attention`, `stopped`, `gone`, `starting`.
-    pub state: String,
+    /// What it is doing.
+    pub state: AgentState,
     /// tmux pane id, inert ("" when unknown).
     pub pane: String,
     /// The question, when waiting for a human; inert.
@@ -208,8 +209,8 @@ pub struct EventItem {
     pub view: EventView,
     /// `HH:MM:SS` (UTC).
     pub time: String,
-    /// Kind, inert.
-    pub kind: String,
+    /// Kind.
+    pub kind: EventKind,
     /// Agent session id, inert ("" when none).
     pub agent: String,
     /// Reason, inert ("" when none).
@@ -271,7 +272,7 @@ impl App {
                     .filter(|t| t.bytes().all(|b| b.is_ascii_digit() || b == b':'))
                     .map(String::from)
                     .unwrap_or_else(|| truncate_width(&one_line(&e.at), 8)),
-                kind: inert_line(&e.kind),
+                kind: e.kind,
                 agent: e.agent.as_deref().map(inert_line).unwrap_or_default(),
                 reason: e.reason.as_deref().map(inert_line).unwrap_or_default(),
                 view: e,
@@ -291,7 +292,7 @@ impl App {
             .map(|a| a.view.id.clone());
         let item = |v: SessionView| AgentItem {
             id: inert_line(&v.id),
-            state: inert_line(&v.state),
+            state: v.state,
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
             waiting: v.waiting.as_deref().map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),

@@ -173,7 +173,7 @@ fn force_release_asks_first() {
     typed(&mut app, "claimed");
     app.on_key(key(KeyCode::Enter));
     let t = app.selected_task().unwrap().task.clone();
-    assert_eq!(t.state, "claimed");
+    assert_eq!(t.state, crate::proto::glossary::TaskState::Claimed);
     assert!(app.on_key(key(KeyCode::Char('r'))).is_empty());
     assert!(matches!(app.mode, Mode::Confirm(_)));
     assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
@@ -195,9 +195,14 @@ fn cancel_asks_first_and_refuses_finished_tasks() {
     let mut app = fixture::sample_app(true);
     app.on_key(key(KeyCode::Char('x')));
     let fx = app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(&fx[..], [Effect::Call(c)] if c.method == "cancel"));
+    assert!(
+        matches!(&fx[..], [Effect::Call(c)] if c.method == crate::proto::Method::Cancel.name())
+    );
     app.on_key(key(KeyCode::Char('G')));
-    assert_eq!(app.selected_task().unwrap().task.state, "done");
+    assert_eq!(
+        app.selected_task().unwrap().task.state,
+        crate::proto::glossary::TaskState::Done
+    );
     assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
     assert_eq!(app.mode, Mode::Normal);
     assert!(app.current_flash().unwrap().error);

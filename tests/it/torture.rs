@@ -67,8 +67,13 @@ fn spawn_agent(b: &TestBoard, name: &str) -> Child {
 }
 
 /// The agent process (the launcher's child) of a launcher.
+/// The agent under launcher `pid`: its first descendant that is not a board the launcher
+/// adopted (a board autostarted inside the agent's tree is reparented to the launcher, its
+/// child subreaper; stopping it would be a board stall, not an agent's).
 fn child_of(pid: i32) -> Option<i32> {
-    board::os::procfs::descendants(pid).first().copied()
+    board::os::procfs::descendants_pruned(pid, board::os::procfs::is_board_daemon)
+        .first()
+        .copied()
 }
 
 fn board_pid(b: &TestBoard) -> Option<i32> {

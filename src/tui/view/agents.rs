@@ -5,6 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
 use super::theme::{panel, put, put_right, scroll_offset, width, Theme};
+use crate::proto::glossary::AgentState;
 use crate::tui::app::{App, Focus};
 
 pub(super) fn ago(ms: i64) -> String {
@@ -103,10 +104,10 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         } else {
             Style::new().add_modifier(Modifier::BOLD)
         };
-        let state = match a.state.as_str() {
-            "waiting" => "WAITING".to_string(),
-            "needs_attention" => "ATTENTION".to_string(),
-            _ => a.state.clone(),
+        let state = match a.state {
+            AgentState::Waiting => "WAITING".to_string(),
+            AgentState::NeedsAttention => "ATTENTION".to_string(),
+            other => other.to_string(),
         };
         let pid = a.view.pid.map(|p| p.to_string()).unwrap_or_default();
         let claims: Vec<String> = a.view.claims.iter().map(|c| format!("#{c}")).collect();
@@ -128,7 +129,7 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         };
         let cells: [(&str, Style); 7] = [
             (&a.id, name_style),
-            (&state, t.agent_state(&a.state)),
+            (&state, t.agent_state(a.state)),
             (&pid, t.dim()),
             (&a.pane, t.dim()),
             (&claims.join(" "), t.fg(Color::Cyan)),

@@ -9,6 +9,7 @@ use super::dialogs::dialog;
 use super::feed::{event_text, kind_label};
 use super::theme::{put, width, Theme};
 use crate::proto::countdown;
+use crate::proto::glossary::TaskState;
 use crate::proto::sanitize::{inert, one_line};
 use crate::tui::app::{App, Detail};
 use crate::tui::layout::detail_box;
@@ -65,22 +66,24 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
         out.push((l, head));
     }
     out.push((String::new(), Style::new()));
-    let state = match task.state.as_str() {
-        "claimed" => format!(
+    let state = match task.state {
+        TaskState::Claimed => format!(
             "claimed by {} · generation {} · lease {}",
             one_line(task.holder.as_deref().unwrap_or("?")),
             task.generation,
             countdown(app.remaining_ms(task).unwrap_or(0))
         ),
-        "open" if task.ready => format!("open · ready · generation {}", task.generation),
-        "open" => format!("open · blocked · generation {}", task.generation),
-        "done" => format!(
+        TaskState::Open if task.ready => {
+            format!("open · ready · generation {}", task.generation)
+        }
+        TaskState::Open => format!("open · blocked · generation {}", task.generation),
+        TaskState::Done => format!(
             "done by {} at {} · generation {}",
             one_line(task.done_by.as_deref().unwrap_or("?")),
             one_line(task.done_at.as_deref().unwrap_or("?")),
             task.generation
         ),
-        other => one_line(other),
+        TaskState::Cancelled => TaskState::Cancelled.to_string(),
     };
     let ids = |v: &[i64]| {
         v.iter()
@@ -138,7 +141,7 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
     for e in &data.events {
         let item = EventItem {
             time: one_line(&e.at),
-            kind: one_line(&e.kind),
+            kind: e.kind,
             agent: e.agent.as_deref().map(one_line).unwrap_or_default(),
             reason: e.reason.as_deref().map(one_line).unwrap_or_default(),
             view: e.clone(),
@@ -146,11 +149,11 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
         let text = format!(
             "{} {:<7} {}",
             item.time,
-            kind_label(&item.kind),
+            kind_label(item.kind),
             event_text(&item)
         );
         for l in wrap(&text, w.saturating_sub(2)) {
-            out.push((format!("  {l}"), t.event_kind(&e.kind)));
+            out.push((format!("  {l}"), t.event_kind(e.kind)));
         }
     }
     out

@@ -5,31 +5,31 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use super::theme::{panel, put, put_spans, Theme};
+use crate::proto::glossary::{ClaimEnd, EventKind, TaskState};
 use crate::tui::app::App;
 use crate::tui::snapshot::EventItem;
 
 /// Event kinds as shown in the feed (at most 7 columns).
-pub(super) fn kind_label(kind: &str) -> &str {
+pub(super) fn kind_label(kind: EventKind) -> &'static str {
     match kind {
-        "session_start" => "joined",
-        "session_end" => "left",
-        "board_start" => "board",
-        "release" => "release",
-        other => other,
+        EventKind::SessionStart => "joined",
+        EventKind::SessionEnd => "left",
+        EventKind::BoardStart => "board",
+        other => other.as_str(),
     }
 }
 
-/// Reasons that only repeat the kind.
-fn trivial_reason(kind: &str, reason: &str) -> bool {
-    matches!(
-        (kind, reason),
-        ("grant", "claimed")
-            | ("done", "done")
-            | ("edit", "edited")
-            | ("cancel", "cancelled")
-            | ("session_start", "registered")
-            | ("resume", "resumed")
-    )
+/// Reasons that only repeat the kind (the store's default reasons).
+fn trivial_reason(kind: EventKind, reason: &str) -> bool {
+    match kind {
+        EventKind::Grant => reason == TaskState::Claimed.as_str(),
+        EventKind::Done => reason == ClaimEnd::Done.as_str(),
+        EventKind::Edit => reason == "edited",
+        EventKind::Cancel => reason == TaskState::Cancelled.as_str(),
+        EventKind::SessionStart => reason == "registered",
+        EventKind::Resume => reason == "resumed",
+        _ => false,
+    }
 }
 
 pub(super) fn event_text(e: &EventItem) -> String {
@@ -40,7 +40,7 @@ pub(super) fn event_text(e: &EventItem) -> String {
     if let Some(g) = e.view.generation {
         parts.push(format!("g{g}"));
     }
-    let has_reason = !e.reason.is_empty() && !trivial_reason(&e.view.kind, &e.reason);
+    let has_reason = !e.reason.is_empty() && !trivial_reason(e.view.kind, &e.reason);
     if !e.agent.is_empty() {
         parts.push(if has_reason {
             format!("{}:", e.agent)
@@ -66,9 +66,9 @@ pub(super) fn draw_events(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         .enumerate()
     {
         let y = inner.y + u16::try_from(n).unwrap_or(0);
-        let kind = kind_label(&e.kind);
+        let kind = kind_label(e.kind);
         let text = event_text(e);
-        let style = t.event_kind(&e.view.kind);
+        let style = t.event_kind(e.view.kind);
         let kind_padded = format!("{kind:<7} ");
         put_spans(
             buf,

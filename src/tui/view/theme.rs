@@ -7,6 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Widget};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::proto::glossary::{AgentState, EventKind};
 use crate::proto::sanitize::truncate_width;
 use crate::tui::snapshot::Group;
 
@@ -57,27 +58,27 @@ impl Theme {
             Group::Done | Group::Cancelled => self.dim().add_modifier(Modifier::BOLD),
         }
     }
-    pub(super) fn agent_state(self, state: &str) -> Style {
+    pub(super) fn agent_state(self, state: AgentState) -> Style {
         match state {
-            "working" => self.fg(Color::Green),
-            "waiting" => self.bar(Color::Yellow),
-            "needs_attention" => self.bar(Color::Magenta),
-            "stopped" => self.bold(Color::Yellow),
-            "gone" => self.fg(Color::Red),
-            "idle" => Style::new(),
-            _ => self.dim(),
+            AgentState::Working => self.fg(Color::Green),
+            AgentState::Waiting => self.bar(Color::Yellow),
+            AgentState::NeedsAttention => self.bar(Color::Magenta),
+            AgentState::Stopped => self.bold(Color::Yellow),
+            AgentState::Gone => self.fg(Color::Red),
+            AgentState::Idle => Style::new(),
+            AgentState::Starting => self.dim(),
         }
     }
-    pub(super) fn event_kind(self, kind: &str) -> Style {
+    pub(super) fn event_kind(self, kind: EventKind) -> Style {
         match kind {
-            "grant" => self.fg(Color::Cyan),
-            "done" => self.fg(Color::Green),
-            "expel" => self.bold(Color::Red),
-            "lapse" => self.bold(Color::Yellow),
-            "reject" => self.bold(Color::Magenta),
-            "release" | "cancel" => self.fg(Color::Blue),
-            "wait" => self.bold(Color::Yellow),
-            "renew" => self.dim(),
+            EventKind::Grant => self.fg(Color::Cyan),
+            EventKind::Done => self.fg(Color::Green),
+            EventKind::Expel => self.bold(Color::Red),
+            EventKind::Lapse => self.bold(Color::Yellow),
+            EventKind::Reject => self.bold(Color::Magenta),
+            EventKind::Release | EventKind::Cancel => self.fg(Color::Blue),
+            EventKind::Wait => self.bold(Color::Yellow),
+            EventKind::Renew => self.dim(),
             _ => Style::new(),
         }
     }

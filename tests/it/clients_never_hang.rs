@@ -1,0 +1,146 @@
+//! Clients never hang: every wait for the board's answer has a deadline (`[client] timeout`,
+//! `BOARD_TIMEOUT`, default 5 s). A board that accepts connections but never answers (here:
+//! SIGSTOPped) makes a command exit 8 within that deadline, naming the board's pid and socket;
+//! `board json` answers the line with that error instead of waiting.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+use crate::harness::supervised::*;
+use crate::harness::*;
+
+/// SIGCONTs the board when the test ends, however it ends (the harness then stops it).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        let _ = kill(Pid::from_raw(self.0), Signal::SIGCONT);
+    }
+}
+
+/// A board (with `client` as extra board.toml sections) that holds one task and is stopped
+/// with SIGSTOP; returns it and its pid.
+fn stopped_board(client: &str) -> (TestBoard, i32) {
+    let b = TestBoard::start_with("duration = \"60s\"\nsweep = \"1s\"", client);
+    let pid = b.serve_pid().unwrap();
+    b.ok(&["add", "a task"]);
+    kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
+    assert!(
+        poll_until(Duration::from_secs(5), || proc_state(pid) == Some('T')),
+        "the board did not stop"
+    );
+    (b, pid)
+}
+
+/// Runs `cmd` and returns (exit code, stdout, stderr, how long it took); fails the test if it
+/// is still running after `limit`.
+fn timed(mut cmd: std::process::Command, limit: Duration) -> (i32, String, String, Duration) {
+    let t0 = Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let st = poll(limit, || child.try_wait().unwrap());
+    let Some(st) = st else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the command still waited after {limit:?}");
+    };
+    let took = t0.elapsed();
+    let out = child.wait_with_output().unwrap();
+    (
+        st.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        took,
+    )
+}
+
+#[test]
+fn a_stopped_board_makes_a_command_exit_8_naming_its_pid_and_socket() {
+    let (b, pid) = stopped_board("");
+    let _resume = Resume(pid);
+    let socket = b.socket.display().to_string();
+    let mut cmd = b.cmd(&["list"]);
+    cmd.env("BOARD_TIMEOUT", "1s");
+    let (code, _, err, took) = timed(cmd, Duration::from_secs(20));
+    println!("`board list` on a stopped board: exit {code} after {took:?}");
+    assert_eq!(code, 8, "{err}");
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    assert!(err.contains(&socket), "{err}");
+    assert!(err.contains("did not answer within 1s"), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
+    // A write too, with the JSON error naming them as data.
+    let mut cmd = b.cmd(&["--json", "add", "another"]);
+    cmd.env("BOARD_TIMEOUT", "1s");
+    let (code, out, _, took) = timed(cmd, Duration::from_secs(20));
+    assert_eq!(code, 8, "{out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["data"]["kind"], "unavailable", "{v}");
+    assert_eq!(v["data"]["pid"], pid, "{v}");
+    assert_eq!(v["data"]["socket"], socket.as_str(), "{v}");
+    assert_eq!(v["data"]["answer_timeout_ms"], 1000, "{v}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn the_client_timeout_of_board_toml_bounds_the_wait() {
+    let (b, pid) = stopped_board("[client]\ntimeout = \"300ms\"");
+    let _resume = Resume(pid);
+    let (code, _, err, took) = timed(b.cmd(&["show", "1"]), Duration::from_secs(20));
+    println!("`board show 1` with [client] timeout = 300ms: exit {code} after {took:?}");
+    assert_eq!(code, 8, "{err}");
+    assert!(err.contains(&format!("pid {pid}")), "{err}");
+    assert!(err.contains("within 300ms"), "{err}");
+    // Without BOARD_TIMEOUT or the file's setting: the default, a few seconds.
+    b.write_config(&config_text("duration = \"60s\"\nsweep = \"1s\"", ""));
+    let (code, _, err, took) = timed(b.cmd(&["status"]), Duration::from_secs(30));
+    println!("`board status` with the default timeout: exit {code} after {took:?}");
+    assert_eq!(code, 8, "{err}");
+    assert!(err.contains("within 5s"), "{err}");
+}
+
+#[test]
+fn board_json_answers_a_line_with_the_timeout_error() {
+    let (b, pid) = stopped_board("");
+    let _resume = Resume(pid);
+    let mut cmd = b.cmd(&["json"]);
+    cmd.env("BOARD_TIMEOUT", "1s").stdin(Stdio::piped());
+    let t0 = Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"add\",\"params\":{\"title\":\"t\"}}\n",
+        )
+        .unwrap();
+    let st = poll(Duration::from_secs(20), || child.try_wait().unwrap());
+    assert!(st.is_some(), "board json still waited after 20 s");
+    let took = t0.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    println!("`board json` on a stopped board answered after {took:?}: {line}");
+    assert_eq!(line["id"], 7, "{line}");
+    assert_eq!(line["error"]["data"]["kind"], "unavailable", "{line}");
+    assert_eq!(line["error"]["data"]["pid"], pid, "{line}");
+    // The write's op_id, added by `board json`, so the caller can ask again with it.
+    assert_eq!(
+        line["error"]["data"]["op_id"].as_str().map(str::len),
+        Some(32),
+        "{line}"
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
