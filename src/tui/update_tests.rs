@@ -195,7 +195,9 @@ fn cancel_asks_first_and_refuses_finished_tasks() {
     let mut app = fixture::sample_app(true);
     app.on_key(key(KeyCode::Char('x')));
     let fx = app.on_key(key(KeyCode::Char('y')));
-    assert!(matches!(&fx[..], [Effect::Call(c)] if c.method == "cancel"));
+    assert!(
+        matches!(&fx[..], [Effect::Call(c)] if c.method == crate::proto::Method::Cancel.name())
+    );
     app.on_key(key(KeyCode::Char('G')));
     assert_eq!(
         app.selected_task().unwrap().task.state,
