@@ -3,7 +3,9 @@
 use clap::Parser;
 
 fn main() {
-    let cli = match board::cli::Cli::try_parse() {
+    // The commands agents run on every step skip building clap's command tree.
+    let hot = board::cli::hot_path::parse(&std::env::args_os().collect::<Vec<_>>());
+    let cli = match hot.map_or_else(board::cli::Cli::try_parse, Ok) {
         Ok(cli) => cli,
         // With --json, a command line that does not parse is still answered with one JSON
         // document on stdout (help and version print as usual).

@@ -23,26 +23,33 @@ pub(super) fn list_all(json_out: bool, states: &[String]) -> i32 {
         if !states.is_empty() {
             params["state"] = json!(states);
         }
-        let mut page = c.call("list", params.clone())?;
         let io = |e: std::io::Error| BoardError::internal(format!("writing the list: {e}"));
         let enc = |e: serde_json::Error| BoardError::internal(format!("writing the list: {e}"));
         let stdout = std::io::stdout();
         // JSON is printed only once complete, so an error on a later page still leaves exactly
-        // one document (the error) on stdout; human lines are printed page by page.
+        // one document (the error) on stdout; human lines are printed page by page. With --json
+        // each page's `tasks` array is copied as the board wrote it, never parsed: parsing and
+        // re-printing 10 000 tasks was most of this command's time.
         let mut tasks: Vec<u8> = Vec::with_capacity(64 * 1024);
         // The rest of each answer (`lost`, told once, on the first page) joins the document.
         let mut extra = serde_json::Map::new();
         let mut first = true;
+        let mut line = c.call_line("list", params.clone(), true)?;
         loop {
-            if let Value::Object(m) = &mut page {
-                for (k, v) in std::mem::take(m) {
-                    match (k.as_str(), extra.get_mut(&k), v) {
-                        ("tasks" | "next", _, v) => {
-                            m.insert(k, v);
-                        }
-                        (_, Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
-                        (_, _, v) => {
-                            extra.insert(k, v);
+            let page = client::split_answer(&line)?;
+            let mut next = None;
+            let mut page_tasks = None;
+            for (k, raw) in page {
+                match k {
+                    "tasks" => page_tasks = Some(raw),
+                    "next" => next = serde_json::from_str::<Option<i64>>(raw.get()).map_err(enc)?,
+                    _ => {
+                        let v: Value = serde_json::from_str(raw.get()).map_err(enc)?;
+                        match (extra.get_mut(k), v) {
+                            (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
+                            (_, v) => {
+                                extra.insert(k.to_string(), v);
+                            }
                         }
                     }
                 }
@@ -52,26 +59,36 @@ pub(super) fn list_all(json_out: bool, states: &[String]) -> i32 {
                     writeln!(tasks, "{lost}").map_err(io)?;
                 }
             }
-            for t in page["tasks"].as_array().into_iter().flatten() {
-                if json_out {
+            let raw = page_tasks.map_or("[]", |r| r.get()).trim();
+            if json_out {
+                let inner = raw
+                    .strip_prefix('[')
+                    .and_then(|r| r.strip_suffix(']'))
+                    .map(str::trim)
+                    .ok_or_else(|| {
+                        BoardError::internal("the board sent `tasks` that is not a list")
+                    })?;
+                if !inner.is_empty() {
                     if !first {
                         tasks.push(b',');
                     }
-                    serde_json::to_writer(&mut tasks, t).map_err(enc)?;
-                } else {
-                    writeln!(tasks, "{}", print::task_line(t)).map_err(io)?;
+                    tasks.extend_from_slice(inner.as_bytes());
+                    first = false;
                 }
-                first = false;
-            }
-            if !json_out {
+            } else {
+                let page: Vec<Value> = serde_json::from_str(raw).map_err(enc)?;
+                for t in &page {
+                    writeln!(tasks, "{}", print::task_line(t)).map_err(io)?;
+                    first = false;
+                }
                 stdout.lock().write_all(&tasks).map_err(io)?;
                 tasks.clear();
             }
-            let Some(next) = page["next"].as_i64() else {
+            let Some(next) = next else {
                 break;
             };
             params["after"] = json!(next);
-            page = c.call_raw("list", params.clone())?;
+            line = c.call_line("list", params.clone(), false)?;
         }
         let mut out = stdout.lock();
         if json_out {

@@ -14,6 +14,7 @@ mod call;
 mod claim;
 pub mod demo;
 pub mod hints;
+pub mod hot_path;
 pub mod init;
 mod list;
 mod log;

@@ -57,6 +57,7 @@ const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT; requests in flight
 /// are answered first (see [`server::InFlight`]).
 pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
+    crate::os::memory::limit_arenas();
     ensure_data_dir(&paths)?;
     let lock_file = OpenOptions::new()
         .create(true)

@@ -178,6 +178,11 @@ async fn connection(
         // Answered (or its client is gone): only now may a stopping board end.
         drop(answering);
         written?;
+        if line.len() >= crate::os::memory::LARGE_ANSWER {
+            drop(line);
+            // The answer's tree and text are freed now; hand their pages back.
+            tokio::task::spawn_blocking(crate::os::memory::give_back);
+        }
     }
 }
 

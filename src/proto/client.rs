@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::proto::config::{self, Paths};
@@ -460,7 +461,8 @@ impl Client {
         request_line(&id, method, &params)
     }
 
-    fn read_response(&mut self) -> BoardResult<Value> {
+    /// The next answer line as the board sent it (newline included).
+    fn read_line(&mut self) -> BoardResult<String> {
         let mut line = String::new();
         let n = match self.reader.read_line(&mut line) {
             Ok(n) => n,
@@ -470,13 +472,45 @@ impl Client {
             let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
             return Err(self.io_error("reading the answer", &eof));
         }
+        Ok(line)
+    }
+
+    fn read_response(&mut self) -> BoardResult<Value> {
+        let line = self.read_line()?;
         let v: Value = serde_json::from_str(&line).map_err(|e| {
             BoardError::internal(format!("the board sent a line that is not JSON: {e}"))
         })?;
-        match v.get("error") {
+        // Moved out, not cloned: a full list's result is a tree of ~200 000 nodes.
+        let Value::Object(mut m) = v else {
+            return Ok(Value::Null);
+        };
+        match m.get("error") {
             Some(e) => Err(BoardError::from_json(e)),
-            None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+            None => Ok(m.remove("result").unwrap_or(Value::Null)),
         }
+    }
+
+    /// Sends one request (after `hello` when `hello`, checking its protocol) and returns the
+    /// answer line unparsed, for a caller that passes parts of a large result through as they
+    /// are (see [`split_answer`]). Errors: `unavailable` as [`Client::call`].
+    pub fn call_line(&mut self, method: &str, params: Value, hello: bool) -> BoardResult<String> {
+        let mut out = String::new();
+        if hello {
+            out = self.request("hello", json!({}));
+            out.push('\n');
+        }
+        out.push_str(&self.request(method, params));
+        out.push('\n');
+        self.writer
+            .write_all(out.as_bytes())
+            .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
+        if hello {
+            let hello = self.read_response();
+            let line = self.read_line();
+            check_protocol(&hello?)?;
+            return line;
+        }
+        self.read_line()
     }
 
     /// Bounds every later read and write on this connection by `limit` (a hook must never hang
@@ -577,6 +611,27 @@ impl Client {
             }
         }
     }
+}
+
+/// The members of an answer line's `result` object, each as the raw JSON text the board sent,
+/// so that a large member (a page of tasks) can be copied out without being parsed into a tree.
+/// Errors: the answer's own `error`; `internal` for a line that is not a JSON-RPC answer with
+/// an object result.
+pub fn split_answer(line: &str) -> BoardResult<std::collections::BTreeMap<&str, &RawValue>> {
+    // One pass over the line: the members are split out where they are, not re-read.
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: Option<std::collections::BTreeMap<&'a str, &'a RawValue>>,
+        error: Option<Value>,
+    }
+    let a: Answer = serde_json::from_str(line).map_err(|e| {
+        BoardError::internal(format!("the board sent a line that is not an answer: {e}"))
+    })?;
+    if let Some(e) = a.error {
+        return Err(BoardError::from_json(&e));
+    }
+    Ok(a.result.unwrap_or_default())
 }
 
 /// Checks a `hello` result: errors with `unavailable` (and how to restart the board) when the
