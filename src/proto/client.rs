@@ -501,11 +501,17 @@ impl Client {
         }
         out.push_str(&self.request(method, params));
         out.push('\n');
-        self.writer
-            .write_all(out.as_bytes())
-            .map_err(|e| BoardError::unavailable(format!("writing to the board: {e}")))?;
+        if let Err(e) = self.writer.write_all(out.as_bytes()) {
+            return Err(self.io_error("writing the request", &e));
+        }
         if hello {
             let hello = self.read_response();
+            if let Err(e) = &hello {
+                // The connection is dead or silent: the second answer will not come either.
+                if e.data.contains_key(TIMED_OUT) || e.data.contains_key(ANSWER_LOST) {
+                    return Err(e.clone());
+                }
+            }
             let line = self.read_line();
             check_protocol(&hello?)?;
             return line;

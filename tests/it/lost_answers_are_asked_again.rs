@@ -354,3 +354,87 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// `board mcp` under `board run`: `board_claim` tool calls while the board is killed at random
+/// moments each return the claim they made (the tool call's request carries an `op_id` that
+/// the server reuses when it asks again), and the store holds exactly the claims the agent was
+/// told about.
+#[test]
+fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
+    use crate::harness::project::Project;
+    const CLAIMS: usize = 40;
+    let p = Project::new();
+    let tasks: String = (1..=CLAIMS).map(|i| format!("- [ ] task {i}\n")).collect();
+    std::fs::write(p.path().join("backlog.md"), tasks).unwrap();
+    assert!(p.board(&["import", "backlog.md"]).status.success());
+    let mut cmd = p.cmd(crate::harness::BOARD);
+    cmd.env("BOARD_TIMEOUT", "20s")
+        .args(["run", "--name", "m", "--", "board", "mcp"]);
+    let mut c = crate::mcp_server::spawn(cmd);
+    c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "board-test", "version": "0"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let socket = p.path().join(".board/board.sock");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let killer = {
+        let (stop, socket) = (std::sync::Arc::clone(&stop), socket.clone());
+        std::thread::spawn(move || {
+            let mut kills = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(120));
+                let pid = socket_call(&socket, "hello", json!({}))
+                    .ok()
+                    .and_then(|v| v["pid"].as_i64());
+                if let Some(pid) = pid {
+                    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                    kills += 1;
+                }
+            }
+            kills
+        })
+    };
+    let mut told = BTreeSet::new();
+    let mut bad = Vec::new();
+    for i in 0..CLAIMS {
+        // Spread over a few seconds, so the kills land before, during and after calls.
+        std::thread::sleep(Duration::from_millis(60));
+        let r = c.call("board_claim", json!({}));
+        let v = &r["structuredContent"];
+        match (
+            r["isError"].as_bool(),
+            v["task"]["id"].as_i64(),
+            v["generation"].as_i64(),
+        ) {
+            (Some(false), Some(task), Some(g)) => {
+                told.insert((task, g));
+            }
+            _ => bad.push(format!("claim {i} was answered {r}")),
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let kills = killer.join().unwrap();
+    let db = read_only(&p.path().join(".board/board.db"));
+    let held: BTreeSet<(i64, i64)> = db
+        .prepare("SELECT task_id, generation FROM claims WHERE session_id = 'm'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    if held != told {
+        bad.push(format!(
+            "the store granted {held:?}, the agent was told {told:?}"
+        ));
+    }
+    println!(
+        "`board mcp`: {CLAIMS} board_claim calls, {kills} kill -9 of the board, {} told",
+        told.len()
+    );
+    drop(c.stdin.take());
+    let _ = c.child.kill();
+    let _ = c.child.wait();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
