@@ -541,6 +541,14 @@ impl TestBoard {
         self.tmux.as_ref().unwrap()
     }
 
+    /// The pid of the board answering on the socket now (whoever started it), if one does.
+    pub fn board_pid(&self) -> Option<i32> {
+        socket_call(&self.socket, "hello", json!({}))
+            .ok()
+            .and_then(|v| v["pid"].as_i64())
+            .map(|p| p as i32)
+    }
+
     /// Runs `board run --name NAME -- sh -c SCRIPT` (output in `NAME.out`) in a new window of the
     /// test's tmux server, in the project root; returns the session once it is working.
     pub fn run_in_pane(&mut self, name: &str, script: &str) -> Value {
