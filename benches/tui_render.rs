@@ -17,7 +17,16 @@
 
 use std::time::{Duration, Instant};
 
-use board::tui::{app::App, fixture, view};
+use app::App;
+use board::proto;
+use board::tui::{app, snapshot, view};
+
+// The sample boards are test data, not part of the library: the bench compiles the same file the
+// TUI's unit tests use (its `crate::proto` and `super::{app, snapshot}` resolve to the imports
+// above).
+#[allow(dead_code)]
+#[path = "../src/tui/fixture.rs"]
+mod fixture;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::layout::Rect;

@@ -410,7 +410,7 @@ impl Board {
         Ok(())
     }
 
-    /// Marks that `agent` made a request since the previous sweep (what [`Board::touch`] leaves
+    /// Marks that `agent` made a request since the previous sweep (what [`Board::renew_on_request`] leaves
     /// for the sweep, without the renewal).
     pub fn note_talked(&self, agent: &str) {
         self.activity().entry(agent.to_string()).or_default().talked = true;

@@ -40,7 +40,8 @@ pub fn watch(board: &Arc<Board>, off: &OffReactor, agent: &str, pid: i32, start:
         return;
     }
     let agent = agent.to_string();
-    let watch = match pidfd::open(pid) {
+    // The pidfd names whatever process has `pid` now: open_checked makes sure it is still ours.
+    let watch = match pidfd::open_checked(pid, start) {
         Ok(w) => w,
         Err(WatchError::Gone) => {
             expel_now(board, off, &agent, role.gone_reason());
@@ -51,11 +52,6 @@ pub fn watch(board: &Arc<Board>, off: &OffReactor, agent: &str, pid: i32, start:
             return;
         }
     };
-    // The pidfd names whatever process has `pid` now: make sure it is still ours.
-    if procfs::start_time(pid).ok() != Some(start) {
-        expel_now(board, off, &agent, role.gone_reason());
-        return;
-    }
     let board = Arc::clone(board);
     tokio::spawn(async move {
         let started = std::time::Instant::now();

@@ -6,7 +6,7 @@
 //! processes that are not children of the caller and does not reap them.
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 
 use rustix::io::Errno;
@@ -47,7 +47,6 @@ pub enum WatchError {
 /// signals, waits for or reaps the process.
 #[derive(Debug)]
 pub struct ProcessWatch {
-    pid: i32,
     fd: AsyncFd<OwnedFd>,
 }
 
@@ -80,7 +79,7 @@ pub fn open(pid: i32) -> Result<ProcessWatch, WatchError> {
             source: e.into_parts().1,
         }
     })?;
-    Ok(ProcessWatch { pid, fd })
+    Ok(ProcessWatch { fd })
 }
 
 /// Opens a watch on process `pid` only if it is the process that started at `expected_start`
@@ -127,18 +126,6 @@ impl ProcessWatch {
             // Only when the runtime is shutting down; never claim an exit that was not seen.
             std::future::pending::<()>().await;
         }
-    }
-
-    /// The pid this watch was opened for.
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-}
-
-impl AsFd for ProcessWatch {
-    /// The pidfd, e.g. for `rustix::process::pidfd_send_signal`, which cannot hit a reused pid.
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.get_ref().as_fd()
     }
 }
 
@@ -188,7 +175,6 @@ mod tests {
         let mut child = Command::new("sleep").arg("30").spawn().expect("spawn");
         let pid = child.id() as i32;
         let watch = open(pid).expect("open");
-        assert_eq!(watch.pid(), pid);
         assert!(
             timeout(Duration::from_millis(100), watch.exited())
                 .await

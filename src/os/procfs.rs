@@ -695,19 +695,23 @@ mod tests {
         assert_eq!(tree_cpu_ticks(pid), 0, "a gone root has no tree");
     }
 
-    #[test]
-    fn descendants_in_handles_cycles() {
-        let stat = |pid, ppid| ProcStat {
+    /// A sleeping process `pid` under `ppid` that used 1 tick of CPU time.
+    fn stat(pid: i32, ppid: i32) -> ProcStat {
+        ProcStat {
             pid,
             ppid,
             state: 'S',
-            utime_ticks: 0,
+            utime_ticks: 1,
             stime_ticks: 0,
             cutime_ticks: 0,
             cstime_ticks: 0,
             start_time_ticks: 0,
             exit_code: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_scan_visits_each_pid_once_even_in_a_cycle() {
         let table = ProcTable::from_stats(vec![
             stat(10, 1),
             stat(11, 10),
@@ -723,17 +727,6 @@ mod tests {
 
     #[test]
     fn a_scan_answers_liveness_and_prunes_subtrees() {
-        let stat = |pid, ppid| ProcStat {
-            pid,
-            ppid,
-            state: 'S',
-            utime_ticks: 1,
-            stime_ticks: 0,
-            cutime_ticks: 0,
-            cstime_ticks: 0,
-            start_time_ticks: 0,
-            exit_code: None,
-        };
         let table = ProcTable::from_stats(vec![
             stat(10, 1),
             stat(11, 10),

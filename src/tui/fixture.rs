@@ -1,5 +1,6 @@
 //! Fixed boards for the TUI's snapshot tests and render benchmark: realistic data with fixed
-//! timestamps and a fixed clock, so every frame drawn from them is reproducible.
+//! timestamps and a fixed clock, so every frame drawn from them is reproducible. Compiled only
+//! into the unit tests and into `benches/tui_render.rs` (by path), never into the library.
 
 use crate::proto::glossary::{AgentState, EventKind, TaskState};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};

@@ -20,6 +20,7 @@
 
 pub mod agents;
 pub mod app;
+#[cfg(test)]
 pub mod fixture;
 pub mod form;
 pub mod input;

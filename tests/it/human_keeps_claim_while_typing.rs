@@ -12,24 +12,8 @@ use crate::harness::supervised::*;
 use crate::harness::*;
 
 /// This test's private tmux server (the one `TestBoard::tmux` started), by its socket folder.
-struct Server(std::path::PathBuf);
-
-impl Server {
-    fn run(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("tmux")
-            .env("TMUX_TMPDIR", &self.0)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(out.status.success(), "tmux {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-fn screen(t: &Server, target: &str) -> String {
-    t.run(&["capture-pane", "-p", "-J", "-t", target])
+fn screen(t: &Tmux, target: &str) -> String {
+    t.capture(target)
 }
 
 fn events(b: &TestBoard) -> Vec<Value> {
@@ -45,8 +29,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     b.add_tasks(1);
     let root = b.root.clone();
     let path = crate::harness::path_env();
-    b.tmux();
-    let t = Server(b.dir.path().to_path_buf());
+    let t = b.tmux().share();
     let new_window = |name: &str, command: &str| {
         let command = format!("export PATH='{path}'; cd '{}'; {command}", root.display());
         t.run(&["new-window", "-d", "-t", "keepalive", "-n", name, &command]);

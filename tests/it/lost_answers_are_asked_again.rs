@@ -48,13 +48,6 @@ fn read_only(db: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
 }
 
-fn board_pid(b: &TestBoard) -> Option<i32> {
-    socket_call(&b.socket, "hello", json!({}))
-        .ok()
-        .and_then(|v| v["pid"].as_i64())
-        .map(|p| p as i32)
-}
-
 /// What one agent was told, from its log.
 #[derive(Default, Debug)]
 struct Told {
@@ -160,7 +153,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
     while Instant::now() < end {
         std::thread::sleep(Duration::from_millis(100 + rand(400)));
         let action = if rand(2) == 0 {
-            match board_pid(&b) {
+            match b.board_pid() {
                 Some(p) => {
                     let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
                     "kill -9 board"
@@ -290,7 +283,7 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     const LINES: usize = 150;
     let mut b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
     b.stop_serve();
-    let mut door = b
+    let mut json_cli = b
         .cmd(&["json"])
         .env("BOARD_TIMEOUT", "20s")
         .stdin(Stdio::piped())
@@ -298,8 +291,8 @@ fn board_json_asks_again_with_the_op_id_it_added() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut input = door.stdin.take().unwrap();
-    let output = door.stdout.take().unwrap();
+    let mut input = json_cli.stdin.take().unwrap();
+    let output = json_cli.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
         BufReader::new(output)
             .lines()
@@ -317,14 +310,14 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     let mut kills = 0;
     while !writer.is_finished() {
         std::thread::sleep(Duration::from_millis(150));
-        if let Some(p) = board_pid(&b) {
+        if let Some(p) = b.board_pid() {
             let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
             kills += 1;
         }
     }
     writer.join().unwrap();
     let answers = reader.join().unwrap();
-    let _ = door.wait();
+    let _ = json_cli.wait();
     let mut bad = Vec::new();
     for a in &answers {
         let v: Value = serde_json::from_str(a).unwrap();

@@ -76,13 +76,6 @@ fn child_of(pid: i32) -> Option<i32> {
         .copied()
 }
 
-fn board_pid(b: &TestBoard) -> Option<i32> {
-    socket_call(&b.socket, "hello", json!({}))
-        .ok()
-        .and_then(|v| v["pid"].as_i64())
-        .map(|p| p as i32)
-}
-
 #[derive(Default, Debug)]
 struct Counts {
     grants: usize,
@@ -375,7 +368,7 @@ fn agents_under_chaos_never_break_the_fence() {
                 "board stop"
             }
             7 => {
-                if let Some(p) = board_pid(&b) {
+                if let Some(p) = b.board_pid() {
                     let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
                 }
                 "kill -9 board"

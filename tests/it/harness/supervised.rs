@@ -190,12 +190,34 @@ impl Drop for Agent {
     }
 }
 
-/// A private tmux server for one test; killed on drop.
+/// A private tmux server for one test; killed when the [`TestBoard`] that started it drops it.
 pub struct Tmux {
     tmpdir: PathBuf,
+    /// This handle started the server (see [`Tmux::share`]) and ends it on drop.
+    owner: bool,
 }
 
 impl Tmux {
+    /// What pane `target` shows (wrapped lines joined), exactly as printed: a prompt's trailing
+    /// space is kept.
+    pub fn capture(&self, target: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-J", "-t", target])
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Another handle on the same server that does not end it (so a test can keep using the
+    /// board mutably while it drives the panes).
+    pub fn share(&self) -> Tmux {
+        Tmux {
+            tmpdir: self.tmpdir.clone(),
+            owner: false,
+        }
+    }
+
     /// A `tmux` command talking to this test's server.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
@@ -220,6 +242,9 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        if !self.owner {
+            return;
+        }
         let _ = self
             .cmd()
             .arg("kill-server")
@@ -501,6 +526,7 @@ impl TestBoard {
         if self.tmux.is_none() {
             let t = Tmux {
                 tmpdir: self.dir.path().to_path_buf(),
+                owner: true,
             };
             let out = t
                 .cmd()
@@ -513,6 +539,14 @@ impl TestBoard {
             self.tmux = Some(t);
         }
         self.tmux.as_ref().unwrap()
+    }
+
+    /// The pid of the board answering on the socket now (whoever started it), if one does.
+    pub fn board_pid(&self) -> Option<i32> {
+        socket_call(&self.socket, "hello", json!({}))
+            .ok()
+            .and_then(|v| v["pid"].as_i64())
+            .map(|p| p as i32)
     }
 
     /// Runs `board run --name NAME -- sh -c SCRIPT` (output in `NAME.out`) in a new window of the
