@@ -49,6 +49,7 @@ mod mcp_every_verb;
 mod mcp_server;
 mod messages_between_agents;
 mod non_utf8_arguments;
+mod pipelined_requests;
 mod profiles;
 mod real_agents_in_panes;
 mod real_cli_setup;
