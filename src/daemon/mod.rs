@@ -51,8 +51,10 @@ pub fn ensure_data_dir(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How long a stopping board waits for the requests it already read to be answered.
-const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a stopping board waits for the requests it already read to be answered (an answer
+/// takes milliseconds; only a client that stopped reading holds it up). Well under the 5 s a
+/// starting board waits for the previous one's lock.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs the board in the foreground until `board stop`, SIGTERM or SIGINT; requests in flight
 /// are answered first (see [`server::InFlight`]).

@@ -18,7 +18,7 @@
 //! Writing the mark is kept off the hot path by reserving generations in blocks of
 //! [`BLOCK`]: a grant writes the file only when its generation passes `reserved`.
 //!
-//! On start ([`Store::open_board`]):
+//! On start (`SqliteStore::open_board`):
 //! - a database that is **behind** the mark (its last event is older than the mark's) was
 //!   restored: the board opens a **new epoch** — every generation is raised to at least
 //!   `reserved` (the next grant is above every generation ever issued) and every claim ends
@@ -146,7 +146,7 @@ impl MarkFile {
     }
 }
 
-/// What [`Store::open_board`] found and did, for the log and `board status`.
+/// What `SqliteStore::open_board` found and did, for the log and `board status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Opened {
     /// A new board (no database, no mark).
