@@ -389,7 +389,7 @@ fn agents_under_chaos_never_break_the_fence() {
         let _ = kill(Pid::from_raw(*pid), Signal::SIGCONT);
     }
     // Calm: the team finishes the backlog.
-    let finished = poll_until(Duration::from_secs(40), || {
+    let finished = poll_until(Duration::from_secs(120), || {
         for (name, c) in team.procs.iter_mut() {
             if matches!(c.try_wait(), Ok(Some(st)) if !st.success()) {
                 team.next += 1;
