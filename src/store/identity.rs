@@ -390,13 +390,7 @@ impl SqliteStore {
                     ", end_reason = ?2, told = 0
                          WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
                 ))?;
-                let rows = st.query_map(params![now_wall(), why], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })?;
+                let rows = st.query_map(params![now_wall(), why], super::lapse::ended_claim)?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, agent, generation) in ended {

@@ -19,13 +19,7 @@ impl SqliteStore {
                     live_expired!("?1"),
                     " RETURNING task_id, session_id, generation"
                 ))?;
-                let rows = st.query_map(params![now_ms, now_wall(), reason], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                    ))
-                })?;
+                let rows = st.query_map(params![now_ms, now_wall(), reason], ended_claim)?;
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, agent, generation) in ended {
@@ -131,6 +125,12 @@ pub(super) fn end_live_claims_of_task(
         )?;
     }
     Ok(())
+}
+
+/// A claim row ended by `… RETURNING task_id, session_id, generation`: (task, holder,
+/// generation).
+pub(super) fn ended_claim(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, i64)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
 }
 
 pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
