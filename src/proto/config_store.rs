@@ -37,7 +37,8 @@ pub struct StoreSection {
     /// `BOARD_STORE_URL` overrides it.
     pub url: Option<String>,
     /// This host's name among the boards that share the store (default: the machine's host
-    /// name). Two boards running at once with the same name are refused.
+    /// name). Each board sharing the store needs its own: a board that starts under a name in use
+    /// takes that host's session over (a board restarting on its host does exactly that).
     pub host: Option<String>,
     /// How long a host's session lasts without a heartbeat (default 30 s): a host that stops
     /// (crash, power, partition) ends its agents' claims after at most `host_ttl + heartbeat`.
