@@ -107,6 +107,9 @@ pub struct BoardError {
     pub code: Option<i64>,
 }
 
+/// `error.data` key of [`BoardError::store_down`]: the board runs but its store is unreachable.
+pub const STORE_DOWN: &str = "store_down";
+
 impl BoardError {
     /// A new error of `kind` with `message` and no extra data.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
@@ -158,6 +161,13 @@ impl BoardError {
     /// Shorthand for [`ErrorKind::Unavailable`].
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unavailable, message)
+    }
+
+    /// [`ErrorKind::Unavailable`] because the board cannot reach its shared store (exit 8):
+    /// `data.store_down` names the store (`"postgres"`), so the TUI and tools can tell it from
+    /// a board that is not running. Nothing was applied.
+    pub fn store_down(store: &str, message: impl Into<String>) -> Self {
+        Self::unavailable(message).with(STORE_DOWN, store)
     }
 
     /// The JSON-RPC `error` object: `{"code":…, "message":…, "data":{"kind":…, …}}`.
