@@ -213,9 +213,24 @@ impl TestBoard {
 
     /// Starts `board serve` in a directory that already holds a board.
     pub fn serve_in(dir: TempDir) -> TestBoard {
+        TestBoard::serve_via(dir, &[])
+    }
+
+    /// Starts `WRAPPER… board serve` (e.g. `unshare --time …`) in a directory that already
+    /// holds a board; the wrapper must exec the board, so [`TestBoard::serve_pid`] is its pid.
+    pub fn serve_via(dir: TempDir, wrapper: &[&str]) -> TestBoard {
         std::fs::create_dir_all(dir.path().join("t")).expect("scratch directory");
         let stderr = File::create(dir.path().join("t/serve.stderr")).expect("serve log");
-        let child = board_command(dir.path())
+        let mut cmd = match wrapper.split_first() {
+            None => board_command(dir.path()),
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                scrub(c.current_dir(dir.path())).stdin(Stdio::null());
+                c.args(args).arg(BOARD);
+                c
+            }
+        };
+        let child = cmd
             .arg("serve")
             .stdout(Stdio::null())
             .stderr(stderr)
@@ -251,6 +266,11 @@ impl TestBoard {
             "board serve did not open {} within {STEP:?}",
             socket.display()
         );
+    }
+
+    /// The pid of the `board serve` this board started.
+    pub fn serve_pid(&self) -> i32 {
+        self.serve.as_ref().expect("a board served by the test").id() as i32
     }
 
     /// The project root (holds `board.toml`).
