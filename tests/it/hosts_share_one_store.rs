@@ -17,14 +17,14 @@ use crate::harness::{poll, poll_until, scrub, BOARD, STEP};
 
 /// A host's board on the shared store: lease `lease`, sweep `sweep`, host session TTL
 /// `ttl` renewed every `heartbeat`.
-struct HostSettings {
-    lease: &'static str,
-    sweep: &'static str,
-    ttl: &'static str,
-    heartbeat: &'static str,
+pub(crate) struct HostSettings {
+    pub(crate) lease: &'static str,
+    pub(crate) sweep: &'static str,
+    pub(crate) ttl: &'static str,
+    pub(crate) heartbeat: &'static str,
 }
 
-const QUICK: HostSettings = HostSettings {
+pub(crate) const QUICK: HostSettings = HostSettings {
     lease: "60s",
     sweep: "1s",
     ttl: "2s",
@@ -32,12 +32,12 @@ const QUICK: HostSettings = HostSettings {
 };
 
 /// Starts host `name`'s board on `pg`.
-fn host(pg: &Cluster, name: &str, s: &HostSettings) -> TestBoard {
-    TestBoard::serve_in(host_dir(pg, name, s))
+pub(crate) fn host(pg: &Cluster, name: &str, s: &HostSettings) -> TestBoard {
+    TestBoard::serve_in(host_dir(&pg.url(), name, s))
 }
 
-/// A board directory for host `name` on `pg`, not served yet.
-fn host_dir(pg: &Cluster, name: &str, s: &HostSettings) -> tempfile::TempDir {
+/// A board directory for host `name` on the store at `url`, not served yet.
+pub(crate) fn host_dir(url: &str, name: &str, s: &HostSettings) -> tempfile::TempDir {
     let dir = tempfile::Builder::new()
         .prefix(&format!("board-host-{name}-"))
         .tempdir()
@@ -50,7 +50,7 @@ fn host_dir(pg: &Cluster, name: &str, s: &HostSettings) -> tempfile::TempDir {
          host_ttl = \"{}\"\nheartbeat = \"{}\"\n",
         s.lease,
         s.sweep,
-        pg.url(),
+        url,
         s.ttl,
         s.heartbeat
     );
@@ -59,20 +59,18 @@ fn host_dir(pg: &Cluster, name: &str, s: &HostSettings) -> tempfile::TempDir {
 }
 
 /// The cluster, or None with the reason printed (PostgreSQL not installed here).
-fn cluster() -> Option<Cluster> {
-    match Cluster::start() {
-        Ok(c) => Some(c),
-        Err(why) => {
-            eprintln!("skipped: no PostgreSQL cluster: {why}");
-            None
-        }
+pub(crate) fn cluster() -> Option<Cluster> {
+    if let Some(why) = crate::harness::postgres::skip_reason() {
+        eprintln!("skipped: {why}");
+        return None;
     }
+    Some(Cluster::start().unwrap_or_else(|e| panic!("a private PostgreSQL cluster: {e}")))
 }
 
 /// An agent session whose agent is `board json`: the test writes JSON-RPC lines to it, as
 /// an agent's tooling would, with the session's identity.
-struct JsonAgent {
-    id: String,
+pub(crate) struct JsonAgent {
+    pub(crate) id: String,
     launcher: Child,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
@@ -80,7 +78,7 @@ struct JsonAgent {
 }
 
 impl JsonAgent {
-    fn start(board: &TestBoard, name: &str) -> JsonAgent {
+    pub(crate) fn start(board: &TestBoard, name: &str) -> JsonAgent {
         JsonAgent::start_via(board, name, &[])
     }
 
@@ -119,20 +117,20 @@ impl JsonAgent {
         a
     }
 
-    fn send(&mut self, method: &str, params: Value) {
+    pub(crate) fn send(&mut self, method: &str, params: Value) {
         let req = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
         self.next += 1;
         writeln!(self.input, "{req}").expect("write to board json");
     }
 
-    fn recv(&mut self) -> Value {
+    pub(crate) fn recv(&mut self) -> Value {
         let mut line = String::new();
         let n = self.output.read_line(&mut line).expect("read board json");
         assert!(n > 0, "board json of {} closed its output", self.id);
         serde_json::from_str(&line).expect("a JSON answer")
     }
 
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
         self.send(method, params);
         self.recv()
     }
@@ -159,7 +157,7 @@ impl Drop for JsonAgent {
     }
 }
 
-fn ready_on(board: &TestBoard, task: i64) -> bool {
+pub(crate) fn ready_on(board: &TestBoard, task: i64) -> bool {
     let v = board.json(&["list", "--state", "ready"]);
     v["tasks"]
         .as_array()
@@ -380,7 +378,7 @@ fn time_namespaces_work() -> bool {
 fn host_in_time_namespace(pg: &Cluster, name: &str, s: &HostSettings, ahead_s: u64) -> TestBoard {
     let ahead = ahead_s.to_string();
     TestBoard::serve_via(
-        host_dir(pg, name, s),
+        host_dir(&pg.url(), name, s),
         &["unshare", "--time", "--boottime", &ahead, "--monotonic", &ahead],
     )
 }
