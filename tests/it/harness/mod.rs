@@ -12,11 +12,13 @@
 //! - [`project`]: a project whose board the CLI autostarts, and the printed JSON Schema every
 //!   `--json` output is checked against.
 //! - [`real_clis`]: the real agent CLIs in a throwaway HOME.
+//! - [`postgres`]: a private PostgreSQL cluster, for boards sharing a PostgreSQL store.
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
 pub mod driven;
+pub mod postgres;
 pub mod project;
 pub mod real_clis;
 pub mod supervised;
