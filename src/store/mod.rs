@@ -19,13 +19,13 @@ mod events;
 mod holder_writes;
 mod hosts;
 pub mod identity;
-pub mod pg;
 mod import;
 mod lapse;
 mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
+pub mod pg;
 mod refusals;
 mod sessions;
 mod tasks;

@@ -24,7 +24,7 @@ const RUN_AS: (&str, &str) = ("nobody", "nogroup");
 pub const USER: &str = "board";
 
 /// How a cluster's server runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
     /// `fsync=off`: much faster, but a crash of the machine (not of the server) may lose
     /// commits. Only for tests that do not test durability; a server crash or `stop -m
@@ -32,15 +32,6 @@ pub struct Options {
     pub fsync: bool,
     /// Also listen on 127.0.0.1 on a free port (the default is the Unix socket only).
     pub tcp: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            fsync: false,
-            tcp: false,
-        }
-    }
 }
 
 /// A running (or stopped) private cluster; stopped in immediate mode and deleted on drop.
@@ -94,7 +85,9 @@ fn owner() -> Result<Option<(nix::unistd::Uid, nix::unistd::Gid)>, String> {
     let g = nix::unistd::Group::from_name(group).ok().flatten();
     match (u, g) {
         (Some(u), Some(g)) => Ok(Some((u.uid, g.gid))),
-        _ => Err(format!("no user {user} or group {group} to run PostgreSQL as")),
+        _ => Err(format!(
+            "no user {user} or group {group} to run PostgreSQL as"
+        )),
     }
 }
 
@@ -194,7 +187,10 @@ fn make_template(bin: &Path) -> Result<PathBuf, String> {
     if done.is_file() {
         Ok(root.join("data"))
     } else {
-        Err(format!("no complete template cluster at {}", root.display()))
+        Err(format!(
+            "no complete template cluster at {}",
+            root.display()
+        ))
     }
 }
 
@@ -343,7 +339,14 @@ impl Cluster {
     pub fn crash(&self) -> Result<(), String> {
         self.pg(
             "pg_ctl",
-            &["-D", path_str(&self.data())?, "-m", "immediate", "-w", "stop"],
+            &[
+                "-D",
+                path_str(&self.data())?,
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
         )?;
         Ok(())
     }

@@ -31,7 +31,10 @@ mod tests {
         let pid = cluster.pid().unwrap();
         cluster.restart().unwrap();
         assert_ne!(cluster.pid(), Some(pid), "restarted: a new postmaster");
-        assert!(client.simple_query("SELECT 1").is_err(), "the old session is gone");
+        assert!(
+            client.simple_query("SELECT 1").is_err(),
+            "the old session is gone"
+        );
         let mut client = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
         client.simple_query("SELECT 1").unwrap();
         let dir = cluster.dir().to_path_buf();
