@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use crate::harness::sh_quote;
 
-use crate::harness::driven::TestBoard;
+use crate::harness::test_board::TestBoard;
 use crate::harness::project::Project;
 use crate::mcp_server::{spawn, McpClient};
 use serde_json::{json, Value};

@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::driven::*;
+use crate::harness::agent::Agent;
+use crate::harness::test_board::TestBoard;
 
 use crate::harness::project::{check, Project};
 
@@ -62,7 +63,7 @@ fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {
 
     // The log has both messages.
     let logged: Vec<Value> = b
-        .events()
+        .log()
         .into_iter()
         .filter(|e| e["kind"] == "message")
         .collect();
