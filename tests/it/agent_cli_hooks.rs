@@ -47,7 +47,19 @@ fn tui_pane(root: &Path) -> Option<Tmux> {
     let t = Tmux::private(Vec::new());
     let tui = format!("{} tui", sh_quote(BOARD));
     let root = root.to_str().unwrap();
-    t.run(&["new-session", "-d", "-s", "tui", "-x", "200", "-y", "40", "-c", root, &tui]);
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "tui",
+        "-x",
+        "200",
+        "-y",
+        "40",
+        "-c",
+        root,
+        &tui,
+    ]);
     Some(t)
 }
 

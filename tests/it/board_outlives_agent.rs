@@ -4,8 +4,8 @@
 
 use std::os::unix::net::UnixStream;
 
-use crate::harness::test_board::TestBoard;
 use crate::harness::process::running;
+use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
 
 #[test]
@@ -15,7 +15,9 @@ fn a_board_autostarted_by_board_run_keeps_running_after_the_agent_exits() {
     assert!(UnixStream::connect(&socket).is_err(), "no board yet");
     b.board(&["run", "--name", "solo", "--", "sh", "-c", "sleep 0.3"])
         .ok();
-    let pid = b.board_pid().expect("the board still answers after the agent exited");
+    let pid = b
+        .board_pid()
+        .expect("the board still answers after the agent exited");
     assert!(running(pid));
     let log = std::fs::read_to_string(b.root().join(".board/board.log")).unwrap_or_default();
     assert!(
@@ -45,6 +47,8 @@ fn a_board_autostarted_inside_an_agent_survives_the_launchers_cleanup() {
     // adopted when `board list` exited; the launcher then exits and cleans up its leftovers.
     assert_eq!(run.wait_launcher(), 0);
     // The launcher has exited, so its cleanup is over: the board must still be there.
-    let pid = board.board_pid().expect("the autostarted board survived the cleanup");
+    let pid = board
+        .board_pid()
+        .expect("the autostarted board survived the cleanup");
     assert!(running(pid));
 }

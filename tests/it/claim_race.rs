@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use crate::harness::test_board::TestBoard;
 use crate::harness::process::{fifo_rw, mkfifo};
+use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
 
 const AGENTS: usize = 16;

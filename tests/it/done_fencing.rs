@@ -25,11 +25,7 @@ fn done_twice_at_the_same_generation_answers_ok_both_times() {
     // Without --generation too (a retry by a script that did not keep it).
     assert_eq!(agent.json(&["done", &t])["already"], true);
 
-    assert_eq!(
-        board.log_of("done", task).len(),
-        1,
-        "done once in the log"
-    );
+    assert_eq!(board.log_of("done", task).len(), 1, "done once in the log");
     let task_now = board.task(task);
     assert_eq!(task_now["done_by"], agent.id.as_str());
     assert_eq!(task_now["generation"], generation);

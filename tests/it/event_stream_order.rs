@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-
-use crate::harness::test_board::TestBoard;
 use crate::harness::events::Events;
+use crate::harness::test_board::TestBoard;
 
 #[test]
 fn concurrent_writes_reach_subscribers_in_id_order_without_gaps() {

@@ -4,13 +4,12 @@
 //! refused (exit 7); an identity without a token inside a tree is that tree's agent or refused,
 //! never the operator.
 
-
 use crate::harness::{sh_quote, STEP};
 
 use crate::harness::agent::Agent;
-use crate::harness::test_board::TestBoard;
 use crate::harness::mcp::Mcp;
 use crate::harness::process::{fifo_rw, mkfifo};
+use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
 /// A command line that runs `board ARGS` with only HOME and PATH in its environment.

@@ -79,10 +79,7 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
     assert_eq!(e["data"]["kind"], "lapsed");
     assert_eq!(e["data"]["holder"], other.id.as_str());
     assert_eq!(board.task(task)["state"], "claimed");
-    assert!(
-        board.log_of("done", task).is_empty(),
-        "still no done event"
-    );
+    assert!(board.log_of("done", task).is_empty(), "still no done event");
 }
 
 /// The wall-clock time of an event.

@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 
 use crate::harness::{BOARD, STEP};
 
-use crate::harness::test_board::TestBoard;
 use crate::harness::command::{run_within, Out};
+use crate::harness::test_board::TestBoard;
 
 fn assert_sandbox_message(out: &Out) {
     assert_eq!(out.code, 8, "{out:?}");

@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::harness::{sh_quote, STEP};
 
-use crate::harness::{test_board::frozen, agent::Agent, test_board::TestBoard};
+use crate::harness::{agent::Agent, test_board::frozen, test_board::TestBoard};
 use serde_json::{json, Value};
 
 /// Sends `line` (plus a newline) on a new connection and returns the raw answer line.

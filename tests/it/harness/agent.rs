@@ -13,9 +13,9 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use super::test_board::TestBoard;
 use super::command::Out;
 use super::process::{fifo_rw, mkfifo, running};
+use super::test_board::TestBoard;
 use super::{exit_code, poll, poll_until, sh_quote, wait_child, STEP};
 
 static NEXT_AGENT: AtomicUsize = AtomicUsize::new(0);
@@ -127,7 +127,9 @@ impl TestBoard {
 
 impl Agent {
     fn ctl(&self) -> &Path {
-        self.ctl.as_deref().expect("a driven agent (TestBoard::agent)")
+        self.ctl
+            .as_deref()
+            .expect("a driven agent (TestBoard::agent)")
     }
 
     fn wait_registered(&mut self) {
@@ -158,7 +160,10 @@ impl Agent {
     /// Sends one shell line to the driven agent without waiting; returns its sequence number.
     pub fn send(&mut self, line: &str) -> usize {
         assert!(!line.contains('\n'), "one line at a time");
-        let input = self.input.as_mut().expect("a driven agent with its input open");
+        let input = self
+            .input
+            .as_mut()
+            .expect("a driven agent with its input open");
         input
             .write_all(format!("{line}\n").as_bytes())
             .expect("write to the agent");

@@ -41,6 +41,12 @@ impl Out {
             .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{self:?}"))
     }
 
+    /// Stdout's one JSON document and the exit code, for a command that may fail.
+    #[track_caller]
+    pub fn json_and_code(&self) -> (Value, i32) {
+        (self.json(), self.code)
+    }
+
     /// Asserts exit 0 and returns self.
     #[track_caller]
     pub fn ok(self) -> Out {

@@ -19,7 +19,6 @@
 #![allow(dead_code)]
 
 pub mod agent;
-pub mod test_board;
 pub mod command;
 pub mod events;
 pub mod mcp;
@@ -28,9 +27,8 @@ pub mod queries;
 pub mod real_clis;
 pub mod rpc;
 pub mod schema;
+pub mod test_board;
 pub mod tmux;
-pub mod project;
-pub mod supervised;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;

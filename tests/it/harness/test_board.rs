@@ -30,6 +30,7 @@ use super::{path_env, poll_until, scrub, wait_child, BOARD, STEP};
 /// How a [`TestBoard`] is made: its `board.toml`, and whether it is served.
 #[must_use]
 pub struct Builder {
+    name: String,
     lease: String,
     sweep: String,
     liveness: Option<String>,
@@ -38,6 +39,12 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// `[board] name` (default `"test"`).
+    pub fn name(mut self, name: &str) -> Builder {
+        self.name = name.to_string();
+        self
+    }
+
     /// `[lease] duration` (default `"60s"`: nothing lapses during a test).
     pub fn lease(mut self, duration: &str) -> Builder {
         self.lease = duration.to_string();
@@ -77,10 +84,10 @@ impl Builder {
             None => String::new(),
         };
         format!(
-            "[board]\nname = \"test\"\ndata_dir = \".board\"\n\n\
+            "[board]\nname = \"{}\"\ndata_dir = \".board\"\n\n\
              [lease]\nduration = \"{}\"\nsweep = \"{}\"\n{liveness}\n\
              [identity]\ncheck_process_tree = true\n\n{}",
-            self.lease, self.sweep, self.extra
+            self.name, self.lease, self.sweep, self.extra
         )
     }
 
@@ -98,7 +105,7 @@ impl Builder {
             tmux: None,
         };
         if !self.bare {
-            b.board(&["init", "--name", "test"]).ok();
+            b.board(&["init", "--name", &self.name]).ok();
             b.write_config(&self.config_text());
         }
         b
@@ -129,6 +136,7 @@ impl TestBoard {
     /// A board to configure (see [`Builder`]).
     pub fn builder() -> Builder {
         Builder {
+            name: "test".into(),
             lease: "60s".into(),
             sweep: "1s".into(),
             liveness: None,
@@ -150,8 +158,8 @@ impl TestBoard {
     }
 
     fn paths(&self) -> board::proto::config::Paths {
-        let cfg = board::proto::config::Config::load(&self.root().join("board.toml"))
-            .unwrap_or_default();
+        let cfg =
+            board::proto::config::Config::load(&self.root().join("board.toml")).unwrap_or_default();
         board::proto::config::Paths::new(self.root(), &cfg)
     }
 
@@ -361,7 +369,10 @@ impl TestBoard {
         if let Some(t) = &self.tmux {
             let panes = t.cmd().args(["list-panes", "-a", "-F", "#{session_name}:#{window_name} #{pane_id} #{pane_pid} dead=#{pane_dead} #{pane_current_command}"]).output();
             if let Ok(out) = panes {
-                eprintln!("--- tmux panes ---\n{}", String::from_utf8_lossy(&out.stdout));
+                eprintln!(
+                    "--- tmux panes ---\n{}",
+                    String::from_utf8_lossy(&out.stdout)
+                );
             }
         }
     }

@@ -110,6 +110,25 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Sends tmux key names (`Enter`, `C-c`, `q`) to pane `target`.
+    pub fn keys(&self, target: &str, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", target];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Types `text` literally into pane `target`.
+    pub fn type_text(&self, target: &str, text: &str) {
+        self.run(&["send-keys", "-t", target, "-l", text]);
+    }
+
+    /// A tmux format (`#{pane_pid}`, `#{window_name}`) evaluated for `target`.
+    pub fn format(&self, target: &str, fmt: &str) -> String {
+        self.run_raw(&["display-message", "-p", "-t", target, fmt])
+            .trim_end()
+            .to_string()
+    }
+
     /// What pane `target` shows, line for line as on screen (`flags` adds capture-pane flags:
     /// `-J` joins wrapped lines and keeps trailing spaces, `-e` keeps escape sequences).
     pub fn capture(&self, target: &str, flags: &[&str]) -> String {
