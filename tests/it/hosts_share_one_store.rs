@@ -11,9 +11,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::harness::driven::{run_board, TestBoard};
 use crate::harness::postgres::Cluster;
-use crate::harness::{poll, poll_until, scrub, BOARD, STEP};
+use crate::harness::test_board::{Builder, TestBoard};
+use crate::harness::{poll, poll_until, BOARD, STEP};
 
 /// A host's board on the shared store: lease `lease`, sweep `sweep`, host session TTL
 /// `ttl` renewed every `heartbeat`.
@@ -33,29 +33,16 @@ pub(crate) const QUICK: HostSettings = HostSettings {
 
 /// Starts host `name`'s board on `pg`.
 pub(crate) fn host(pg: &Cluster, name: &str, s: &HostSettings) -> TestBoard {
-    TestBoard::serve_in(host_dir(&pg.url(), name, s))
+    host_on(&pg.url(), name, s).start()
 }
 
-/// A board directory for host `name` on the store at `url`, not served yet.
-pub(crate) fn host_dir(url: &str, name: &str, s: &HostSettings) -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("board-host-{name}-"))
-        .tempdir()
-        .expect("temporary directory");
-    run_board(dir.path(), &["init", "--name", "test"]).ok();
-    let config = format!(
-        "[board]\nname = \"test\"\ndata_dir = \".board\"\n\n\
-         [lease]\nduration = \"{}\"\nsweep = \"{}\"\n\n\
-         [store]\nkind = \"postgres\"\nurl = \"{}\"\nhost = \"{name}\"\n\
+/// Host `name`'s board on the store at `url`, not served yet.
+pub(crate) fn host_on(url: &str, name: &str, s: &HostSettings) -> Builder {
+    TestBoard::builder().lease(s.lease).sweep(s.sweep).config(&format!(
+        "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nhost = \"{name}\"\n\
          host_ttl = \"{}\"\nheartbeat = \"{}\"\n",
-        s.lease,
-        s.sweep,
-        url,
-        s.ttl,
-        s.heartbeat
-    );
-    std::fs::write(dir.path().join("board.toml"), config).expect("write board.toml");
-    dir
+        s.ttl, s.heartbeat
+    ))
 }
 
 /// The cluster, or None with the reason printed (PostgreSQL not installed here).
@@ -86,16 +73,14 @@ impl JsonAgent {
     /// time namespace, so both read the same process start times).
     fn start_via(board: &TestBoard, name: &str, wrapper: &[&str]) -> JsonAgent {
         let mut cmd = match wrapper.split_first() {
-            None => Command::new(BOARD),
+            None => board.command(BOARD),
             Some((program, args)) => {
-                let mut c = Command::new(program);
+                let mut c = board.command(program);
                 c.args(args).arg(BOARD);
                 c
             }
         };
-        scrub(&mut cmd)
-            .current_dir(board.root())
-            .args(["run", "--name", name, "--", "board", "json"])
+        cmd.args(["run", "--name", name, "--", "board", "json"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -288,7 +273,7 @@ fn a_frozen_host_loses_its_claims_and_its_old_holder_is_refused_after() {
     let task = a.add("contested");
     let mut old = a.agent("old");
     let generation = old.claim(task);
-    let board_a = a.serve_pid();
+    let board_a = a.serve_pid().expect("host a served");
     kill(Pid::from_raw(board_a), Signal::SIGSTOP).expect("SIGSTOP host a's board");
     let t0 = Instant::now();
     let freed = poll_until(STEP, || ready_on(&b, task));
@@ -335,7 +320,7 @@ fn a_host_with_a_skewed_clock_keeps_the_same_lease_rules() {
     };
     let fair = host(&pg, "fair", &short);
     let skewed = host_in_time_namespace(&pg, "skewed", &short, 3600);
-    let into_skewed = skewed.serve_pid().to_string();
+    let into_skewed = skewed.serve_pid().expect("served").to_string();
     let into_skewed = ["nsenter", "--time", "--target", into_skewed.as_str()];
     for (board, name, wrapper) in [
         (&fair, "on-fair", &[][..]),
@@ -377,8 +362,7 @@ fn time_namespaces_work() -> bool {
 /// monotonic clocks are `ahead_s` seconds ahead.
 fn host_in_time_namespace(pg: &Cluster, name: &str, s: &HostSettings, ahead_s: u64) -> TestBoard {
     let ahead = ahead_s.to_string();
-    TestBoard::serve_via(
-        host_dir(&pg.url(), name, s),
-        &["unshare", "--time", "--boottime", &ahead, "--monotonic", &ahead],
-    )
+    let mut b = host_on(&pg.url(), name, s).unserved();
+    b.serve_via(&["unshare", "--time", "--boottime", &ahead, "--monotonic", &ahead]);
+    b
 }

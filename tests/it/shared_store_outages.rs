@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::driven::TestBoard;
+use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
-use crate::hosts_share_one_store::{cluster, host, host_dir, HostSettings, JsonAgent};
+use crate::hosts_share_one_store::{cluster, host, host_on, HostSettings, JsonAgent};
 
 /// Host sessions that outlive a server restart: the TTL is well above the outage.
 const PATIENT: HostSettings = HostSettings {
@@ -189,7 +189,7 @@ fn a_failover_to_a_promoted_standby_ends_older_claims_and_reuses_no_generation()
         primary.dir().display(),
         standby.dir().display()
     );
-    let a = TestBoard::serve_in(host_dir(&both, "a", &PATIENT));
+    let a = host_on(&both, "a", &PATIENT).start();
     let t = a.add("held across the failover");
     let u = a.add("claimed many times");
     let mut old = JsonAgent::start(&a, "old");
