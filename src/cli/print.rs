@@ -334,28 +334,6 @@ fn human_result(method: &str, v: &Value) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn escape_sequences_in_titles_print_inert() {
-        let t = json!({"id": 1, "state": "open", "ready": true, "priority": 0,
-                       "title": "\u{1b}]0;pwned\u{7}\u{1b}[31mred"});
-        let line = task_line(&t);
-        assert!(!line.contains('\u{1b}'), "{line:?}");
-        assert!(!line.contains('\u{7}'), "{line:?}");
-    }
-
-    #[test]
-    fn countdowns_read_naturally() {
-        assert_eq!(countdown(112_000), "1m52s");
-        assert_eq!(countdown(900), "1s");
-        assert_eq!(countdown(-5), "lapsing");
-    }
-}
-
 /// `board status` lines about the store: the SQLite file; or the shared PostgreSQL store, this
 /// host, whether the board reaches it, and every host session.
 fn store_lines(v: &Value) -> Vec<String> {
@@ -382,7 +360,33 @@ fn store_lines(v: &Value) -> Vec<String> {
                 h["beat_age_ms"], h["expires_in_ms"]
             ),
         };
-        out.push(format!("host     {} (pid {}): {state}", s(&h["name"]), h["pid"]));
+        out.push(format!(
+            "host     {} (pid {}): {state}",
+            s(&h["name"]),
+            h["pid"]
+        ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn escape_sequences_in_titles_print_inert() {
+        let t = json!({"id": 1, "state": "open", "ready": true, "priority": 0,
+                       "title": "\u{1b}]0;pwned\u{7}\u{1b}[31mred"});
+        let line = task_line(&t);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(!line.contains('\u{7}'), "{line:?}");
+    }
+
+    #[test]
+    fn countdowns_read_naturally() {
+        assert_eq!(countdown(112_000), "1m52s");
+        assert_eq!(countdown(900), "1s");
+        assert_eq!(countdown(-5), "lapsing");
+    }
 }

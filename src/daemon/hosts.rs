@@ -75,7 +75,10 @@ pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
     let every = Duration::from_millis(beat.every_ms.max(1) as u64);
     loop {
         let c = Arc::clone(&clock);
-        match board.blocking(move |b, off| beat_once(b, off, &c, beat)).await {
+        match board
+            .blocking(move |b, off| beat_once(b, off, &c, beat))
+            .await
+        {
             Ok(Ok(())) => board.set_store_unreachable(None),
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "heartbeat failed");

@@ -77,14 +77,7 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let (store, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
     let pidfd = crate::os::pidfd::supported();
-    let board = Arc::new(Board::new(
-        store,
-        clock,
-        cfg,
-        paths.clone(),
-        boot_id,
-        pidfd,
-    ));
+    let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Every request takes the one store lock, so more blocking threads add no speed on two
@@ -116,14 +109,13 @@ struct Shared {
     beat: hosts::Beat,
 }
 
+/// An opened store with the clock the board keeps its leases on.
+type Opened = (Box<dyn Store>, Arc<dyn Clock>, Option<Shared>);
+
 /// Opens the store `[store]` chooses, with the clock the board keeps its leases on: the lease
 /// clock for the embedded SQLite file; for a shared PostgreSQL store, the server's clock (see
 /// [`hosts`]).
-fn open_store(
-    cfg: &Config,
-    paths: &Paths,
-    new_epoch: bool,
-) -> anyhow::Result<(Box<dyn Store>, Arc<dyn Clock>, Option<Shared>)> {
+fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Opened> {
     let choice = cfg
         .store
         .choice()

@@ -38,11 +38,14 @@ pub(crate) fn host(pg: &Cluster, name: &str, s: &HostSettings) -> TestBoard {
 
 /// Host `name`'s board on the store at `url`, not served yet.
 pub(crate) fn host_on(url: &str, name: &str, s: &HostSettings) -> Builder {
-    TestBoard::builder().lease(s.lease).sweep(s.sweep).config(&format!(
-        "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nhost = \"{name}\"\n\
+    TestBoard::builder()
+        .lease(s.lease)
+        .sweep(s.sweep)
+        .config(&format!(
+            "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nhost = \"{name}\"\n\
          host_ttl = \"{}\"\nheartbeat = \"{}\"\n",
-        s.ttl, s.heartbeat
-    ))
+            s.ttl, s.heartbeat
+        ))
 }
 
 /// The cluster, or None with the reason printed (PostgreSQL not installed here).
@@ -122,10 +125,7 @@ impl JsonAgent {
 
     /// The pid of the agent process (`board json`, the launcher's child).
     fn agent_pid(&self) -> i32 {
-        let children = format!(
-            "/proc/{0}/task/{0}/children",
-            self.launcher.id()
-        );
+        let children = format!("/proc/{0}/task/{0}/children", self.launcher.id());
         let pid = poll(STEP, || {
             std::fs::read_to_string(&children)
                 .ok()
@@ -172,8 +172,7 @@ fn sixteen_agents_on_three_hosts_race_and_one_wins_every_round() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1000);
     for round in 0..rounds {
-        let task = operator.result("add", json!({"title": format!("round {round}")}))["task"]
-            ["id"]
+        let task = operator.result("add", json!({"title": format!("round {round}")}))["task"]["id"]
             .as_i64()
             .expect("task id");
         for a in agents.iter_mut() {
@@ -219,7 +218,9 @@ fn sixteen_agents_on_three_hosts_race_and_one_wins_every_round() {
     let mut done_per_task = std::collections::BTreeMap::<i64, usize>::new();
     for e in log["events"].as_array().expect("events") {
         if e["kind"] == "done" {
-            *done_per_task.entry(e["task"].as_i64().unwrap()).or_default() += 1;
+            *done_per_task
+                .entry(e["task"].as_i64().unwrap())
+                .or_default() += 1;
         }
     }
     assert_eq!(done_per_task.len(), rounds, "every round's task done");
@@ -347,7 +348,10 @@ fn a_host_with_a_skewed_clock_keeps_the_same_lease_rules() {
             took >= Duration::from_millis(900) && took <= Duration::from_secs(6),
             "through {name}: lapsed after {took:?}"
         );
-        eprintln!("lease through {name}: granted for {left} ms, lapsed after {:.0} ms", millis(took));
+        eprintln!(
+            "lease through {name}: granted for {left} ms, lapsed after {:.0} ms",
+            millis(took)
+        );
     }
 }
 
@@ -363,6 +367,13 @@ fn time_namespaces_work() -> bool {
 fn host_in_time_namespace(pg: &Cluster, name: &str, s: &HostSettings, ahead_s: u64) -> TestBoard {
     let ahead = ahead_s.to_string();
     let mut b = host_on(&pg.url(), name, s).unserved();
-    b.serve_via(&["unshare", "--time", "--boottime", &ahead, "--monotonic", &ahead]);
+    b.serve_via(&[
+        "unshare",
+        "--time",
+        "--boottime",
+        &ahead,
+        "--monotonic",
+        &ahead,
+    ]);
     b
 }

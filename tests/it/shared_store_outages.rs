@@ -57,7 +57,11 @@ fn work(agent: &mut JsonAgent, seen: &Mutex<Seen>, progress: &AtomicUsize) {
             continue;
         };
         let generation = r["result"]["generation"].clone();
-        let d = ask(agent, "done", json!({"task": task, "generation": generation}));
+        let d = ask(
+            agent,
+            "done",
+            json!({"task": task, "generation": generation}),
+        );
         assert!(d.get("result").is_some(), "done of task {task}: {d}");
         seen.lock().unwrap().done.push(task);
         progress.fetch_add(1, Ordering::SeqCst);
@@ -110,7 +114,10 @@ fn the_store_restarted_and_crashed_under_load_loses_no_acknowledged_write() {
         .filter_map(|t| t["id"].as_i64())
         .collect();
     for t in &done {
-        assert!(stored.contains(t), "task {t} was acknowledged done but is not");
+        assert!(
+            stored.contains(t),
+            "task {t} was acknowledged done but is not"
+        );
     }
     assert!(
         !seen.kinds.iter().any(|k| k == "internal"),
@@ -153,7 +160,14 @@ fn churn(agent: &mut JsonAgent, task: i64, times: usize) -> i64 {
 
 /// After the outage, `old`'s claim at `generation` must have ended (its `done` refused as
 /// `lapsed`, exit 5), and a new claim of `churned` must be above `highest`.
-fn assert_new_epoch(board: &TestBoard, old: &mut JsonAgent, task: i64, generation: i64, churned: i64, highest: i64) {
+fn assert_new_epoch(
+    board: &TestBoard,
+    old: &mut JsonAgent,
+    task: i64,
+    generation: i64,
+    churned: i64,
+    highest: i64,
+) {
     let mut answer = Value::Null;
     let refused = poll_until(STEP * 2, || {
         answer = old.call("done", json!({"task": task, "generation": generation}));
@@ -162,8 +176,13 @@ fn assert_new_epoch(board: &TestBoard, old: &mut JsonAgent, task: i64, generatio
     assert!(refused, "the old holder's done after the outage: {answer}");
     let mut fresh = JsonAgent::start(board, "fresh");
     let r = fresh.call("claim", json!({"task": churned}));
-    let g = r["result"]["generation"].as_i64().unwrap_or_else(|| panic!("{r}"));
-    assert!(g > highest, "generation {g} after the outage, {highest} was issued before");
+    let g = r["result"]["generation"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        g > highest,
+        "generation {g} after the outage, {highest} was issued before"
+    );
     let log = board.json(&["log", "--limit", "1000"]);
     assert!(
         log["events"]
