@@ -19,7 +19,6 @@
 mod support;
 
 #[path = "../src/store/pg/cluster.rs"]
-#[allow(dead_code)]
 mod cluster;
 
 use std::path::{Path, PathBuf};
