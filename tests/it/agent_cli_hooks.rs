@@ -8,9 +8,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{poll, poll_until, sh_quote, BOARD, STEP};
+use crate::harness::{poll, sh_quote, BOARD, STEP};
 
-use crate::harness::driven::{self, TestBoard};
+use crate::harness::agent::Agent;
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 use serde_json::{json, Value};
 
 /// `board agents --json` entry of `id`.
@@ -26,7 +28,7 @@ fn agent_view(board: &TestBoard, id: &str) -> Value {
 
 /// Runs `board hook CLI EVENT` inside the agent with `payload` on stdin; the hook must say
 /// nothing and exit 0.
-fn hook(agent: &mut driven::Agent, cli: &str, event: &str, payload: &Value) {
+fn hook(agent: &mut Agent, cli: &str, event: &str, payload: &Value) {
     let out = agent.sh(&format!(
         "printf '%s' {} | board hook {cli} {event}",
         sh_quote(&payload.to_string())
@@ -36,73 +38,43 @@ fn hook(agent: &mut driven::Agent, cli: &str, event: &str, payload: &Value) {
     assert_eq!(out.stderr, "", "a hook prints nothing: {out:?}");
 }
 
-/// A private tmux server running `board tui` for `root`, killed on drop.
-struct TuiPane {
-    dir: tempfile::TempDir,
+/// A private tmux server running `board tui` for `root` in session `tui`; None (after saying
+/// why) when tmux is missing.
+fn tui_pane(root: &Path) -> Option<Tmux> {
+    if Tmux::missing() {
+        return None;
+    }
+    let t = Tmux::private(Vec::new());
+    let tui = format!("{} tui", sh_quote(BOARD));
+    let root = root.to_str().unwrap();
+    t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "tui",
+        "-x",
+        "200",
+        "-y",
+        "40",
+        "-c",
+        root,
+        &tui,
+    ]);
+    Some(t)
 }
 
-impl TuiPane {
-    fn start(root: &Path) -> Option<TuiPane> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("skipping the TUI part: tmux is not installed");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let pane = TuiPane { dir };
-        let tui = format!("{} tui", sh_quote(BOARD));
-        let st = pane
-            .tmux()
-            .args(["new-session", "-d", "-x", "200", "-y", "40", "-c"])
-            .arg(root)
-            .arg(tui)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        Some(pane)
-    }
-
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.env("TMUX_TMPDIR", self.dir.path())
-            .env_remove("TMUX")
-            .env_remove("BOARD_AGENT")
-            .env_remove("BOARD_TOKEN")
-            .env_remove("BOARD_SOCKET")
-            .env_remove("BOARD_ROOT")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn screen(&self) -> String {
-        let out = self.tmux().args(["capture-pane", "-p"]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits (the TUI refreshes on events and every 5 s) until the screen contains `text`.
-    fn wait_for(&self, text: &str) -> String {
-        let mut last = String::new();
-        let seen = poll_until(Duration::from_secs(20), || {
-            last = self.screen();
-            last.contains(text)
-        });
-        assert!(seen, "the TUI never showed {text:?}:\n{last}");
-        last
-    }
-}
-
-impl Drop for TuiPane {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
-    }
+/// Waits (the TUI refreshes on events and every 5 s) until the TUI's screen contains `text`.
+fn wait_for(tui: &Tmux, text: &str) -> String {
+    tui.wait_screen("tui", text, Duration::from_secs(20), |s| s.contains(text))
 }
 
 #[test]
 fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
-    let board = TestBoard::with_lease("4s", "100ms");
+    let board = TestBoard::builder().lease("4s").sweep("100ms").start();
     let task = board.add("Fix the parser");
     let mut a = board.agent("claude");
     a.claim(task);
-    let tui = TuiPane::start(board.root());
+    let tui = tui_pane(board.root());
 
     // Let the lease run down a little, then a tool call renews it.
     std::thread::sleep(Duration::from_millis(1500));
@@ -133,7 +105,7 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
     assert_eq!(v["waiting"], want);
     assert_eq!(v["claims"], json!([task]));
     if let Some(tui) = &tui {
-        let screen = tui.wait_for("WAITING FOR YOU");
+        let screen = wait_for(tui, "WAITING FOR YOU");
         assert!(
             screen.contains(&format!("{} asks: {want}", a.id)),
             "{screen}"
@@ -170,7 +142,7 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
     assert!(v["idle_since"].is_string(), "{v}");
     assert_eq!(v["claims"], json!([task]));
     let idle: Vec<Value> = board
-        .events()
+        .log()
         .into_iter()
         .filter(|e| e["kind"] == "idle")
         .collect();
@@ -277,9 +249,9 @@ fn a_session_that_never_calls_needs_attention_until_it_does() {
             .contains("first-run dialog"),
         "{v}"
     );
-    let tui = TuiPane::start(board.root());
+    let tui = tui_pane(board.root());
     if let Some(tui) = &tui {
-        let screen = tui.wait_for("NEEDS ATTENTION");
+        let screen = wait_for(tui, "NEEDS ATTENTION");
         assert!(screen.contains("stuck"), "{screen}");
     }
     let human = board.board(&["agents"]).ok().stdout;

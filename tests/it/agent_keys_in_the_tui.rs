@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
 
 use crate::harness::*;
 
@@ -44,7 +44,7 @@ fn keys(b: &mut TestBoard, pane: &str, keys: &[&str]) {
 /// The live session of slot `name`, once there is one other than `not`.
 fn live_session(b: &TestBoard, name: &str, not: &str) -> Value {
     poll(Duration::from_secs(10), || {
-        b.ok(&["agents"])["agents"]
+        b.json(&["agents"])["agents"]
             .as_array()
             .unwrap()
             .iter()
@@ -63,14 +63,16 @@ fn wait_ended(b: &TestBoard, id: &str) -> Value {
 
 #[test]
 fn tui_keys_attach_stop_start_and_restart_an_agent() {
-    let mut b = TestBoard::init(&config_text(
-        "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"",
-        "[[agents]]\nname = \"w\"\nprofile = \"sleeper\"\n",
-    ));
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .sweep("10s")
+        .liveness("process")
+        .config("[[agents]]\nname = \"w\"\nprofile = \"sleeper\"\n")
+        .unserved();
     b.write_profile("sleeper", SLEEPER);
     b.serve();
     b.tmux();
-    let up = b.ok(&["up"]);
+    let up = b.json(&["up"]);
     let session = up["session"].as_str().unwrap().to_string();
     let agent_pane = up["panes"][0]["pane"].as_str().unwrap().to_string();
     let tui = pane_in(&mut b, &session, "board");

@@ -6,12 +6,17 @@
 
 use std::time::Duration;
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 use serde_json::Value;
 
-const LEASE: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
+fn project() -> Builder {
+    TestBoard::builder()
+        .lease("30s")
+        .sweep("10s")
+        .liveness("process")
+}
 
 const SLEEPER: &str =
     "description = \"sleeps\"\ncommand = [\"sh\", \"-c\", \"echo good is up; exec sleep 300\"]\n";
@@ -49,10 +54,9 @@ fn pane_of(up: &Value, slot: &str) -> Value {
 
 #[test]
 fn up_refuses_a_missing_agent_command_before_any_pane_exists() {
-    let mut b = TestBoard::init(&config_text(
-        LEASE,
-        &agents(&[("good", "sleeper"), ("coder", "ghost")]),
-    ));
+    let mut b = project()
+        .config(&agents(&[("good", "sleeper"), ("coder", "ghost")]))
+        .unserved();
     b.write_profile("sleeper", SLEEPER);
     b.write_profile(
         "ghost",
@@ -60,7 +64,8 @@ fn up_refuses_a_missing_agent_command_before_any_pane_exists() {
     );
     b.serve();
     let before = sessions(&mut b);
-    let (code, v) = b.json(&["up"]);
+    let out = b.board_json(&["up"]);
+    let (code, v) = (out.code, out.json());
     assert_eq!(code, 2, "{v}");
     let msg = v["message"].as_str().unwrap();
     assert!(
@@ -69,7 +74,7 @@ fn up_refuses_a_missing_agent_command_before_any_pane_exists() {
     );
     assert_eq!(v["data"]["agent"], "coder", "{v}");
     assert_eq!(sessions(&mut b), before, "a tmux session was created");
-    assert!(b.ok(&["agents", "--all"])["agents"]
+    assert!(b.json(&["agents", "--all"])["agents"]
         .as_array()
         .unwrap()
         .is_empty());
@@ -79,7 +84,8 @@ fn up_refuses_a_missing_agent_command_before_any_pane_exists() {
         "ghost",
         "description = \"a path\"\ncommand = [\"./bin/agent.sh\"]\n",
     );
-    let (code, v) = b.json(&["up"]);
+    let out = b.board_json(&["up"]);
+    let (code, v) = (out.code, out.json());
     assert_eq!(code, 2, "{v}");
     assert!(
         v["message"]
@@ -93,15 +99,14 @@ fn up_refuses_a_missing_agent_command_before_any_pane_exists() {
 
 #[test]
 fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
-    let mut b = TestBoard::init(&config_text(
-        LEASE,
-        &agents(&[("good", "sleeper"), ("bad", "failer")]),
-    ));
+    let mut b = project()
+        .config(&agents(&[("good", "sleeper"), ("bad", "failer")]))
+        .unserved();
     b.write_profile("sleeper", SLEEPER);
     b.write_profile("failer", FAILER);
     b.serve();
     b.tmux();
-    let up = b.ok(&["up"]);
+    let up = b.json(&["up"]);
     let session = up["session"].as_str().unwrap().to_string();
     let bad = pane_of(&up, "bad");
     let good = pane_of(&up, "good");
@@ -132,7 +137,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     assert!(good_session["ended_at"].is_null(), "{good_session}");
 
     // `board up` again: only the ended agent starts, in its pane, under its configured name.
-    let again = b.ok(&["up"]);
+    let again = b.json(&["up"]);
     assert_eq!(pane_of(&again, "good")["outcome"], "running", "{again}");
     assert_eq!(pane_of(&again, "good")["pid"], good["pid"], "{again}");
     let bad2 = pane_of(&again, "bad");
@@ -153,7 +158,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     let g = b.session("good").unwrap();
     assert!(g["ended_at"].is_null(), "{g}");
     assert_eq!(g["restarts"], 0);
-    let human = String::from_utf8_lossy(&b.board(&["agents", "--all"]).stdout).into_owned();
+    let human = b.board(&["agents", "--all"]).stdout;
     let line = human
         .lines()
         .find(|l| l.starts_with("bad-2 "))

@@ -7,7 +7,7 @@ use std::fs;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
 
 use crate::harness::*;
 
@@ -16,7 +16,7 @@ const COMMITS: usize = 20;
 fn git(b: &TestBoard, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
-        .current_dir(&b.root)
+        .current_dir(b.root())
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "Test")
@@ -56,14 +56,18 @@ exec sleep 300
 
 #[test]
 fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
-    let mut b = TestBoard::init(&config_text(
-        "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"",
-        "[[agents]]\nname = \"a\"\nprofile = \"committer\"\nworktree = true\n\n\
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .sweep("10s")
+        .liveness("process")
+        .config(
+            "[[agents]]\nname = \"a\"\nprofile = \"committer\"\nworktree = true\n\n\
          [[agents]]\nname = \"b\"\nprofile = \"committer\"\nworktree = true\n",
-    ));
-    let results = b.root.join("results");
+        )
+        .unserved();
+    let results = b.root().join("results");
     fs::create_dir(&results).unwrap();
-    let script = b.root.join("committer.sh");
+    let script = b.root().join("committer.sh");
     fs::write(&script, agent_script()).unwrap();
     b.write_profile(
         "committer",
@@ -74,7 +78,7 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
         ),
     );
     fs::write(
-        b.root.join(".gitignore"),
+        b.root().join(".gitignore"),
         "*.out\nresults/\ncommitter.sh\nagents/\n",
     )
     .unwrap();
@@ -83,12 +87,12 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     git(&b, &["commit", "-q", "-m", "start"]);
     let base = git(&b, &["rev-parse", "HEAD"]);
     let hooks = b.board(&["init", "--git-hooks"]);
-    assert!(hooks.status.success(), "{hooks:?}");
+    assert!(hooks.success(), "{hooks:?}");
     b.serve();
     b.tmux();
     b.add_tasks(2);
 
-    let up = b.ok(&["up"]);
+    let up = b.json(&["up"]);
     for p in up["panes"].as_array().unwrap() {
         let name = p["agent_name"].as_str().unwrap();
         assert_eq!(p["branch"], format!("board/{name}"), "{up}");
@@ -160,11 +164,11 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     tasks.sort();
     assert_eq!(tasks, [1, 2], "each agent held its own task");
     // The main work tree never saw the agents' files.
-    assert!(!b.root.join("a.txt").exists() && !b.root.join("b.txt").exists());
+    assert!(!b.root().join("a.txt").exists() && !b.root().join("b.txt").exists());
     assert_eq!(git(&b, &["rev-parse", "main"]), base);
 
     // `board status` and `board agents` show each agent's branch.
-    let status = b.ok(&["status"]);
+    let status = b.json(&["status"]);
     let mut branches: Vec<String> = status["agents"]
         .as_array()
         .unwrap()
@@ -194,16 +198,16 @@ fn agents_in_their_own_worktrees_commit_at_once_without_colliding() {
     assert!(shown, "the TUI does not show the branches:\n{screen}");
 
     // `board down` removes the (clean) worktrees; the branches stay for merging.
-    let down = b.ok(&["down"]);
+    let down = b.json(&["down"]);
     let wts = down["worktrees"].as_array().unwrap();
     assert_eq!(wts.len(), 2, "{down}");
     assert!(wts.iter().all(|w| w["removed"] == true), "{down}");
-    assert!(!b.root.join(".board/worktrees/a").exists());
+    assert!(!b.root().join(".board/worktrees/a").exists());
     let left = git(&b, &["branch", "--list", "board/*"]);
     assert!(
         left.contains("board/a") && left.contains("board/b"),
         "{left}"
     );
     git(&b, &["merge", "-q", "--no-edit", "board/a", "board/b"]);
-    assert!(b.root.join("a.txt").exists() && b.root.join("b.txt").exists());
+    assert!(b.root().join("a.txt").exists() && b.root().join("b.txt").exists());
 }

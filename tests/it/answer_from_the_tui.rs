@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 
 use crate::harness::*;
 
@@ -26,9 +27,9 @@ fn screen(t: &Tmux, target: &str) -> String {
 
 #[test]
 fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_pane() {
-    let mut b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
-    fs::write(b.root.join("asker.sh"), ASKER).unwrap();
-    let root = b.root.clone();
+    let mut b = TestBoard::builder().lease("60s").sweep("1s").start();
+    fs::write(b.root().join("asker.sh"), ASKER).unwrap();
+    let root = b.root().to_path_buf();
     let t = b.tmux();
     let path = crate::harness::path_env();
     let new_window = |name: &str, command: &str| {
@@ -51,7 +52,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
         "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
     );
     let asker = poll(Duration::from_secs(15), || {
-        let v = b.ok(&["agents"]);
+        let v = b.json(&["agents"]);
         v["agents"]
             .as_array()
             .unwrap()
@@ -121,7 +122,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     assert_eq!(m["answer"], true);
 
     // The wait ended with the answer (not with the agent's later call), and the log has it.
-    let log = b.ok(&["log", "--limit", "1000"]);
+    let log = b.json(&["log", "--limit", "1000"]);
     let events = log["events"].as_array().unwrap();
     let message = events
         .iter()

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::harness::driven::*;
+use crate::harness::test_board::TestBoard;
 
 /// A 30-item plan: 5 features, each with 2 parts of 1 step each (25 items), and 5 chores.
 fn plan() -> String {
@@ -89,7 +89,7 @@ fn a_nested_markdown_plan_becomes_tasks_with_nesting_as_dependencies() {
     // Only the leaves (and the chores) are ready.
     let ready: Vec<i64> = b.ready_ids();
     assert_eq!(ready.len(), 10 + 4, "the 10 steps and 4 chores: {ready:?}");
-    assert_eq!(b.events().iter().filter(|e| e["kind"] == "add").count(), 30);
+    assert_eq!(b.log().iter().filter(|e| e["kind"] == "add").count(), 30);
 }
 
 #[test]

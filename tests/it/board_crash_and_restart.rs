@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::harness::supervised::*;
+use crate::harness::agent::Agent;
+use crate::harness::test_board::TestBoard;
 
 use crate::harness::*;
 use nix::sys::signal::Signal;
@@ -41,7 +42,7 @@ struct AgentLog {
 }
 
 fn read_log(b: &TestBoard, agent: &str) -> AgentLog {
-    let text = std::fs::read_to_string(b.root.join(format!("{agent}.log"))).unwrap_or_default();
+    let text = std::fs::read_to_string(b.root().join(format!("{agent}.log"))).unwrap_or_default();
     let mut log = AgentLog::default();
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -74,19 +75,20 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     // checks, the restart): a claim whose stored expiry passes while the board is down lapses
     // at the first sweep after the restart (design rule 8), and the checks below would then see
     // lapses instead of held claims. 3 s was too short for a loaded 2-core machine.
-    let mut b = TestBoard::init(&config_text(
-        "duration = \"15s\"\nsweep = \"100ms\"\nliveness = \"process\"",
-        "",
-    ));
+    let mut b = TestBoard::builder()
+        .lease("15s")
+        .sweep("100ms")
+        .liveness("process")
+        .unserved();
     {
-        let mut store = board::store::SqliteStore::open(&b.db).unwrap();
+        let mut store = board::store::SqliteStore::open(&b.db()).unwrap();
         for i in 1..=TASKS {
             store
                 .add_task(&format!("task {i}"), "", 0, &[], board::store::OPERATOR, 0)
                 .unwrap();
         }
     }
-    let good_config = std::fs::read_to_string(b.root.join("board.toml")).unwrap();
+    let good_config = std::fs::read_to_string(b.root().join("board.toml")).unwrap();
     b.serve();
     // One more living holder that makes no call after its claim.
     let _keeper = b.run_agent("keeper", "board claim 1 >/dev/null && exec sleep 300");
@@ -109,7 +111,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     // that read the good file before the edit must finish first: wait for two more log lines
     // from every loop.
     let lines = |n: &str| {
-        std::fs::read_to_string(b.root.join(format!("{n}.log")))
+        std::fs::read_to_string(b.root().join(format!("{n}.log")))
             .unwrap_or_default()
             .lines()
             .count()
@@ -138,15 +140,15 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     println!("acknowledged before the kill: {claims} claims, {dones} dones");
     assert!(claims < TASKS, "the backlog must outlast the loops");
 
-    assert_sound(&b.db, "the database is sound after SIGKILL");
+    assert_sound(&b.db(), "the database is sound after SIGKILL");
 
     b.write_config(&good_config);
     b.serve();
     let down = killed.elapsed();
     println!("the board was down for {down:?}");
-    assert_sound(&b.db, "the database is sound after the restart");
+    assert_sound(&b.db(), "the database is sound after the restart");
 
-    let db = read_only(&b.db);
+    let db = read_only(&b.db());
     for (agent, log) in &logs {
         for &(t, g) in &log.claims {
             let n: i64 = db
@@ -178,7 +180,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     }
 
     // The new board renews the living holders: the keeper's expiry goes up again.
-    let expiry = || b.task(1)["task"]["expires_in_ms"].as_i64();
+    let expiry = || b.show(1)["task"]["expires_in_ms"].as_i64();
     let mut lowest = expiry().expect("the keeper still holds task 1 after the restart");
     let renewed = poll_until(Duration::from_secs(5), || match expiry() {
         Some(e) if e > lowest + 50 => true,
@@ -191,9 +193,9 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     assert!(
         renewed,
         "the restarted board never renewed a living holder (down for {down:?}): {}",
-        b.task(1)
+        b.show(1)
     );
-    let agents = b.ok(&["agents"]);
+    let agents = b.json(&["agents"]);
     let live: BTreeMap<String, serde_json::Value> = agents["agents"]
         .as_array()
         .unwrap()
@@ -236,7 +238,11 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
 
 #[test]
 fn a_session_whose_pid_was_reused_is_dead_at_restart() {
-    let mut b = TestBoard::start("duration = \"30s\"\nsweep = \"100ms\"\nliveness = \"process\"");
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .sweep("100ms")
+        .liveness("process")
+        .start();
     b.add_tasks(2);
     let _reused = b.run_agent("reused", "board claim 1 >/dev/null && exec sleep 300");
     let _honest = b.run_agent("honest", "board claim 2 >/dev/null && exec sleep 300");
@@ -244,11 +250,11 @@ fn a_session_whose_pid_was_reused_is_dead_at_restart() {
     b.wait_working("honest");
     let pid = s["pid"].as_i64().unwrap();
 
-    b.stop_serve();
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
     {
         // The same pid with another start time: as if the agent died and an unrelated process
         // got its pid while the board was down.
-        let db = Connection::open(&b.db).unwrap();
+        let db = Connection::open(b.db()).unwrap();
         let n = db
             .execute(
                 "UPDATE sessions SET pid_start = pid_start + 1 WHERE id = 'reused'",
@@ -270,7 +276,7 @@ fn a_session_whose_pid_was_reused_is_dead_at_restart() {
         reason.contains(&pid.to_string()),
         "the reason names the pid: {reason:?}"
     );
-    let events = b.task(1)["events"].clone();
+    let events = b.show(1)["events"].clone();
     let expel = events
         .as_array()
         .unwrap()
@@ -279,13 +285,13 @@ fn a_session_whose_pid_was_reused_is_dead_at_restart() {
         .unwrap_or_else(|| panic!("no expel event: {events}"));
     assert_eq!(expel["agent"], "reused");
     assert_eq!(expel["reason"], reason.as_str());
-    assert!(b.ready().contains(&1), "its task is ready again");
+    assert!(b.ready_ids().contains(&1), "its task is ready again");
 
     // The other session, checked the same way, is alive and keeps its claim.
     let h = b.session("honest").unwrap();
     assert!(h["ended_at"].is_null(), "{h}");
     assert_eq!(h["claims"], json!([2]));
-    assert_eq!(b.task(2)["task"]["holder"], "honest");
+    assert_eq!(b.show(2)["task"]["holder"], "honest");
 }
 
 /// SQLite's own integrity check passes on the database at `db`.

@@ -3,13 +3,12 @@
 //! winner; the event log holds one grant per task.
 
 use std::collections::BTreeMap;
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use crate::harness::{exit_code, poll_until, wait_child, STEP};
-
-use crate::harness::driven::TestBoard;
+use crate::harness::process::{fifo_rw, mkfifo};
+use crate::harness::test_board::TestBoard;
+use crate::harness::{poll_until, STEP};
 
 const AGENTS: usize = 16;
 const TASKS: usize = 20;
@@ -44,20 +43,14 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
     std::fs::create_dir_all(&d).unwrap();
     let mut barriers = BTreeMap::new();
     for t in tasks.iter().chain(&["end".to_string()]) {
-        let fifo = d.join(format!("go.{t}"));
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&fifo)
-            .unwrap();
+        let f = fifo_rw(&mkfifo(d.join(format!("go.{t}"))));
         barriers.insert(t.clone(), f);
     }
 
     let mut args = vec![d.to_str().unwrap()];
     args.extend(tasks.iter().map(String::as_str));
     let mut racers: Vec<_> = (0..AGENTS)
-        .map(|_| board.spawn_run("racer", RACER, &args))
+        .map(|_| board.run_agent_with("racer", RACER, &args, &[]))
         .collect();
 
     for t in &tasks {
@@ -79,7 +72,7 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
         "every racer finishes its claims"
     );
 
-    let events = board.events();
+    let events = board.log();
     let mut wins: BTreeMap<String, usize> = BTreeMap::new();
     for t in &tasks {
         let results = results(&d, t);
@@ -134,8 +127,7 @@ fn sixteen_agents_race_for_each_of_twenty_tasks_and_exactly_one_wins_each() {
         .write_all(&[b'\n'; AGENTS])
         .unwrap();
     for r in &mut racers {
-        let st = wait_child(r, STEP).expect("every racer exits");
-        assert_eq!(exit_code(st), 0, "a racer's board run failed");
+        assert_eq!(r.wait_launcher(), 0, "a racer's board run failed");
     }
 }
 

@@ -11,7 +11,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-use crate::harness::supervised::*;
+use crate::harness::process::*;
+use crate::harness::test_board::TestBoard;
 use crate::harness::*;
 
 /// SIGCONTs the board when the test ends, however it ends (the harness then stops it).
@@ -26,9 +27,13 @@ impl Drop for Resume {
 /// A board (with `client` as extra board.toml sections) that holds one task and is stopped
 /// with SIGSTOP; returns it and its pid.
 fn stopped_board(client: &str) -> (TestBoard, i32) {
-    let b = TestBoard::start_with("duration = \"60s\"\nsweep = \"1s\"", client);
+    let b = TestBoard::builder()
+        .lease("60s")
+        .sweep("1s")
+        .config(client)
+        .start();
     let pid = b.serve_pid().unwrap();
-    b.ok(&["add", "a task"]);
+    b.json(&["add", "a task"]);
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     assert!(
         poll_until(Duration::from_secs(5), || proc_state(pid) == Some('T')),
@@ -66,8 +71,8 @@ fn timed(mut cmd: std::process::Command, limit: Duration) -> (i32, String, Strin
 fn a_stopped_board_makes_a_command_exit_8_naming_its_pid_and_socket() {
     let (b, pid) = stopped_board("");
     let _resume = Resume(pid);
-    let socket = b.socket.display().to_string();
-    let mut cmd = b.cmd(&["list"]);
+    let socket = b.socket().display().to_string();
+    let mut cmd = b.board_cmd(&["list"]);
     cmd.env("BOARD_TIMEOUT", "1s");
     let (code, _, err, took) = timed(cmd, Duration::from_secs(20));
     println!("`board list` on a stopped board: exit {code} after {took:?}");
@@ -78,7 +83,7 @@ fn a_stopped_board_makes_a_command_exit_8_naming_its_pid_and_socket() {
     assert!(took < Duration::from_secs(10), "took {took:?}");
 
     // A write too, with the JSON error naming them as data.
-    let mut cmd = b.cmd(&["--json", "add", "another"]);
+    let mut cmd = b.board_cmd(&["--json", "add", "another"]);
     cmd.env("BOARD_TIMEOUT", "1s");
     let (code, out, _, took) = timed(cmd, Duration::from_secs(20));
     assert_eq!(code, 8, "{out}");
@@ -94,14 +99,14 @@ fn a_stopped_board_makes_a_command_exit_8_naming_its_pid_and_socket() {
 fn the_client_timeout_of_board_toml_bounds_the_wait() {
     let (b, pid) = stopped_board("[client]\ntimeout = \"300ms\"");
     let _resume = Resume(pid);
-    let (code, _, err, took) = timed(b.cmd(&["show", "1"]), Duration::from_secs(20));
+    let (code, _, err, took) = timed(b.board_cmd(&["show", "1"]), Duration::from_secs(20));
     println!("`board show 1` with [client] timeout = 300ms: exit {code} after {took:?}");
     assert_eq!(code, 8, "{err}");
     assert!(err.contains(&format!("pid {pid}")), "{err}");
     assert!(err.contains("within 300ms"), "{err}");
     // Without BOARD_TIMEOUT or the file's setting: the default, a few seconds.
-    b.write_config(&config_text("duration = \"60s\"\nsweep = \"1s\"", ""));
-    let (code, _, err, took) = timed(b.cmd(&["status"]), Duration::from_secs(30));
+    b.write_config(&TestBoard::builder().config_text());
+    let (code, _, err, took) = timed(b.board_cmd(&["status"]), Duration::from_secs(30));
     println!("`board status` with the default timeout: exit {code} after {took:?}");
     assert_eq!(code, 8, "{err}");
     assert!(err.contains("within 5s"), "{err}");
@@ -111,7 +116,7 @@ fn the_client_timeout_of_board_toml_bounds_the_wait() {
 fn board_json_answers_a_line_with_the_timeout_error() {
     let (b, pid) = stopped_board("");
     let _resume = Resume(pid);
-    let mut cmd = b.cmd(&["json"]);
+    let mut cmd = b.board_cmd(&["json"]);
     cmd.env("BOARD_TIMEOUT", "1s").stdin(Stdio::piped());
     let t0 = Instant::now();
     let mut child = cmd

@@ -5,17 +5,18 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use crate::harness::project::{check_cli, Project};
+use crate::harness::schema::check_cli;
+use crate::harness::test_board::TestBoard;
 use serde_json::Value;
 
-fn git(p: &Project, args: &[&str]) -> String {
+fn git(p: &TestBoard, args: &[&str]) -> String {
     let out = git_cmd(p).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn git_cmd(p: &Project) -> Command {
-    let mut c = p.cmd("git");
+fn git_cmd(p: &TestBoard) -> Command {
+    let mut c = p.command("git");
     c.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "Test")
@@ -34,24 +35,24 @@ fn agent_script(body: &str) -> String {
     )
 }
 
-fn repo() -> Project {
+fn repo() -> TestBoard {
     // A short lease so a silent agent's claim lapses within a second.
-    let p = Project::with_lease(Some(("1s", "100ms")));
+    let p = TestBoard::builder().lease("1s").sweep("100ms").unserved();
     git(&p, &["init", "-q", "-b", "main"]);
-    std::fs::write(p.path().join(".gitignore"), ".board/\n*.txt\nfifo\n").unwrap();
+    std::fs::write(p.root().join(".gitignore"), ".board/\n*.txt\nfifo\n").unwrap();
     git(&p, &["add", ".gitignore", "board.toml"]);
     git(&p, &["commit", "-q", "-m", "start"]);
     p
 }
 
-fn last_message(p: &Project) -> String {
+fn last_message(p: &TestBoard) -> String {
     git(p, &["log", "-1", "--format=%B"])
 }
 
 #[test]
 fn hooks_install_idempotently_and_chain_the_existing_hook() {
     let p = repo();
-    let hooks = p.path().join(".git/hooks");
+    let hooks = p.root().join(".git/hooks");
     let theirs = "#!/bin/sh\necho \"$@\" >> chained.txt\n";
     std::fs::write(hooks.join("pre-commit"), theirs).unwrap();
     std::fs::set_permissions(
@@ -60,10 +61,10 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
     )
     .unwrap();
 
-    let (first, code) = p.json(&["init", "--git-hooks"]);
+    let (first, code) = p.board_json(&["init", "--git-hooks"]).json_and_code();
     assert_eq!(code, 0, "{first}");
     check_cli("init", code, &first);
-    let (second, code) = p.json(&["init", "--git-hooks"]);
+    let (second, code) = p.board_json(&["init", "--git-hooks"]).json_and_code();
     assert_eq!(code, 0, "{second}");
     check_cli("init", code, &second);
     for h in second["git_hooks"]["hooks"].as_array().unwrap() {
@@ -85,15 +86,15 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
     ));
 
     // A human's commit: allowed, no trailers, and the repository's own hook ran.
-    std::fs::write(p.path().join("human.md"), "by hand\n").unwrap();
+    std::fs::write(p.root().join("human.md"), "by hand\n").unwrap();
     git(&p, &["add", "human.md"]);
     git(&p, &["commit", "-q", "-m", "human work"]);
     assert_eq!(last_message(&p).trim(), "human work");
-    assert!(p.path().join("chained.txt").exists(), "chained hook ran");
+    assert!(p.root().join("chained.txt").exists(), "chained hook ran");
 
     // Outside a git repository it is a usage error.
-    let q = Project::new();
-    let (err, code) = q.json(&["init", "--git-hooks"]);
+    let q = TestBoard::builder().unserved();
+    let (err, code) = q.board_json(&["init", "--git-hooks"]).json_and_code();
     assert_eq!(code, 2, "{err}");
     check_cli("init", code, &err);
 }
@@ -101,22 +102,20 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
 #[test]
 fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
     let p = repo();
-    let (_, code) = p.json(&["init", "--git-hooks"]);
+    let (_, code) = p.board_json(&["init", "--git-hooks"]).json_and_code();
     assert_eq!(code, 0);
-    p.json(&["add", "holder's task"]);
-    p.json(&["add", "lapsing task"]);
+    p.board_json(&["add", "holder's task"]);
+    p.board_json(&["add", "lapsing task"]);
 
     // The holder claims and commits within its lease.
-    let out = p.agent(
-        "holder",
-        &agent_script(
-            "set -e\nboard claim 1 --json > claim1.txt\n\
-             echo one > one.md && git add one.md && git commit -q -m 'holder work'",
-        ),
+    let holder = agent_script(
+        "set -e\nboard claim 1 --json > claim1.txt\n\
+         echo one > one.md && git add one.md && git commit -q -m 'holder work'",
     );
-    assert!(out.status.success(), "holder: {out:?}");
+    let out = p.board(&["run", "--name", "holder", "--", "sh", "-c", &holder]);
+    assert!(out.success(), "holder: {out:?}");
     let claim: Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path().join("claim1.txt")).unwrap())
+        serde_json::from_str(&std::fs::read_to_string(p.root().join("claim1.txt")).unwrap())
             .unwrap();
     let msg = last_message(&p);
     assert!(msg.starts_with("holder work\n"), "{msg}");
@@ -128,11 +127,11 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
 
     // The other agent claims task 2, then goes silent (blocked on a fifo: no CPU, no calls)
     // until its lease lapses; then it tries to commit, three ways.
-    let fifo = p.path().join("fifo");
+    let fifo = p.root().join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
     let mut lapsing = p
-        .cmd(crate::harness::BOARD)
+        .command(crate::harness::BOARD)
         .args(["run", "--name", "lapsing", "--", "sh", "-c"])
         .arg(agent_script(
             "board claim 2 --json > claim2.txt\n\
@@ -146,12 +145,12 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
         .spawn()
         .unwrap();
     crate::harness::poll(std::time::Duration::from_secs(10), || {
-        let text = std::fs::read_to_string(p.path().join("claim2.txt")).ok()?;
+        let text = std::fs::read_to_string(p.root().join("claim2.txt")).ok()?;
         serde_json::from_str::<Value>(&text).ok()
     })
     .expect("the second claim did not happen in time");
     crate::harness::poll(std::time::Duration::from_secs(10), || {
-        let (show, _) = p.json(&["show", "2"]);
+        let (show, _) = p.board_json(&["show", "2"]).json_and_code();
         show["events"]
             .as_array()?
             .iter()
@@ -166,7 +165,7 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
     .expect("the lapsed agent to finish did not happen in time");
     assert!(status.success(), "{status:?}");
 
-    let read = |f: &str| std::fs::read_to_string(p.path().join(f)).unwrap();
+    let read = |f: &str| std::fs::read_to_string(p.root().join(f)).unwrap();
     for attempt in ["plain", "task", "noverify"] {
         let rc = read(&format!("{attempt}.rc"));
         assert_ne!(rc.trim(), "0", "{attempt} commit went through");

@@ -3,30 +3,35 @@
 
 use std::time::Duration;
 
-use crate::harness::supervised::*;
+use crate::harness::agent::Agent;
+use crate::harness::command::*;
+use crate::harness::process::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 use serde_json::Value;
 
-fn lease(duration: &str) -> String {
-    config_text(
-        &format!("duration = \"{duration}\"\nsweep = \"100ms\"\nliveness = \"process\""),
-        "",
-    )
+/// A board with a `duration` lease, a 100 ms sweep and process liveness.
+fn lease(duration: &str) -> Builder {
+    TestBoard::builder()
+        .lease(duration)
+        .sweep("100ms")
+        .liveness("process")
 }
 
 /// Starts an agent that claims `task` and keeps the answer in `NAME.json`; returns the answer.
 /// The launcher finds the board through `BOARD_SOCKET` (`board.toml` may be broken).
 fn claim_in_agent(b: &TestBoard, name: &str, task: i64) -> (Agent, Value) {
-    let a = b.run_agent_env(
+    let a = b.run_agent_with(
         name,
         &format!(
             "board --json claim {task} > {name}.tmp && mv {name}.tmp {name}.json; exec sleep 300"
         ),
-        &[("BOARD_SOCKET", &b.socket)],
+        &[],
+        &[("BOARD_SOCKET", &b.socket())],
     );
     let v = poll(Duration::from_secs(10), || {
-        std::fs::read_to_string(b.root.join(format!("{name}.json")))
+        std::fs::read_to_string(b.root().join(format!("{name}.json")))
             .ok()
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())
     })
@@ -37,17 +42,17 @@ fn claim_in_agent(b: &TestBoard, name: &str, task: i64) -> (Agent, Value) {
 
 #[test]
 fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
-    let mut b = TestBoard::init(&lease("120s"));
+    let mut b = lease("120s").unserved();
     let pid = b.serve();
     b.add_tasks(3);
-    let status = b.ok(&["status"]);
+    let status = b.json(&["status"]);
     assert_eq!(status["lease"]["duration_ms"], 120_000);
     let (_a1, c1) = claim_in_agent(&b, "before", 1);
     assert!(c1["expires_in_ms"].as_i64().unwrap() > 100_000, "{c1}");
 
-    b.write_config(&lease("2s"));
+    b.write_config(&lease("2s").config_text());
     let applied = poll(Duration::from_secs(5), || {
-        let s = b.ok(&["status"]);
+        let s = b.json(&["status"]);
         (s["lease"]["duration_ms"] == 2000).then_some(s)
     })
     .expect("the edit took effect without a restart");
@@ -62,12 +67,12 @@ fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
 
     // A syntax error: the board keeps running with the previous settings and says so.
     std::fs::write(
-        b.root.join("board.toml"),
+        b.root().join("board.toml"),
         "[lease\nduration = \"1s\"\nsweep = \"100ms\"\n",
     )
     .unwrap();
     let broken = poll(Duration::from_secs(5), || {
-        let s = socket_call(&b.socket, "status", serde_json::json!({})).unwrap();
+        let s = b.call("status", serde_json::json!({})).unwrap();
         s["config_error"].is_string().then_some(s)
     })
     .expect("status reports the broken edit");
@@ -86,7 +91,7 @@ fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
     // The board read the broken file once, not over and over (its own reads of the file, and
     // every client command's, are no edits).
     let refusals = || {
-        std::fs::read_to_string(b.root.join(".board/board.log"))
+        std::fs::read_to_string(b.root().join(".board/board.log"))
             .unwrap()
             .matches("board.toml edit refused")
             .count()
@@ -108,9 +113,9 @@ fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
     assert!(left > 0 && left <= 2000, "{c3}");
 
     // A valid edit clears the error.
-    b.write_config(&lease("3s"));
+    b.write_config(&lease("3s").config_text());
     let fixed = poll(Duration::from_secs(5), || {
-        let s = b.ok(&["status"]);
+        let s = b.json(&["status"]);
         (s["lease"]["duration_ms"] == 3000).then_some(s)
     })
     .expect("the fixed file is applied");
@@ -119,9 +124,9 @@ fn lease_edits_apply_without_restart_and_a_broken_edit_keeps_the_old_values() {
 
 #[test]
 fn status_says_when_board_toml_is_broken() {
-    let mut b = TestBoard::init(&lease("120s"));
+    let mut b = lease("120s").unserved();
     b.serve();
-    std::fs::write(b.root.join("board.toml"), "[lease]\nduration = 5\n").unwrap();
+    std::fs::write(b.root().join("board.toml"), "[lease]\nduration = 5\n").unwrap();
     let shown = poll(Duration::from_secs(5), || {
         // The CLI itself cannot read the broken file, so point it at the socket.
         let (ok, text) = status_by_socket(&b);
@@ -130,18 +135,19 @@ fn status_says_when_board_toml_is_broken() {
     .expect("`board status` shows the error");
     println!("{shown}");
     assert!(shown.contains("previous settings in force"), "{shown}");
-    let s = socket_call(&b.socket, "status", serde_json::json!({})).unwrap();
+    let s = b.call("status", serde_json::json!({})).unwrap();
     assert_eq!(s["lease"]["duration_ms"], 120_000);
 }
 
 #[test]
 fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
-    let b = TestBoard::init(&lease("120s"));
+    let b = lease("120s").unserved();
     b.write_config("[lease\n");
     // The client starts a board (autostart), which refuses the broken file and exits: the
     // client says so instead of waiting out its 5 s connect deadline.
     let started = std::time::Instant::now();
-    let (code, v) = b.json(&["ready"]);
+    let out = b.board_json(&["ready"]);
+    let (code, v) = (out.code, out.json());
     let took = started.elapsed();
     assert_eq!(code, 8, "{v}");
     assert_eq!(v["data"]["kind"], "unavailable", "{v}");
@@ -153,12 +159,12 @@ fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
 
 #[test]
 fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
-    let mut b = TestBoard::init(&lease("120s"));
+    let mut b = lease("120s").unserved();
     b.serve();
-    let log = b.root.join(".board/board.log");
+    let log = b.root().join(".board/board.log");
     let log_before = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
     let huge = format!("{}\n", "\x1b]0;x".repeat(1024 * 1024));
-    b.write_config(&format!("{}{huge}", lease("120s")));
+    b.write_config(&format!("{}{huge}", lease("120s").config_text()));
     let status = poll(Duration::from_secs(5), || {
         let (_, text) = status_by_socket(&b);
         text.contains("CONFIG ERROR").then_some(text)
@@ -171,7 +177,7 @@ fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
     assert!(error_line.chars().count() <= 400, "{error_line}");
     assert!(!status.contains('\x1b'), "an escape reached the terminal");
     // An agent's command warns once, briefly.
-    let out = b.cmd(&["list"]).output().unwrap();
+    let out = b.board_cmd(&["list"]).output().unwrap();
     assert!(
         out.stderr.len() < 600,
         "{} bytes on stderr",
@@ -180,9 +186,9 @@ fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
     let grown = std::fs::metadata(&log).unwrap().len() - log_before;
     assert!(grown < 16 * 1024, "the log grew by {grown} bytes");
     // A board started on the broken file says why in a line, not in 5 MiB.
-    let out = b.cmd(&["serve"]).output().unwrap();
-    assert!(!out.status.success());
-    let said = String::from_utf8_lossy(&out.stderr);
+    let out = b.board(&["serve"]);
+    assert!(!out.success());
+    let said = &out.stderr;
     assert!(said.contains("is invalid"), "{said}");
     assert!(
         out.stderr.len() < 600,
@@ -194,13 +200,9 @@ fn a_five_mib_broken_line_is_quoted_in_at_most_two_hundred_characters() {
 /// `board status` pointed at the socket (the CLI itself may not be able to read a broken
 /// board.toml): whether it succeeded, and what it printed.
 fn status_by_socket(b: &TestBoard) -> (bool, String) {
-    let out = b
-        .cmd(&["status"])
-        .env("BOARD_SOCKET", &b.socket)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-    )
+    let out = run_within(
+        b.board_cmd(&["status"]).env("BOARD_SOCKET", b.socket()),
+        STEP,
+    );
+    (out.success(), out.stdout)
 }

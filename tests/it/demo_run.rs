@@ -5,20 +5,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::harness::driven::{run_board_within, TestBoard};
+use crate::harness::test_board::TestBoard;
 
 #[test]
 fn the_demo_finishes_every_task_once_with_one_expulsion() {
-    let dir = tempfile::Builder::new()
-        .prefix("board-test-demo-")
-        .tempdir()
-        .unwrap();
-    let demo = run_board_within(
-        dir.path(),
-        &["demo", "--dir", dir.path().to_str().unwrap()],
-        Duration::from_secs(90),
-    )
-    .ok();
+    let mut board = TestBoard::builder().bare().unserved();
+    let dir = board.root().to_str().unwrap().to_string();
+    let demo = board
+        .board_within(&["demo", "--dir", &dir], Duration::from_secs(90))
+        .ok();
     let summary = demo
         .stdout
         .split_once("\nsummary after")
@@ -63,11 +58,11 @@ fn the_demo_finishes_every_task_once_with_one_expulsion() {
     assert!(summary.contains("demo OK"), "{summary}");
 
     // The demo stopped its board; start one on the same directory and read the record.
-    let board = TestBoard::serve_in(dir);
+    board.serve();
     let tasks = board.json(&["list"])["tasks"].as_array().unwrap().clone();
     assert_eq!(tasks.len().to_string(), total);
     assert!(tasks.iter().all(|t| t["state"] == "done"), "{tasks:?}");
-    let events = board.events();
+    let events = board.log();
     let mut done_per_task = BTreeMap::new();
     for e in events.iter().filter(|e| e["kind"] == "done") {
         *done_per_task

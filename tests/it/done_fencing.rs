@@ -1,7 +1,7 @@
 //! `done` is idempotent for its holder at the same generation (`already: true` the
 //! second time), and a `done` with a stale `--generation` exits 5 and changes nothing.
 
-use crate::harness::driven::{frozen, TestBoard};
+use crate::harness::{test_board::frozen, test_board::TestBoard};
 
 #[test]
 fn done_twice_at_the_same_generation_answers_ok_both_times() {
@@ -25,11 +25,7 @@ fn done_twice_at_the_same_generation_answers_ok_both_times() {
     // Without --generation too (a retry by a script that did not keep it).
     assert_eq!(agent.json(&["done", &t])["already"], true);
 
-    assert_eq!(
-        board.events_of("done", task).len(),
-        1,
-        "done once in the log"
-    );
+    assert_eq!(board.log_of("done", task).len(), 1, "done once in the log");
     let task_now = board.task(task);
     assert_eq!(task_now["done_by"], agent.id.as_str());
     assert_eq!(task_now["generation"], generation);
@@ -65,8 +61,8 @@ fn done_with_a_stale_generation_is_rejected_and_changes_nothing() {
     assert_eq!(after["notes"], before["notes"]);
     assert_eq!(after["task"]["state"], "claimed");
     assert_eq!(after["task"]["holder"], agent.id.as_str());
-    assert!(board.events_of("done", task).is_empty());
-    let rejects = board.events_of("reject", task);
+    assert!(board.log_of("done", task).is_empty());
+    let rejects = board.log_of("reject", task);
     assert_eq!(
         rejects.len(),
         1,
@@ -80,5 +76,5 @@ fn done_with_a_stale_generation_is_rejected_and_changes_nothing() {
     agent
         .board(&["done", &t, "--generation", "1"])
         .expect_code(5);
-    assert_eq!(board.events_of("done", task).len(), 1);
+    assert_eq!(board.log_of("done", task).len(), 1);
 }

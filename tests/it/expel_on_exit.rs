@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::poll_until;
 
-use crate::harness::driven::{ready_ids, TestBoard};
+use crate::harness::{queries::ready_ids, test_board::TestBoard};
 use serde_json::json;
 
 #[test]
@@ -41,13 +41,13 @@ fn an_agent_that_exits_loses_its_claims_at_once() {
         3,
         "board run exits with the agent's status"
     );
-    let expel = board.events_of("expel", task);
+    let expel = board.log_of("expel", task);
     assert_eq!(expel.len(), 1, "one expel event: {expel:?}");
     assert_eq!(expel[0]["agent"], quitter.id.as_str());
     assert_eq!(expel[0]["generation"], 1);
     assert_eq!(expel[0]["reason"], "exited (status 3)");
     assert!(
-        board.events_of("lapse", task).is_empty(),
+        board.log_of("lapse", task).is_empty(),
         "expelled, not lapsed"
     );
     let t = board.task(task);
@@ -60,7 +60,7 @@ fn an_agent_that_exits_loses_its_claims_at_once() {
 fn each_expulsion_names_its_agents_exit_status_even_with_a_busy_sweep() {
     // A sweep every 20 ms runs often between an agent's exit and its launcher's report; it must
     // not expel first with a vaguer reason ("process gone").
-    let board = TestBoard::with_lease("60s", "20ms");
+    let board = TestBoard::builder().lease("60s").sweep("20ms").start();
     let mut agents = board.agents(&["quitter"; 8]);
     let mut expected = Vec::new();
     for (i, agent) in agents.iter_mut().enumerate() {
@@ -77,11 +77,11 @@ fn each_expulsion_names_its_agents_exit_status_even_with_a_busy_sweep() {
     let all_expelled = poll_until(Duration::from_secs(5), || {
         expected
             .iter()
-            .all(|(task, _, _)| !board.events_of("expel", *task).is_empty())
+            .all(|(task, _, _)| !board.log_of("expel", *task).is_empty())
     });
     assert!(all_expelled, "every exit expels its agent's claim");
     for (task, agent, status) in &expected {
-        let expel = board.events_of("expel", *task);
+        let expel = board.log_of("expel", *task);
         assert_eq!(expel.len(), 1, "{expel:?}");
         assert_eq!(expel[0]["agent"], agent.as_str());
         assert_eq!(

@@ -12,14 +12,22 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::harness::supervised::*;
+use crate::harness::agent::Agent;
+use crate::harness::events::*;
+use crate::harness::process::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-const HARD_ONLY: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
+fn hard_only() -> Builder {
+    TestBoard::builder()
+        .lease("30s")
+        .sweep("10s")
+        .liveness("process")
+}
 
 const SLEEPER: &str = r#"description = "Claims a task, then sleeps (a test agent)"
 command = ["sh", "-c", "board claim && exec sleep 300"]
@@ -63,7 +71,7 @@ fn board_for(death: Death) -> TestBoard {
     } else {
         ""
     };
-    let mut b = TestBoard::init(&config_text(HARD_ONLY, extra));
+    let mut b = hard_only().config(extra).unserved();
     b.write_profile("sleeper", SLEEPER);
     b.serve();
     if death == Death::KillPane {
@@ -78,10 +86,10 @@ fn board_for(death: Death) -> TestBoard {
 fn one_death(b: &mut TestBoard, ev: &mut Events, death: Death, i: usize) -> (Duration, String) {
     ev.clear();
     let (id, agent, fifo) = if death == Death::KillPane {
-        let up = b.ok(&["up"]);
+        let up = b.json(&["up"]);
         let pane = up["panes"][0]["pane"].as_str().unwrap().to_string();
         let s = poll(Duration::from_secs(10), || {
-            b.ok(&["agents"])["agents"]
+            b.json(&["agents"])["agents"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -129,11 +137,11 @@ fn one_death(b: &mut TestBoard, ev: &mut Events, death: Death, i: usize) -> (Dur
         .unwrap_or_else(|| panic!("{}: no expel event for {id}", death.label()));
     let delay = t1 - t0;
     assert_eq!(e["task"], 1, "{e}");
-    assert!(b.ready().contains(&1), "task 1 is ready again");
+    assert!(b.ready_ids().contains(&1), "task 1 is ready again");
     let ended = b.session(&id).unwrap();
     assert!(ended["ended_at"].is_string(), "session ended: {ended}");
     if death == Death::KillPane {
-        b.ok(&["down"]);
+        b.json(&["down"]);
     }
     drop(agent);
     (delay, e["reason"].as_str().unwrap_or_default().to_string())
@@ -141,7 +149,7 @@ fn one_death(b: &mut TestBoard, ev: &mut Events, death: Death, i: usize) -> (Dur
 
 fn deaths(death: Death) {
     let mut b = board_for(death);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let mut delays = Vec::new();
     for i in 0..iterations(3) {
         let (delay, reason) = one_death(&mut b, &mut ev, death, i);
@@ -192,19 +200,18 @@ fn tmux_kill_pane_expels_at_once() {
 
 #[test]
 fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
-    let mut b = TestBoard::init(&config_text(
-        HARD_ONLY,
-        "[[agents]]\nname = \"w\"\nprofile = \"sleeper\"\ncount = 4\n",
-    ));
+    let mut b = hard_only()
+        .config("[[agents]]\nname = \"w\"\nprofile = \"sleeper\"\ncount = 4\n")
+        .unserved();
     b.write_profile("sleeper", SLEEPER);
     b.serve();
     b.tmux();
     b.add_tasks(4);
-    let mut ev = b.events();
-    let up = b.ok(&["up"]);
+    let mut ev = b.subscribe();
+    let up = b.json(&["up"]);
     assert_eq!(up["panes"].as_array().unwrap().len(), 4, "{up}");
     let working = poll(Duration::from_secs(15), || {
-        let v = b.ok(&["agents"]);
+        let v = b.json(&["agents"]);
         let agents: Vec<Value> = v["agents"]
             .as_array()
             .unwrap()
@@ -218,7 +225,7 @@ fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
     for a in &working {
         wait_exec(a["pid"].as_i64().unwrap() as i32, "sleep");
     }
-    assert!(b.ready().is_empty());
+    assert!(b.ready_ids().is_empty());
     // The board relies on no tmux hook: closing panes is seen through their processes.
     let hooks = b.tmux().run(&["show-hooks", "-g"]);
     assert!(!hooks.contains("board"), "unexpected tmux hooks: {hooks}");
@@ -239,21 +246,21 @@ fn tmux_kill_window_with_four_agent_panes_expels_all_four_within_1s() {
         assert!(reason.starts_with("pane closed"), "{id}: {reason:?}");
         assert!(t1 - t0 < Duration::from_secs(1), "{id} took {:?}", t1 - t0);
     }
-    let mut ready = b.ready();
+    let mut ready = b.ready_ids();
     ready.sort();
     assert_eq!(ready, vec![1, 2, 3, 4], "all four tasks are ready again");
 }
 
 #[test]
 fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
-    let b = TestBoard::start(HARD_ONLY);
+    let b = hard_only().start();
     b.add_tasks(1);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     // On SIGTERM the helper asks the board how it sees its own session: the exit must already
     // be reported by then. A process in an ended session's tree is told its session ended
     // (never taken for the operator, whatever its environment).
     std::fs::write(
-        b.root.join("helper.sh"),
+        b.root().join("helper.sh"),
         "trap 'env -u BOARD_AGENT -u BOARD_TOKEN board --json agents --all > at-term.json; exit 0' TERM\n\
          echo $$ > helper.pid\n\
          while :; do sleep 0.1; done\n",
@@ -282,14 +289,14 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         poll_until(Duration::from_secs(5), || !running(helper)),
         "the helper outlived its agent"
     );
-    let status = agent.child.wait().unwrap();
+    let status = agent.launcher.wait().unwrap();
     assert_eq!(
         status.code(),
         Some(0),
         "board run exits with the agent's status"
     );
     let seen: Value = serde_json::from_str(
-        &std::fs::read_to_string(b.root.join("at-term.json")).expect("the helper got SIGTERM"),
+        &std::fs::read_to_string(b.root().join("at-term.json")).expect("the helper got SIGTERM"),
     )
     .unwrap();
     assert_eq!(seen["data"]["kind"], "lapsed", "{seen}");
@@ -297,19 +304,19 @@ fn a_double_forked_helper_is_terminated_after_the_exit_was_reported() {
         seen["data"]["end_reason"], "exited (status 0)",
         "when the helper was terminated the board already knew: {seen}"
     );
-    assert!(b.ready().contains(&1));
+    assert!(b.ready_ids().contains(&1));
 }
 
 #[test]
 fn a_subscriber_sees_every_expel_when_eight_agents_die_at_once() {
-    let b = TestBoard::start(HARD_ONLY);
+    let b = hard_only().start();
     b.add_tasks(8);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let agents: Vec<Agent> = (1..=8)
         .map(|i| b.run_agent(&format!("d{i}"), "board claim >/dev/null && exec sleep 300"))
         .collect();
     for a in &agents {
-        let s = b.wait_working(&a.name);
+        let s = b.wait_working(&a.id);
         wait_exec(s["pid"].as_i64().unwrap() as i32, "sleep");
     }
     let t0 = Instant::now();
@@ -326,13 +333,13 @@ fn a_subscriber_sees_every_expel_when_eight_agents_die_at_once() {
             "{e}"
         );
     }
-    assert_eq!(b.ready().len(), 8);
+    assert_eq!(b.ready_ids().len(), 8);
 }
 
 #[test]
 fn a_launcher_hung_up_while_it_starts_reports_the_hangup() {
-    let b = TestBoard::start(HARD_ONLY);
-    let mut ev = b.events();
+    let b = hard_only().start();
+    let mut ev = b.subscribe();
     for i in 0..iterations(5) {
         let name = format!("early{i}");
         let mut a = b.run_agent(&name, "exec sleep 300");
@@ -344,7 +351,7 @@ fn a_launcher_hung_up_while_it_starts_reports_the_hangup() {
             .wait(Duration::from_secs(5), is("session_end", &name))
             .expect("the session ended");
         assert_eq!(e["reason"], "terminal closed (SIGHUP)", "{name}: {e}");
-        let status = a.child.wait().unwrap();
+        let status = a.launcher.wait().unwrap();
         assert!(!status.success(), "{name}: the agent ended with the hangup");
         let s = b.session(&name).unwrap();
         if let Some(pid) = s["pid"].as_i64() {

@@ -2,7 +2,7 @@
 //! --state` speaks of ready and blocked, claiming a finished task says so, `board run claude`
 //! without `--` shows the working line, `board agents` points at `--all`.
 
-use crate::harness::driven::*;
+use crate::harness::test_board::TestBoard;
 
 use crate::harness::*;
 use serde_json::Value;
@@ -138,7 +138,7 @@ fn a_broken_board_toml_is_reported_once_per_change() {
         .contains("board.toml"));
     // The board logs it once, however often clients read the file.
     let refused = |b: &TestBoard| {
-        b.events()
+        b.log()
             .into_iter()
             .filter(|e| e["kind"] == "config")
             .count()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::harness::poll_until;
 
-use crate::harness::driven::TestBoard;
+use crate::harness::test_board::TestBoard;
 
 #[test]
 fn claiming_a_task_you_hold_answers_already_with_the_same_generation() {
@@ -20,7 +20,7 @@ fn claiming_a_task_you_hold_answers_already_with_the_same_generation() {
     let human = a.board(&["claim", &task.to_string()]).ok();
     assert!(human.stdout.contains("already hold"), "{human:?}");
     assert_eq!(
-        board.events_of("grant", task).len(),
+        board.log_of("grant", task).len(),
         1,
         "nothing new was granted"
     );
@@ -28,7 +28,7 @@ fn claiming_a_task_you_hold_answers_already_with_the_same_generation() {
 
 #[test]
 fn an_agent_that_lost_two_claims_is_told_both_on_its_next_call() {
-    let board = TestBoard::with_lease("1s", "100ms");
+    let board = TestBoard::builder().lease("1s").sweep("100ms").start();
     let one = board.add("one");
     let two = board.add("two");
     let mut a = board.agent("slow");
@@ -36,7 +36,7 @@ fn an_agent_that_lost_two_claims_is_told_both_on_its_next_call() {
     a.claim(two);
     // Silent (blocked in `read`, no CPU) past its lease: both claims lapse.
     assert!(poll_until(Duration::from_secs(10), || {
-        board.events_of("lapse", one).len() == 1 && board.events_of("lapse", two).len() == 1
+        board.log_of("lapse", one).len() == 1 && board.log_of("lapse", two).len() == 1
     }));
     let v = a.json(&["list"]);
     let lost: Vec<(i64, String)> = v["lost"]

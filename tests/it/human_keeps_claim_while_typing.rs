@@ -7,17 +7,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 
 use crate::harness::*;
 
 /// This test's private tmux server (the one `TestBoard::tmux` started), by its socket folder.
 fn screen(t: &Tmux, target: &str) -> String {
-    t.capture(target)
+    t.capture(target, &["-J"])
 }
 
 fn events(b: &TestBoard) -> Vec<Value> {
-    b.ok(&["log", "--limit", "10000"])["events"]
+    b.json(&["log", "--limit", "10000"])["events"]
         .as_array()
         .cloned()
         .unwrap_or_default()
@@ -25,9 +26,13 @@ fn events(b: &TestBoard) -> Vec<Value> {
 
 #[test]
 fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
-    let mut b = TestBoard::start("duration = \"10s\"\nsweep = \"1s\"\nliveness = \"activity\"");
+    let mut b = TestBoard::builder()
+        .lease("10s")
+        .sweep("1s")
+        .liveness("activity")
+        .start();
     b.add_tasks(1);
-    let root = b.root.clone();
+    let root = b.root().to_path_buf();
     let path = crate::harness::path_env();
     let t = b.tmux().share();
     let new_window = |name: &str, command: &str| {
@@ -50,7 +55,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     t.run(&["send-keys", "-t", pane, "-l", "board claim 1"]);
     t.run(&["send-keys", "-t", pane, "Enter"]);
     let claimed = poll(Duration::from_secs(10), || {
-        let task = b.task(1)["task"].clone();
+        let task = b.show(1)["task"].clone();
         (task["holder"] == "human").then_some(task)
     })
     .unwrap_or_else(|| panic!("the human did not claim #1:\n{}", screen(&t, pane)));
@@ -64,7 +69,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
             t.run(&["send-keys", "-t", pane, "-l", "x"]);
             next_key += Duration::from_secs(3);
         }
-        let task = b.task(1)["task"].clone();
+        let task = b.show(1)["task"].clone();
         assert_eq!(
             (task["holder"].clone(), task["generation"].clone()),
             (Value::from("human"), generation.clone()),
@@ -91,7 +96,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
         "no warning in the pane:\n{}",
         screen(&t, pane)
     );
-    let still_held = b.task(1)["task"].clone();
+    let still_held = b.show(1)["task"].clone();
     assert_eq!(
         still_held["holder"], "human",
         "warned before the lapse: {still_held}"
@@ -106,7 +111,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
         screen(&t, "keepalive:tui")
     );
     let lapsed = poll(Duration::from_secs(15), || {
-        let task = b.task(1)["task"].clone();
+        let task = b.show(1)["task"].clone();
         task["holder"].is_null().then_some(task)
     });
     assert!(lapsed.is_some(), "the claim did not lapse without input");

@@ -3,7 +3,7 @@
 //! the other's id (wrong token → exit 7) or by copying its token too (not in its process tree →
 //! exit 7).
 
-use crate::harness::driven::{frozen, TestBoard};
+use crate::harness::{test_board::frozen, test_board::TestBoard};
 
 #[test]
 fn two_sessions_with_one_name_get_distinct_ids_and_cannot_write_each_others_claims() {
@@ -70,7 +70,7 @@ fn two_sessions_with_one_name_get_distinct_ids_and_cannot_write_each_others_clai
     );
     assert_eq!(after["task"]["holder"], "claude");
     assert_eq!(after["notes"], before["notes"], "no note was added");
-    assert!(board.events_of("done", task).is_empty());
+    assert!(board.log_of("done", task).is_empty());
 
     // And the real holder still can.
     assert_eq!(claude.json(&["done", &t])["already"], false);

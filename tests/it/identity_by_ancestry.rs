@@ -4,13 +4,12 @@
 //! refused (exit 7); an identity without a token inside a tree is that tree's agent or refused,
 //! never the operator.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
-use std::sync::mpsc::{self, Receiver};
-
 use crate::harness::{sh_quote, STEP};
 
-use crate::harness::driven::{Agent, TestBoard};
+use crate::harness::agent::Agent;
+use crate::harness::mcp::Mcp;
+use crate::harness::process::{fifo_rw, mkfifo};
+use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
 /// A command line that runs `board ARGS` with only HOME and PATH in its environment.
@@ -145,70 +144,21 @@ fn an_identity_without_a_token_inside_a_tree_is_never_the_operator() {
 }
 
 /// `board mcp` started by the agent with only HOME and PATH, driven over two FIFOs.
-struct McpPipe {
-    to: File,
-    lines: Receiver<String>,
-    next_id: i64,
-}
-
-impl McpPipe {
-    fn start(board: &TestBoard, agent: &mut Agent) -> McpPipe {
-        let dir = board.scratch();
-        let (inp, out) = (dir.join("mcp.in"), dir.join("mcp.out"));
-        for f in [&inp, &out] {
-            nix::unistd::mkfifo(f, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        }
-        // Read-write opens never block and keep the FIFOs open on our side.
-        let rw = |p: &std::path::Path| OpenOptions::new().read(true).write(true).open(p).unwrap();
-        let (to, from) = (rw(&inp), rw(&out));
-        agent
-            .sh(&format!(
-                "{} < {} > {} 2> {} &",
-                bare("mcp"),
-                sh_quote(&inp.display().to_string()),
-                sh_quote(&out.display().to_string()),
-                sh_quote(&dir.join("mcp.err").display().to_string())
-            ))
-            .ok();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(from).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        McpPipe {
-            to,
-            lines,
-            next_id: 0,
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.to, "{msg}").unwrap();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(STEP)
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            if v["id"] == json!(id) {
-                return v;
-            }
-        }
-    }
-
-    fn tool(&mut self, name: &str, arguments: Value) -> Value {
-        let r = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        let result = r["result"].clone();
-        assert_eq!(result["isError"], json!(false), "{name}: {r}");
-        result["structuredContent"].clone()
-    }
+fn mcp_in(board: &TestBoard, agent: &mut Agent) -> Mcp {
+    let dir = board.scratch();
+    let (inp, out) = (mkfifo(dir.join("mcp.in")), mkfifo(dir.join("mcp.out")));
+    // Read-write opens never block and keep the FIFOs open on our side.
+    let (to, from) = (fifo_rw(&inp), fifo_rw(&out));
+    agent
+        .sh(&format!(
+            "{} < {} > {} 2> {} &",
+            bare("mcp"),
+            sh_quote(&inp.display().to_string()),
+            sh_quote(&out.display().to_string()),
+            sh_quote(&dir.join("mcp.err").display().to_string())
+        ))
+        .ok();
+    Mcp::over(to, from)
 }
 
 #[test]
@@ -216,22 +166,9 @@ fn an_mcp_server_with_a_cleaned_environment_acts_as_its_agent() {
     let board = TestBoard::start();
     let t = board.add("through mcp");
     let mut a = board.agent("mcp-agent");
-    let mut mcp = McpPipe::start(&board, &mut a);
-    let init = mcp.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "bare-env-test", "version": "0"}
-        }),
-    );
+    let mut mcp = mcp_in(&board, &mut a);
+    let init = mcp.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], "board", "{init}");
-    writeln!(
-        mcp.to,
-        "{}",
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
 
     let claimed = mcp.tool("board_claim", json!({ "task": t }));
     assert_eq!(claimed["task"]["holder"], a.id.as_str(), "{claimed}");
@@ -241,7 +178,7 @@ fn an_mcp_server_with_a_cleaned_environment_acts_as_its_agent() {
         json!({"task": t, "generation": generation, "note": "finished over MCP"}),
     );
     assert_eq!(done["task"]["state"], "done", "{done}");
-    let events = board.events_of("done", t);
+    let events = board.log_of("done", t);
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["agent"], a.id.as_str(), "{events:?}");
 }

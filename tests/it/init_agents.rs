@@ -1,14 +1,15 @@
 //! `board init --agents` and `--mcp`: one instruction block however often it
 //! runs, the user's text around it untouched, other MCP servers kept.
 
-use crate::harness::project::{check_cli, Project};
+use crate::harness::schema::check_cli;
+use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
 const BEGIN: &str = "<!-- board:begin -->";
 const END: &str = "<!-- board:end -->";
 
-fn read(p: &Project, name: &str) -> String {
-    std::fs::read_to_string(p.path().join(name)).unwrap()
+fn read(p: &TestBoard, name: &str) -> String {
+    std::fs::read_to_string(p.root().join(name)).unwrap()
 }
 
 /// The actions on AGENTS.md and CLAUDE.md, in that order.
@@ -28,18 +29,18 @@ fn actions(v: &Value) -> Vec<&str> {
 
 #[test]
 fn twice_leaves_one_block_and_the_users_text_unchanged() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let user_before = "# Our rules\n\nUse tabs. Never push on Fridays.\n";
-    std::fs::write(p.path().join("CLAUDE.md"), user_before).unwrap();
+    std::fs::write(p.root().join("CLAUDE.md"), user_before).unwrap();
 
-    let (first, code) = p.json(&["init", "--agents"]);
+    let (first, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 0, "{first}");
     check_cli("init", code, &first);
     assert_eq!(actions(&first), ["created", "updated"]);
     let claude_once = read(&p, "CLAUDE.md");
     let agents_once = read(&p, "AGENTS.md");
 
-    let (second, code) = p.json(&["init", "--agents"]);
+    let (second, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 0);
     check_cli("init", code, &second);
     assert_eq!(actions(&second), ["unchanged", "unchanged"]);
@@ -63,8 +64,8 @@ fn twice_leaves_one_block_and_the_users_text_unchanged() {
     // and keeps everything outside it byte for byte.
     let after = "\n## Local notes\nKeep this.\n";
     let meddled = claude_once.replace("board claim", "board clam") + after;
-    std::fs::write(p.path().join("CLAUDE.md"), &meddled).unwrap();
-    let (third, code) = p.json(&["init", "--agents"]);
+    std::fs::write(p.root().join("CLAUDE.md"), &meddled).unwrap();
+    let (third, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 0);
     assert_eq!(actions(&third), ["unchanged", "updated"]);
     assert_eq!(read(&p, "CLAUDE.md"), format!("{claude_once}{after}"));
@@ -72,31 +73,31 @@ fn twice_leaves_one_block_and_the_users_text_unchanged() {
 
 #[test]
 fn a_broken_block_is_refused_and_left_alone() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let broken = format!("mine\n{BEGIN}\nhalf a block, no end\n");
-    std::fs::write(p.path().join("AGENTS.md"), &broken).unwrap();
-    let (err, code) = p.json(&["init", "--agents"]);
+    std::fs::write(p.root().join("AGENTS.md"), &broken).unwrap();
+    let (err, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 2, "{err}");
     check_cli("init", code, &err);
     assert!(err["message"].as_str().unwrap().contains("AGENTS.md"));
     assert_eq!(read(&p, "AGENTS.md"), broken);
-    assert!(!p.path().join("CLAUDE.md").exists(), "nothing written");
+    assert!(!p.root().join("CLAUDE.md").exists(), "nothing written");
 }
 
 #[test]
 fn mcp_config_keeps_other_servers() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let theirs = json!({
         "mcpServers": {"search": {"command": "search-mcp", "args": ["--fast"]}},
         "note": "kept"
     });
-    std::fs::write(p.path().join(".mcp.json"), theirs.to_string()).unwrap();
+    std::fs::write(p.root().join(".mcp.json"), theirs.to_string()).unwrap();
 
-    let (first, code) = p.json(&["init", "--mcp"]);
+    let (first, code) = p.board_json(&["init", "--mcp"]).json_and_code();
     assert_eq!(code, 0, "{first}");
     check_cli("init", code, &first);
     assert_eq!(first["mcp"]["action"], "updated");
-    let (second, _) = p.json(&["init", "--mcp", "--agents"]);
+    let (second, _) = p.board_json(&["init", "--mcp", "--agents"]).json_and_code();
     assert_eq!(second["mcp"]["action"], "unchanged");
 
     let board = std::fs::canonicalize(crate::harness::BOARD).unwrap();
@@ -110,8 +111,8 @@ fn mcp_config_keeps_other_servers() {
     assert_eq!(v["note"], "kept");
 
     // From scratch, too.
-    let q = Project::new();
-    let (made, code) = q.json(&["init", "--mcp"]);
+    let q = TestBoard::builder().unserved();
+    let (made, code) = q.board_json(&["init", "--mcp"]).json_and_code();
     assert_eq!(code, 0);
     assert_eq!(made["mcp"]["action"], "created");
     let v: Value = serde_json::from_str(&read(&q, ".mcp.json")).unwrap();
@@ -123,15 +124,15 @@ fn mcp_config_keeps_other_servers() {
 
 #[test]
 fn the_start_prompt_names_a_command_that_prints_the_protocol() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let out = p.board(&["instructions"]);
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.success(), "{out:?}");
+    let text = &out.stdout;
     assert!(text.starts_with("# Working from the board"), "{text}");
     assert!(text.contains("board claim --json"), "{text}");
     for name in ["claude", "codex", "gemini", "aider"] {
-        let prof = board::agent_tools::profile::Profile::load(p.path(), name).unwrap();
-        let argv = prof.argv("board", p.path(), &p.path().join(".board"));
+        let prof = board::agent_tools::profile::Profile::load(p.root(), name).unwrap();
+        let argv = prof.argv("board", p.root(), &p.root().join(".board"));
         let prompt = argv.join(" ");
         if !prof.prompt_args.is_empty() {
             assert!(prompt.contains("`board instructions`"), "{name}: {prompt}");
@@ -141,16 +142,16 @@ fn the_start_prompt_names_a_command_that_prints_the_protocol() {
 
 #[test]
 fn every_cli_is_configured_once_and_the_users_settings_survive() {
-    let p = Project::new();
-    std::fs::create_dir_all(p.path().join(".claude")).unwrap();
+    let p = TestBoard::builder().unserved();
+    std::fs::create_dir_all(p.root().join(".claude")).unwrap();
     let theirs = json!({"model": "opus", "permissions": {"allow": ["Bash(npm test)"]},
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}});
-    std::fs::write(p.path().join(".claude/settings.json"), theirs.to_string()).unwrap();
-    std::fs::write(p.path().join(".aider.conf.yml"), "model: sonnet\n").unwrap();
-    let (first, code) = p.json(&["init", "--agents"]);
+    std::fs::write(p.root().join(".claude/settings.json"), theirs.to_string()).unwrap();
+    std::fs::write(p.root().join(".aider.conf.yml"), "model: sonnet\n").unwrap();
+    let (first, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 0, "{first}");
     check_cli("init", code, &first);
-    let (second, _) = p.json(&["init", "--agents"]);
+    let (second, _) = p.board_json(&["init", "--agents"]).json_and_code();
     let changed: Vec<&Value> = second["agents"]
         .as_array()
         .unwrap()
@@ -211,8 +212,8 @@ fn every_cli_is_configured_once_and_the_users_settings_survive() {
     assert!(read(&p, "CONVENTIONS.md").contains("# Working from the board"));
 
     // A key the board's block sets, set by the user too: refused, nothing changed.
-    std::fs::write(p.path().join(".aider.conf.yml"), "read: [NOTES.md]\n").unwrap();
-    let (err, code) = p.json(&["init", "--agents"]);
+    std::fs::write(p.root().join(".aider.conf.yml"), "read: [NOTES.md]\n").unwrap();
+    let (err, code) = p.board_json(&["init", "--agents"]).json_and_code();
     assert_eq!(code, 2, "{err}");
     assert!(err["message"].as_str().unwrap().contains("read:"), "{err}");
     assert_eq!(read(&p, ".aider.conf.yml"), "read: [NOTES.md]\n");

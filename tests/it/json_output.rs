@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::harness::project::{check_cli, one_document, Project};
+use crate::harness::command::one_document;
+use crate::harness::schema::check_cli;
+use crate::harness::test_board::TestBoard;
 
 /// (method for the schema, command line without `--json`).
 const OPERATOR: &[(&str, &str)] = &[
@@ -106,8 +108,8 @@ fn verify(dir: &Path, runs: &[(String, String)]) -> (usize, BTreeSet<String>) {
     (warned, succeeded)
 }
 
-fn run_all(p: &Project, warnings: bool) -> usize {
-    let dir = p.path();
+fn run_all(p: &TestBoard, warnings: bool) -> usize {
+    let dir = p.root();
     let (op_sh, op_runs) = driver(dir, "op", OPERATOR);
     let (agent_sh, agent_runs) = driver(dir, "agent", AGENT);
     std::fs::write(dir.join("operator.sh"), op_sh).unwrap();
@@ -121,7 +123,7 @@ fn run_all(p: &Project, warnings: bool) -> usize {
         }
     };
     // The board must be running before board.toml is broken (a broken file cannot start one).
-    let (_, code) = p.json(&["status"]);
+    let (_, code) = p.board_json(&["status"]).json_and_code();
     assert_eq!(code, 0);
     if warnings {
         let path = dir.join("board.toml");
@@ -129,12 +131,12 @@ fn run_all(p: &Project, warnings: bool) -> usize {
         std::fs::write(&path, format!("{text}\ncolour = \"red\"\n")).unwrap();
     }
 
-    let mut op = p.cmd("sh");
+    let mut op = p.command("sh");
     op.arg("operator.sh");
     env(&mut op);
     assert!(op.stderr(Stdio::null()).status().unwrap().success());
 
-    let mut agent = p.cmd(crate::harness::BOARD);
+    let mut agent = p.command(crate::harness::BOARD);
     agent.args(["run", "--name", "json-out", "--", "sh", "agent.sh"]);
     env(&mut agent);
     assert!(agent.stderr(Stdio::null()).status().unwrap().success());
@@ -159,7 +161,7 @@ fn run_all(p: &Project, warnings: bool) -> usize {
 
     // `stop` as the operator, then again with no board running: still one document each.
     for _ in 0..2 {
-        let (doc, code) = p.json(&["stop"]);
+        let (doc, code) = p.board_json(&["stop"]).json_and_code();
         check_cli("stop", code, &doc);
     }
     warned
@@ -167,14 +169,14 @@ fn run_all(p: &Project, warnings: bool) -> usize {
 
 #[test]
 fn every_command_prints_one_json_document_with_and_without_a_terminal() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let warned = run_all(&p, false);
     assert_eq!(warned, 0, "no warnings without a reason");
 }
 
 #[test]
 fn warnings_and_trace_logging_never_reach_stdout() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let warned = run_all(&p, true);
     // Once per change of the file, not on every call.
     assert_eq!(

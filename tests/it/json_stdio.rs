@@ -1,7 +1,9 @@
 //! `board json` under a thousand mixed lines, and the printed schema against
 //! every request and response of the run.
 
-use crate::harness::project::{check, matches, Project};
+use crate::harness::schema::check;
+use crate::harness::schema::matches;
+use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
 /// What a line must get back.
@@ -239,26 +241,24 @@ fn cases(n: usize) -> (Vec<Case>, Vec<String>) {
 #[test]
 fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
     const N: usize = 1000;
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let (cases, titles) = cases(N);
     let mut input = Vec::new();
     for c in &cases {
         input.extend_from_slice(&c.bytes);
         input.push(b'\n');
     }
-    std::fs::write(p.path().join("in.jsonl"), &input).unwrap();
+    std::fs::write(p.root().join("in.jsonl"), &input).unwrap();
 
-    let out = p.agent(
-        "json-agent",
-        "board json < in.jsonl > out.jsonl 2> err.txt; echo $? > rc.txt",
-    );
-    assert!(out.status.success(), "board run: {out:?}");
-    let rc = std::fs::read_to_string(p.path().join("rc.txt")).unwrap();
+    let agent = "board json < in.jsonl > out.jsonl 2> err.txt; echo $? > rc.txt";
+    let out = p.board(&["run", "--name", "json-agent", "--", "sh", "-c", agent]);
+    assert!(out.success(), "board run: {out:?}");
+    let rc = std::fs::read_to_string(p.root().join("rc.txt")).unwrap();
     assert_eq!(rc.trim(), "0", "board json exit code");
-    let stderr = std::fs::read_to_string(p.path().join("err.txt")).unwrap();
+    let stderr = std::fs::read_to_string(p.root().join("err.txt")).unwrap();
     assert!(stderr.is_empty(), "board json wrote to stderr: {stderr}");
 
-    let text = std::fs::read_to_string(p.path().join("out.jsonl")).unwrap();
+    let text = std::fs::read_to_string(p.root().join("out.jsonl")).unwrap();
     assert!(text.ends_with('\n'));
     let answers: Vec<Value> = text
         .lines()
@@ -300,7 +300,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
     }
 
     // The claim was the environment's agent session's.
-    let (agents, _) = p.json(&["agents", "--all"]);
+    let (agents, _) = p.board_json(&["agents", "--all"]).json_and_code();
     let ids: Vec<&str> = agents["agents"]
         .as_array()
         .unwrap()
@@ -311,7 +311,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
     assert_eq!(agent.as_deref(), ids.first().copied());
 
     // Valid requests were all applied, invalid ones changed nothing.
-    let (list, code) = p.json(&["list"]);
+    let (list, code) = p.board_json(&["list"]).json_and_code();
     assert_eq!(code, 0);
     let got: Vec<&str> = list["tasks"]
         .as_array()
@@ -320,13 +320,13 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
         .map(|t| t["title"].as_str().unwrap())
         .collect();
     assert_eq!(got, titles.iter().map(String::as_str).collect::<Vec<_>>());
-    let (goal, _) = p.json(&["goal"]);
+    let (goal, _) = p.board_json(&["goal"]).json_and_code();
     assert_eq!(
         goal["goal"],
         Value::Null,
         "the wrong-typed goal was not set"
     );
-    let (show, _) = p.json(&["show", "1"]);
+    let (show, _) = p.board_json(&["show", "1"]).json_and_code();
     assert_eq!(show["task"]["state"], "done");
     assert_eq!(show["notes"].as_array().unwrap().len(), 1);
     check("results/show", &show);
@@ -334,7 +334,7 @@ fn a_thousand_mixed_lines_get_a_thousand_answers_in_order() {
 
 #[test]
 fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     // Operator requests; `stop` ends the board mid-stream, and `board json` reconnects (restarting
     // it) for the next request instead of dying.
     let input = [
@@ -345,7 +345,7 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
     ]
     .join("\n");
     let out = p
-        .cmd(crate::harness::BOARD)
+        .command(crate::harness::BOARD)
         .arg("json")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -383,8 +383,8 @@ fn end_of_input_ends_it_and_a_board_that_is_gone_is_an_error_per_line() {
 
 #[test]
 fn the_schema_is_strict_enough_to_catch_drift() {
-    let p = Project::new();
-    let (added, code) = p.json(&["add", "x"]);
+    let p = TestBoard::builder().unserved();
+    let (added, code) = p.board_json(&["add", "x"]).json_and_code();
     assert_eq!(code, 0);
     check("results/add", &added);
     let mut extra = added.clone();
@@ -408,7 +408,7 @@ fn the_schema_is_strict_enough_to_catch_drift() {
         !matches("response", &both),
         "a response is a result or an error"
     );
-    let (err, code) = p.json(&["show", "42"]);
+    let (err, code) = p.board_json(&["show", "42"]).json_and_code();
     assert_eq!(code, 6);
     check("error", &err);
     let mut bad_kind = err.clone();

@@ -7,14 +7,21 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::harness::supervised::*;
+use crate::harness::events::*;
+use crate::harness::process::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
-const LEASE: &str = "duration = \"30s\"\nsweep = \"10s\"\nliveness = \"process\"";
+fn project() -> Builder {
+    TestBoard::builder()
+        .lease("30s")
+        .sweep("10s")
+        .liveness("process")
+}
 
 /// The signals a user may send, in the order the tests send them (HUP last: it is a hangup).
 const SIGNALS: [(Signal, &str); 8] = [
@@ -53,34 +60,34 @@ fn got(root: &Path, name: &str) -> Vec<String> {
 fn send_all(b: &TestBoard, name: &str, launcher: i32, signals: &[(Signal, &str)]) {
     for (i, (sig, label)) in signals.iter().enumerate() {
         kill(Pid::from_raw(launcher), *sig).unwrap();
-        let seen = poll_until(Duration::from_secs(10), || got(&b.root, name).len() > i);
+        let seen = poll_until(Duration::from_secs(10), || got(b.root(), name).len() > i);
         assert!(
             seen,
             "{label} never reached the agent: {:?}",
-            got(&b.root, name)
+            got(b.root(), name)
         );
-        assert_eq!(got(&b.root, name)[i], *label, "{:?}", got(&b.root, name));
+        assert_eq!(got(b.root(), name)[i], *label, "{:?}", got(b.root(), name));
         assert!(running(launcher), "the launcher died of {label}");
     }
 }
 
 #[test]
 fn every_catchable_signal_sent_to_the_launcher_reaches_the_agent() {
-    let b = TestBoard::start_with(LEASE, "[run]\nhangup_grace = \"60s\"\n");
+    let b = project().config("[run]\nhangup_grace = \"60s\"\n").start();
     b.add_tasks(1);
     let mut a = b.run_agent("rec", &recorder("rec"));
     b.wait_working("rec");
     send_all(&b, "rec", a.launcher_pid(), &SIGNALS);
-    assert_eq!(got(&b.root, "rec").len(), SIGNALS.len());
+    assert_eq!(got(b.root(), "rec").len(), SIGNALS.len());
     assert!(
-        a.child.try_wait().unwrap().is_none(),
+        a.launcher.try_wait().unwrap().is_none(),
         "the launcher survived"
     );
 }
 
 #[test]
 fn in_a_tmux_pane_directed_signals_reach_the_agent_once_and_ctrl_c_once() {
-    let mut b = TestBoard::start_with(LEASE, "[run]\nhangup_grace = \"60s\"\n");
+    let mut b = project().config("[run]\nhangup_grace = \"60s\"\n").start();
     b.add_tasks(1);
     let script = recorder("pane");
     let s = b.run_in_pane("pane", &script);
@@ -94,23 +101,23 @@ fn in_a_tmux_pane_directed_signals_reach_the_agent_once_and_ctrl_c_once() {
     let pane = s["pane"].as_str().unwrap().to_string();
     b.tmux().run(&["send-keys", "-t", &pane, "C-c"]);
     assert!(
-        poll_until(Duration::from_secs(10), || got(&b.root, "pane").len() > 7),
+        poll_until(Duration::from_secs(10), || got(b.root(), "pane").len() > 7),
         "Ctrl-C never reached the agent"
     );
     kill(Pid::from_raw(launcher), Signal::SIGUSR1).unwrap();
     assert!(poll_until(Duration::from_secs(10), || {
-        got(&b.root, "pane").last().is_some_and(|l| l == "USR1") && got(&b.root, "pane").len() > 8
+        got(b.root(), "pane").last().is_some_and(|l| l == "USR1") && got(b.root(), "pane").len() > 8
     }));
-    assert_eq!(&got(&b.root, "pane")[7..], ["INT", "USR1"]);
+    assert_eq!(&got(b.root(), "pane")[7..], ["INT", "USR1"]);
     assert!(running(launcher));
 }
 
 #[test]
 fn an_agent_that_ignores_the_hangup_is_ended_within_the_grace() {
     let grace = Duration::from_secs(1);
-    let mut b = TestBoard::start_with(LEASE, "[run]\nhangup_grace = \"1s\"\n");
+    let mut b = project().config("[run]\nhangup_grace = \"1s\"\n").start();
     b.add_tasks(1);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     // The agent ignores SIGHUP (as Gemini does, idle at its prompt); its helper ignores SIGTERM
     // as well, so only SIGKILL ends it.
     let script = "trap '' HUP; board claim >/dev/null; \
@@ -149,7 +156,7 @@ fn an_agent_that_ignores_the_hangup_is_ended_within_the_grace() {
 
 #[test]
 fn a_double_forked_helper_that_exits_is_reaped_while_the_agent_runs() {
-    let b = TestBoard::start(LEASE);
+    let b = project().start();
     b.add_tasks(1);
     let fifo = b.fifo("done.fifo");
     let a = b.run_agent(

@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime};
 
 use crate::harness::poll_until;
 
-use crate::harness::driven::TestBoard;
+use crate::harness::test_board::TestBoard;
 use serde_json::Value;
 
 #[test]
 fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
-    let board = TestBoard::with_lease("1s", "100ms");
+    let board = TestBoard::builder().lease("1s").sweep("100ms").start();
     let task = board.add("parse the config file");
     let mut slow = board.agent("slow");
 
@@ -22,7 +22,7 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
         board.task(task)["state"] == "open"
     });
     assert!(lapsed, "the claim did not lapse: {}", board.task(task));
-    let lapse = board.events_of("lapse", task);
+    let lapse = board.log_of("lapse", task);
     assert_eq!(lapse.len(), 1, "one lapse event: {lapse:?}");
     assert_eq!(lapse[0]["agent"], slow.id.as_str());
     assert_eq!(lapse[0]["generation"], 1);
@@ -34,7 +34,7 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
         "{}",
         lapse[0]
     );
-    let grant = &board.events_of("grant", task)[0];
+    let grant = &board.log_of("grant", task)[0];
     let held = at(&lapse[0]).duration_since(at(grant)).unwrap();
     eprintln!("claim granted → lapsed after {} ms", held.as_millis());
     assert!(
@@ -60,9 +60,9 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
     assert_eq!(after["notes"], before["notes"]);
     assert_eq!(after["task"]["state"], "open");
     assert_eq!(after["task"]["done_by"], Value::Null);
-    assert!(board.events_of("done", task).is_empty(), "no done event");
+    assert!(board.log_of("done", task).is_empty(), "no done event");
     assert_eq!(
-        board.events_of("reject", task).len(),
+        board.log_of("reject", task).len(),
         1,
         "the refusal is logged"
     );
@@ -79,10 +79,7 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
     assert_eq!(e["data"]["kind"], "lapsed");
     assert_eq!(e["data"]["holder"], other.id.as_str());
     assert_eq!(board.task(task)["state"], "claimed");
-    assert!(
-        board.events_of("done", task).is_empty(),
-        "still no done event"
-    );
+    assert!(board.log_of("done", task).is_empty(), "still no done event");
 }
 
 /// The wall-clock time of an event.

@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::harness::supervised::*;
+use crate::harness::agent::Agent;
+use crate::harness::events::*;
+use crate::harness::process::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 use nix::sys::signal::{kill, Signal};
@@ -13,13 +16,16 @@ use serde_json::Value;
 
 const SWEEP_MS: i64 = 100;
 
-fn lease(duration: &str, liveness: &str) -> String {
-    format!("duration = \"{duration}\"\nsweep = \"{SWEEP_MS}ms\"\nliveness = \"{liveness}\"")
+fn lease(duration: &str, liveness: &str) -> Builder {
+    TestBoard::builder()
+        .lease(duration)
+        .sweep(&format!("{SWEEP_MS}ms"))
+        .liveness(liveness)
 }
 
 /// `key=value` lines an agent script appended to `file`.
 fn results(b: &TestBoard, file: &str) -> BTreeMap<String, String> {
-    std::fs::read_to_string(b.root.join(file))
+    std::fs::read_to_string(b.root().join(file))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.split_once('='))
@@ -31,9 +37,9 @@ fn results(b: &TestBoard, file: &str) -> BTreeMap<String, String> {
 fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
     // `process` liveness: a living idle holder would be renewed forever; only the stop lets its
     // lease run out.
-    let b = TestBoard::start(&lease("1s", "process"));
+    let b = lease("1s", "process").start();
     b.add_tasks(1);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let fifo = b.fifo("a.fifo");
     let mut a = b.run_agent(
         "a",
@@ -61,7 +67,7 @@ fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
     assert_eq!(lapse["task"], 1);
     assert_eq!(lapse["generation"], 1);
     assert!(t - stopped <= Duration::from_millis(1000 + 2 * SWEEP_MS as u64 + 400));
-    assert!(b.ready().contains(&1));
+    assert!(b.ready_ids().contains(&1));
 
     // B takes the task at generation 2 and finishes it, with a note.
     let mut bee = b.run_agent(
@@ -72,13 +78,16 @@ fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
          board done 1 --generation $4 --note 'done by B'
          echo ok=1 >> b.results",
     );
-    assert!(bee.child.wait().unwrap().success(), "B finished its task");
+    assert!(
+        bee.launcher.wait().unwrap().success(),
+        "B finished its task"
+    );
     assert_eq!(results(&b, "b.results")["gen"], "2");
 
     // A wakes up and tries every write: all rejected with exit 5 (lapsed).
     kill(Pid::from_raw(pid), Signal::SIGCONT).unwrap();
     poke(&fifo);
-    assert!(a.child.wait().unwrap().success());
+    assert!(a.launcher.wait().unwrap().success());
     let r = results(&b, "a.results");
     for w in ["done", "done_gen", "note", "release", "renew", "check"] {
         assert_eq!(
@@ -88,7 +97,7 @@ fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
         );
     }
 
-    let show = b.task(1);
+    let show = b.show(1);
     assert_eq!(show["task"]["state"], "done");
     assert_eq!(show["task"]["done_by"], "b");
     assert_eq!(show["task"]["generation"], 2);
@@ -122,7 +131,7 @@ fn a_sigstopped_holder_lapses_and_every_late_write_is_fenced() {
 /// An agent that claims task 1 and then sleeps without CPU or board calls. Returns the events
 /// stream, the time of the grant, and the agent (kept alive by the caller).
 fn silent_holder(b: &TestBoard) -> (Events, Instant, Agent) {
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let a = b.run_agent("quiet", "board claim 1 >/dev/null && exec sleep 300");
     let (granted, _) = ev
         .wait(Duration::from_secs(5), is("grant", "quiet"))
@@ -133,7 +142,7 @@ fn silent_holder(b: &TestBoard) -> (Events, Instant, Agent) {
 
 #[test]
 fn activity_mode_lapses_a_silent_idle_holder() {
-    let b = TestBoard::start(&lease("1s", "activity"));
+    let b = lease("1s", "activity").start();
     b.add_tasks(1);
     let (mut ev, granted, _a) = silent_holder(&b);
     let (t, e) = ev
@@ -153,12 +162,12 @@ fn activity_mode_lapses_a_silent_idle_holder() {
     let s = b.session("quiet").unwrap();
     assert!(s["ended_at"].is_null(), "{s}");
     assert_eq!(s["state"], "idle");
-    assert!(b.ready().contains(&1));
+    assert!(b.ready_ids().contains(&1));
 }
 
 #[test]
 fn process_mode_keeps_a_silent_idle_holder() {
-    let b = TestBoard::start(&lease("1s", "process"));
+    let b = lease("1s", "process").start();
     b.add_tasks(1);
     let (mut ev, granted, _a) = silent_holder(&b);
     // Watch for 3.5 leases: no lapse, no expel, and the claim stays held throughout.
@@ -168,7 +177,7 @@ fn process_mode_keeps_a_silent_idle_holder() {
             (e["kind"] == "lapse" || e["kind"] == "expel") && e["agent"] == "quiet"
         });
         assert!(e.is_none(), "process mode ended the claim: {e:?}");
-        let t = b.task(1)["task"].clone();
+        let t = b.show(1)["task"].clone();
         assert_eq!(t["holder"], "quiet", "{t}");
         assert!(t["expires_in_ms"].as_i64().unwrap() > 0, "{t}");
     }
@@ -176,9 +185,9 @@ fn process_mode_keeps_a_silent_idle_holder() {
 
 #[test]
 fn waiting_for_a_human_keeps_the_claim_and_resume_then_silence_lapses_it() {
-    let b = TestBoard::start(&lease("1s", "activity"));
+    let b = lease("1s", "activity").start();
     b.add_tasks(1);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let fifo = b.fifo("answer.fifo");
     let _a = b.run_agent(
         "asker",
@@ -199,7 +208,7 @@ fn waiting_for_a_human_keeps_the_claim_and_resume_then_silence_lapses_it() {
             (e["kind"] == "lapse" || e["kind"] == "expel") && e["agent"] == "asker"
         });
         assert!(e.is_none(), "a waiting agent lost its claim: {e:?}");
-        assert_eq!(b.task(1)["task"]["holder"], "asker");
+        assert_eq!(b.show(1)["task"]["holder"], "asker");
     }
 
     poke(&fifo);
@@ -222,7 +231,7 @@ fn waiting_for_a_human_keeps_the_claim_and_resume_then_silence_lapses_it() {
 
 #[test]
 fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
-    let mut b = TestBoard::start(&lease("2s", "process"));
+    let mut b = lease("2s", "process").start();
     b.add_tasks(1);
     let a = b.run_agent("held", "board claim 1 >/dev/null && exec sleep 300");
     let s = b.wait_working("held");
@@ -233,7 +242,7 @@ fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
     // The expiry set by the last renewal: the deadline it implies (wall clock) stops moving once
     // no sweep renews the stopped holder any more (a sweep may have started before the stop).
     let reading = || {
-        let t = b.task(1)["task"].clone();
+        let t = b.show(1)["task"].clone();
         let left = t["expires_in_ms"].as_i64().expect("claimed");
         assert!(left > 0 && left <= 2000, "{t}");
         wall_ms() + left
@@ -274,7 +283,7 @@ fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
         }
         // Any lapse so far, as the log of the new board process says.
         let found = poll(Duration::from_millis(1900), || {
-            b.ok(&["log", "--limit", "1000"])["events"]
+            b.json(&["log", "--limit", "1000"])["events"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -300,7 +309,7 @@ fn restarting_the_board_every_2s_does_not_keep_a_stopped_holders_claim_alive() {
     assert!(late >= -50, "the lapse came {late} ms before the expiry");
     assert!(restarts >= 2);
     // Still lapsed after the last restart: free, same generation, the session lives on.
-    let t = b.task(1)["task"].clone();
+    let t = b.show(1)["task"].clone();
     assert_eq!(t["state"], "open", "{t}");
     assert_eq!(t["generation"], 1);
     assert!(b.session("held").unwrap()["ended_at"].is_null());

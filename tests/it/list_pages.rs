@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::driven::{ready_ids as ids, TestBoard};
+use crate::harness::{queries::ready_ids as ids, test_board::TestBoard};
 
 #[test]
 fn list_pages_follow_the_cursor_and_end_with_a_null_next() {

@@ -15,7 +15,10 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::harness::supervised::*;
+use crate::harness::agent::Agent;
+use crate::harness::mcp::Mcp;
+use crate::harness::rpc;
+use crate::harness::test_board::TestBoard;
 use crate::harness::*;
 
 const AGENTS: usize = 8;
@@ -109,24 +112,29 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
     // A lease no claim outlives by accident: every end of a claim here is one an agent asked for.
-    let mut b = TestBoard::start("duration = \"120s\"\nsweep = \"1s\"\nliveness = \"process\"");
-    let logs = b.root.join("logs");
+    let mut b = TestBoard::builder()
+        .lease("120s")
+        .sweep("1s")
+        .liveness("process")
+        .start();
+    let logs = b.root().join("logs");
     fs::create_dir_all(&logs).unwrap();
-    fs::write(b.root.join("agent.sh"), AGENT).unwrap();
+    fs::write(b.root().join("agent.sh"), AGENT).unwrap();
     let backlog: String = (1..=2000).map(|i| format!("- [ ] task {i}\n")).collect();
-    fs::write(b.root.join("backlog.md"), backlog).unwrap();
-    b.ok(&["import", "backlog.md"]);
+    fs::write(b.root().join("backlog.md"), backlog).unwrap();
+    b.json(&["import", "backlog.md"]);
     // From now on the agents' calls start every board (as after a crash, nobody serves it).
-    b.stop_serve();
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
     let agents: Vec<Agent> = (1..=AGENTS)
         .map(|i| {
-            b.run_agent_env(
+            b.run_agent_with(
                 &format!("c{i}"),
                 "exec sh \"$ROOT/agent.sh\"",
+                &[],
                 // Room for a board restart on a loaded machine.
                 &[
                     ("LOGDIR", &logs),
-                    ("ROOT", &b.root),
+                    ("ROOT", b.root()),
                     ("BOARD_TIMEOUT", Path::new("20s")),
                 ],
             )
@@ -162,7 +170,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
             }
         } else {
             let _ = b
-                .cmd(&["stop"])
+                .board_cmd(&["stop"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
@@ -178,7 +186,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
     });
     assert!(all_ended, "not every agent finished its last claim");
 
-    let db = read_only(&b.db);
+    let db = read_only(&b.db());
     let claims: Vec<(i64, String, i64, Option<String>)> = db
         .prepare("SELECT task_id, session_id, generation, end_kind FROM claims ORDER BY id")
         .unwrap()
@@ -281,10 +289,10 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
 fn board_json_asks_again_with_the_op_id_it_added() {
     use std::io::{BufRead, BufReader, Write};
     const LINES: usize = 150;
-    let mut b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
-    b.stop_serve();
+    let mut b = TestBoard::builder().lease("60s").sweep("1s").start();
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
     let mut json_cli = b
-        .cmd(&["json"])
+        .board_cmd(&["json"])
         .env("BOARD_TIMEOUT", "20s")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -328,7 +336,7 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     if answers.len() != LINES {
         bad.push(format!("{} answers to {LINES} lines", answers.len()));
     }
-    let db = read_only(&b.db);
+    let db = read_only(&b.db());
     for i in 1..=LINES {
         let n: i64 = db
             .query_row(
@@ -354,23 +362,17 @@ fn board_json_asks_again_with_the_op_id_it_added() {
 /// told about.
 #[test]
 fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
-    use crate::harness::project::Project;
+    use crate::harness::test_board::TestBoard;
     const CLAIMS: usize = 40;
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let tasks: String = (1..=CLAIMS).map(|i| format!("- [ ] task {i}\n")).collect();
-    std::fs::write(p.path().join("backlog.md"), tasks).unwrap();
-    assert!(p.board(&["import", "backlog.md"]).status.success());
-    let mut cmd = p.cmd(crate::harness::BOARD);
-    cmd.env("BOARD_TIMEOUT", "20s")
-        .args(["run", "--name", "m", "--", "board", "mcp"]);
-    let mut c = crate::mcp_server::spawn(cmd);
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "board-test", "version": "0"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let socket = p.path().join(".board/board.sock");
+    std::fs::write(p.root().join("backlog.md"), tasks).unwrap();
+    assert!(p.board(&["import", "backlog.md"]).success());
+    let mut cmd = p.board_cmd(&["run", "--name", "m", "--", "board", "mcp"]);
+    cmd.env("BOARD_TIMEOUT", "20s");
+    let mut c = Mcp::spawn(cmd);
+    c.initialize();
+    let socket = p.root().join(".board/board.sock");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let killer = {
         let (stop, socket) = (std::sync::Arc::clone(&stop), socket.clone());
@@ -378,7 +380,7 @@ fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
             let mut kills = 0;
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(120));
-                let pid = socket_call(&socket, "hello", json!({}))
+                let pid = rpc::call(&socket, "hello", json!({}))
                     .ok()
                     .and_then(|v| v["pid"].as_i64());
                 if let Some(pid) = pid {
@@ -409,7 +411,7 @@ fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let kills = killer.join().unwrap();
-    let db = read_only(&p.path().join(".board/board.db"));
+    let db = read_only(&p.root().join(".board/board.db"));
     let held: BTreeSet<(i64, i64)> = db
         .prepare("SELECT task_id, generation FROM claims WHERE session_id = 'm'")
         .unwrap()
@@ -426,8 +428,6 @@ fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
         "`board mcp`: {CLAIMS} board_claim calls, {kills} kill -9 of the board, {} told",
         told.len()
     );
-    drop(c.stdin.take());
-    let _ = c.child.kill();
-    let _ = c.child.wait();
+    drop(c);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

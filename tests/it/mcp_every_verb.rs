@@ -9,9 +9,8 @@ use std::path::PathBuf;
 
 use crate::harness::sh_quote;
 
-use crate::harness::driven::TestBoard;
-use crate::harness::project::Project;
-use crate::mcp_server::{spawn, McpClient};
+use crate::harness::mcp::Mcp;
+use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
 const VERBS: [&str; 17] = [
@@ -43,32 +42,11 @@ const READ_ONLY: [&str; 6] = [
     "board_agents",
 ];
 
-fn operator_mcp(p: &Project) -> McpClient {
-    let mut cmd = p.cmd(crate::harness::BOARD);
-    cmd.arg("mcp");
-    initialized(spawn(cmd))
-}
-
-/// `board mcp` as an operator in the project at `root`.
-fn operator_mcp_in(root: &std::path::Path) -> McpClient {
-    let mut cmd = std::process::Command::new(crate::harness::BOARD);
-    cmd.current_dir(root)
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_ROOT")
-        .arg("mcp");
-    initialized(spawn(cmd))
-}
-
-fn initialized(mut c: McpClient) -> McpClient {
-    let init = c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "0"}}),
-    );
+/// `board mcp` as an operator in the project, initialized.
+fn operator_mcp(p: &TestBoard) -> Mcp {
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    let init = c.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], "board", "{init}");
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     c
 }
 
@@ -93,7 +71,7 @@ fn assert_host_friendly(v: &Value, at: &str) {
 
 #[test]
 fn tools_list_has_every_verb_with_annotations_and_host_friendly_schemas() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let mut c = operator_mcp(&p);
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools").clone();
@@ -132,17 +110,11 @@ fn tools_list_has_every_verb_with_annotations_and_host_friendly_schemas() {
 
 #[test]
 fn bad_lines_get_json_rpc_errors_carrying_the_request_id() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let mut c = operator_mcp(&p);
     let mut raw = |line: &str| -> Value {
-        let stdin = c.stdin.as_mut().unwrap();
-        use std::io::Write;
-        writeln!(stdin, "{line}").unwrap();
-        let got = c
-            .lines
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .unwrap_or_else(|e| panic!("no answer to {line}: {e}"));
-        serde_json::from_str(&got).unwrap()
+        c.send_line(line);
+        c.read()
     };
     let cases: [(&str, Value, i64); 6] = [
         ("this is not json", Value::Null, -32700),
@@ -194,13 +166,13 @@ fn bad_lines_get_json_rpc_errors_carrying_the_request_id() {
 
 #[test]
 fn the_first_call_after_a_board_restart_succeeds() {
-    let p = Project::new();
+    let p = TestBoard::builder().unserved();
     let mut c = operator_mcp(&p);
     let first = c.call("board_status", json!({}));
     assert_eq!(first["isError"], false, "{first}");
     let pid = first["structuredContent"]["pid"].as_i64().unwrap();
     let stopped = p.board(&["stop"]);
-    assert!(stopped.status.success(), "{stopped:?}");
+    assert!(stopped.success(), "{stopped:?}");
     let again = c.call("board_status", json!({}));
     assert_eq!(
         again["isError"], false,
@@ -222,7 +194,7 @@ fn an_operator_force_releases_a_claim_through_mcp() {
     let t = board.add("stuck");
     let mut a = board.agent("holder");
     a.claim(t);
-    let mut c = operator_mcp_in(board.root());
+    let mut c = operator_mcp(&board);
     let plain = c.call("board_release", json!({"task": t}));
     assert_eq!(
         plain["isError"], true,

@@ -2,99 +2,22 @@
 //! notifications/initialized, tools/list, tools/call — under `board run`, so the tools act with
 //! the agent identity of the environment.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
+use crate::harness::mcp::{ok_result, Mcp};
+use crate::harness::schema::check;
+use crate::harness::test_board::TestBoard;
+use serde_json::json;
 
-use crate::harness::project::{check, Project};
-use serde_json::{json, Value};
-
-pub(crate) struct McpClient {
-    pub(crate) child: Child,
-    pub(crate) stdin: Option<ChildStdin>,
-    pub(crate) lines: Receiver<String>,
-    next_id: i64,
-}
-
-impl McpClient {
-    pub(crate) fn send(&mut self, msg: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns the response with its id (skipping notifications).
-    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            if v["id"] == json!(id) {
-                return v;
-            }
-            assert!(v.get("id").is_none(), "answer to another request: {v}");
-        }
-    }
-
-    /// tools/call; returns the CallToolResult.
-    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        r.get("result")
-            .cloned()
-            .unwrap_or_else(|| panic!("{tool} failed at the protocol level: {r}"))
-    }
-}
-
-pub(crate) fn start(p: &Project, name: &str) -> McpClient {
-    let mut cmd = p.cmd(crate::harness::BOARD);
-    cmd.args(["run", "--name", name, "--", "board", "mcp"]);
-    spawn(cmd)
-}
-
-pub(crate) fn spawn(mut cmd: std::process::Command) -> McpClient {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    McpClient {
-        child,
-        stdin,
-        lines,
-        next_id: 0,
-    }
-}
-
-fn ok_result(r: &Value) -> &Value {
-    assert_eq!(r["isError"], json!(false), "tool failed: {r}");
-    let text = r["content"][0]["text"].as_str().unwrap();
-    let from_text: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(&from_text, &r["structuredContent"]);
-    &r["structuredContent"]
+/// `board run --name NAME -- board mcp` in the project.
+pub(crate) fn start(p: &TestBoard, name: &str) -> Mcp {
+    Mcp::spawn(p.board_cmd(&["run", "--name", name, "--", "board", "mcp"]))
 }
 
 #[test]
 fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
-    let p = Project::new();
-    let (_, code) = p.json(&["add", "first", "--body", "do the first thing"]);
+    let p = TestBoard::builder().unserved();
+    let (_, code) = p
+        .board_json(&["add", "first", "--body", "do the first thing"])
+        .json_and_code();
     assert_eq!(code, 0);
 
     let mut c = start(&p, "mcp-agent");
@@ -169,7 +92,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
     let generation = claim["generation"].as_i64().unwrap();
 
     // The holder is the agent session of the environment `board run` gave the server.
-    let (agents, _) = p.json(&["agents"]);
+    let (agents, _) = p.board_json(&["agents"]).json_and_code();
     let me = agents["agents"]
         .as_array()
         .unwrap()
@@ -179,7 +102,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         .clone();
     assert_eq!(me["id"], json!(holder));
     assert_eq!(me["claims"], json!([1]));
-    let (shown, _) = p.json(&["show", "1"]);
+    let (shown, _) = p.board_json(&["show", "1"]).json_and_code();
     assert_eq!(shown["task"]["holder"], json!(holder));
 
     let noted = c.call("board_note", json!({"task": 1, "text": "halfway"}));
@@ -231,13 +154,11 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
     );
 
     // Closing stdin ends the server; `board run` exits with its status.
-    drop(c.stdin.take());
-    let status = crate::harness::poll(std::time::Duration::from_secs(10), || {
-        c.child.try_wait().unwrap()
-    })
-    .expect("board mcp to exit did not happen in time");
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
     assert!(status.success(), "{status:?}");
-    let (agents, _) = p.json(&["agents"]);
+    let (agents, _) = p.board_json(&["agents"]).json_and_code();
     assert!(
         agents["agents"]
             .as_array()
@@ -250,24 +171,15 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
 
 #[test]
 fn without_an_agent_identity_claims_are_tool_errors() {
-    let p = Project::new();
-    let mut cmd = p.cmd(crate::harness::BOARD);
-    cmd.arg("mcp");
-    let mut c = spawn(cmd);
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "0"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let p = TestBoard::builder().unserved();
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    c.initialize();
     let r = c.call("board_claim", json!({}));
     assert_eq!(r["isError"], json!(true), "{r}");
     let text = r["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("unauthorized (-32006): "), "{text}");
-    drop(c.stdin.take());
-    let status = crate::harness::poll(std::time::Duration::from_secs(10), || {
-        c.child.try_wait().unwrap()
-    })
-    .expect("board mcp to exit did not happen in time");
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
     assert!(status.success());
 }

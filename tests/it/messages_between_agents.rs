@@ -4,9 +4,11 @@
 
 use serde_json::{json, Value};
 
-use crate::harness::driven::*;
+use crate::harness::agent::Agent;
+use crate::harness::mcp::Mcp;
+use crate::harness::test_board::TestBoard;
 
-use crate::harness::project::{check, Project};
+use crate::harness::schema::check;
 
 #[test]
 fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {
@@ -62,7 +64,7 @@ fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {
 
     // The log has both messages.
     let logged: Vec<Value> = b
-        .events()
+        .log()
         .into_iter()
         .filter(|e| e["kind"] == "message")
         .collect();
@@ -112,23 +114,17 @@ fn messages_find_their_recipient_by_name_and_refuse_unknown_ones() {
 
 #[test]
 fn an_mcp_tool_result_says_there_are_unread_messages() {
-    let p = Project::new();
-    let (_, code) = p.json(&["add", "first"]);
+    let p = TestBoard::builder().unserved();
+    let (_, code) = p.board_json(&["add", "first"]).json_and_code();
     assert_eq!(code, 0);
-    let mut c = crate::mcp_server::start(&p, "mcp-reader");
-    c.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "board-test", "version": "0"}
-        }),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut c = Mcp::spawn(p.board_cmd(&["run", "--name", "mcp-reader", "--", "board", "mcp"]));
+    c.initialize();
     let quiet = c.call("board_ready", json!({}));
     assert_eq!(quiet["content"].as_array().unwrap().len(), 1, "{quiet}");
 
-    let (sent, code) = p.json(&["send", "mcp-reader", "the schema changed"]);
+    let (sent, code) = p
+        .board_json(&["send", "mcp-reader", "the schema changed"])
+        .json_and_code();
     assert_eq!(code, 0, "{sent}");
     check("results/send", &sent);
     let told = c.call("board_ready", json!({}));

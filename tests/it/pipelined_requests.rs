@@ -2,7 +2,7 @@
 //! answered in the order they were sent, one answer each, whatever lies between them: a
 //! malformed line, a blank line, and a `subscribe` that turns the connection into a stream.
 
-use crate::harness::driven::TestBoard;
+use crate::harness::test_board::TestBoard;
 
 #[test]
 fn pipelined_requests_are_answered_in_order_one_answer_each() {

@@ -3,7 +3,7 @@
 //! gone (here: an agent killed, with its launcher, while the board was stopped) and keeps those
 //! of living sessions.
 
-use crate::harness::driven::{frozen, TestBoard};
+use crate::harness::{test_board::frozen, test_board::TestBoard};
 use serde_json::{json, Value};
 
 #[test]
@@ -31,7 +31,7 @@ fn a_restart_keeps_the_board_and_expels_sessions_that_died_meanwhile() {
 
     let tasks_before = board.json(&["list"])["tasks"].clone();
     let notes_before = board.show(shipped)["notes"].clone();
-    let log_before = board.events();
+    let log_before = board.log();
 
     board.stop();
     // While the board is down, the victim's launcher and agent die without a word.
@@ -40,7 +40,7 @@ fn a_restart_keeps_the_board_and_expels_sessions_that_died_meanwhile() {
     // Any command starts the board again.
     let tasks_after = board.json(&["list"])["tasks"].clone();
 
-    let log_after = board.events();
+    let log_after = board.log();
     assert!(
         log_after.len() > log_before.len(),
         "the log goes on after the restart"
@@ -126,7 +126,7 @@ fn an_agent_killed_while_the_board_is_down_loses_its_claim_when_the_board_is_bac
     let t = board.task(task);
     assert_eq!(t["state"], "open", "the claim was expelled: {t}");
     assert_eq!(t["generation"], 1);
-    let expel = board.events_of("expel", task);
+    let expel = board.log_of("expel", task);
     assert_eq!(expel.len(), 1, "{expel:?}");
     assert_eq!(expel[0]["agent"], victim.id.as_str());
     let reason = expel[0]["reason"].as_str().unwrap();

@@ -8,23 +8,25 @@ use std::fs;
 
 use serde_json::Value;
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::{Builder, TestBoard};
 
 use crate::harness::*;
 
-const LEASE: &str = "duration = \"60s\"\nsweep = \"1s\"\nliveness = \"process\"";
+fn project() -> Builder {
+    TestBoard::builder()
+        .lease("60s")
+        .sweep("1s")
+        .liveness("process")
+}
 
 fn serve_refused(b: &TestBoard) -> String {
     let out = b.board(&["serve"]);
-    assert!(
-        !out.status.success(),
-        "board serve started on a bad database"
-    );
-    String::from_utf8_lossy(&out.stderr).to_string()
+    assert!(!out.success(), "board serve started on a bad database");
+    out.stderr
 }
 
 fn grant_generations(b: &TestBoard) -> Vec<i64> {
-    b.ok(&["log", "--limit", "100000"])["events"]
+    b.json(&["log", "--limit", "100000"])["events"]
         .as_array()
         .unwrap()
         .iter()
@@ -35,18 +37,18 @@ fn grant_generations(b: &TestBoard) -> Vec<i64> {
 
 #[test]
 fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
-    let mut b = TestBoard::start(LEASE);
+    let mut b = project().start();
     b.add_tasks(1);
     let _a = b.run_agent(
         "alice",
         "board claim 1 >/dev/null && board release 1 >/dev/null && exec sleep 300",
     );
-    assert!(poll_until(STEP_WAIT, || b.task(1)["task"]["generation"]
+    assert!(poll_until(STEP_WAIT, || b.show(1)["task"]["generation"]
         == 1
-        && b.task(1)["task"]["state"] == "open"));
-    b.stop_serve();
-    let backup = b.root.join("backup.db");
-    fs::copy(&b.db, &backup).unwrap();
+        && b.show(1)["task"]["state"] == "open"));
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
+    let backup = b.root().join("backup.db");
+    fs::copy(b.db(), &backup).unwrap();
 
     // The board goes on: generation 4 is reached and held by bob.
     b.serve();
@@ -55,18 +57,18 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
         "for i in 1 2; do board claim 1 >/dev/null && board release 1 >/dev/null; done
          board claim 1 >/dev/null && exec sleep 300",
     );
-    assert!(poll_until(STEP_WAIT, || b.task(1)["task"]["generation"]
+    assert!(poll_until(STEP_WAIT, || b.show(1)["task"]["generation"]
         == 4
-        && b.task(1)["task"]["holder"] == "bob"));
+        && b.show(1)["task"]["holder"] == "bob"));
     let before: Vec<i64> = grant_generations(&b);
-    b.stop_serve();
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
 
     // Restore yesterday's copy (generation 1), as an operator would.
-    fs::copy(&backup, &b.db).unwrap();
-    let _ = fs::remove_file(b.db.with_extension("db-wal"));
-    let _ = fs::remove_file(b.db.with_extension("db-shm"));
+    fs::copy(&backup, b.db()).unwrap();
+    let _ = fs::remove_file(b.db().with_extension("db-wal"));
+    let _ = fs::remove_file(b.db().with_extension("db-shm"));
     b.serve();
-    let log = b.ok(&["log", "--limit", "100000"]);
+    let log = b.json(&["log", "--limit", "100000"]);
     let epoch = log["events"]
         .as_array()
         .unwrap()
@@ -85,17 +87,20 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
         "board --json done 1 --generation 4 > stale.json; echo $? > stale.code
          board --json claim 1 > claim.json; exec sleep 300",
     );
-    assert!(poll_until(STEP_WAIT, || b.root.join("claim.json").exists()
-        && fs::read_to_string(b.root.join("claim.json"))
+    assert!(poll_until(STEP_WAIT, || b
+        .root()
+        .join("claim.json")
+        .exists()
+        && fs::read_to_string(b.root().join("claim.json"))
             .is_ok_and(|s| !s.is_empty())));
     assert_eq!(
-        fs::read_to_string(b.root.join("stale.code"))
+        fs::read_to_string(b.root().join("stale.code"))
             .unwrap()
             .trim(),
         "5"
     );
     let claim: Value =
-        serde_json::from_str(&fs::read_to_string(b.root.join("claim.json")).unwrap()).unwrap();
+        serde_json::from_str(&fs::read_to_string(b.root().join("claim.json")).unwrap()).unwrap();
     let g = claim["generation"].as_i64().unwrap();
     assert!(
         before.iter().all(|old| g > *old),
@@ -106,28 +111,28 @@ fn a_restored_older_database_opens_a_new_epoch_and_refuses_stale_generations() {
 
 #[test]
 fn an_empty_or_missing_database_of_a_board_that_existed_is_refused() {
-    let mut b = TestBoard::start(LEASE);
+    let mut b = project().start();
     b.add_tasks(1);
-    b.stop_serve();
-    fs::write(&b.db, b"").unwrap();
+    b.kill_serve(nix::sys::signal::Signal::SIGTERM);
+    fs::write(b.db(), b"").unwrap();
     let err = serve_refused(&b);
     assert!(err.contains("board.db") && err.contains("empty"), "{err}");
-    fs::remove_file(&b.db).unwrap();
+    fs::remove_file(b.db()).unwrap();
     let err = serve_refused(&b);
     assert!(err.contains("board.db") && err.contains("missing"), "{err}");
-    assert!(!b.db.exists(), "a refused start created the database");
+    assert!(!b.db().exists(), "a refused start created the database");
 }
 
 #[test]
 fn a_foreign_sqlite_file_is_refused_and_left_unchanged() {
-    let b = TestBoard::init(&config_text(LEASE, ""));
-    fs::create_dir_all(b.db.parent().unwrap()).unwrap();
+    let b = project().unserved();
+    fs::create_dir_all(b.db().parent().unwrap()).unwrap();
     {
-        let c = rusqlite::Connection::open(&b.db).unwrap();
+        let c = rusqlite::Connection::open(b.db()).unwrap();
         c.execute_batch("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount INTEGER);")
             .unwrap();
     }
-    let before = fs::read(&b.db).unwrap();
+    let before = fs::read(b.db()).unwrap();
     let err = serve_refused(&b);
     assert!(
         err.contains("board.db") && err.contains("not a board's database"),
@@ -135,11 +140,11 @@ fn a_foreign_sqlite_file_is_refused_and_left_unchanged() {
     );
     assert!(err.contains("invoices"), "says what was found: {err}");
     assert_eq!(
-        fs::read(&b.db).unwrap(),
+        fs::read(b.db()).unwrap(),
         before,
         "the foreign file was changed"
     );
-    fs::write(&b.db, b"not a database at all, just text").unwrap();
+    fs::write(b.db(), b"not a database at all, just text").unwrap();
     let err = serve_refused(&b);
     assert!(err.contains("not a board's database"), "{err}");
 }

@@ -6,9 +6,10 @@
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
-use crate::harness::BOARD;
+use crate::harness::{BOARD, STEP};
 
-use crate::harness::driven::{Out, TestBoard};
+use crate::harness::command::{run_within, Out};
+use crate::harness::test_board::TestBoard;
 
 fn assert_sandbox_message(out: &Out) {
     assert_eq!(out.code, 8, "{out:?}");
@@ -21,20 +22,6 @@ fn assert_sandbox_message(out: &Out) {
     );
     assert!(!msg.contains("did not answer"), "{out:?}");
     assert_eq!(v["data"]["kind"], "unavailable", "{out:?}");
-}
-
-fn output(mut cmd: Command) -> Out {
-    let o = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run board");
-    Out {
-        code: crate::harness::exit_code(o.status),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
 }
 
 #[test]
@@ -62,8 +49,9 @@ fn a_socket_the_system_refuses_gets_the_sandbox_message() {
     cmd.current_dir(board.root())
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .args(["--json", "status"]);
-    let out = output(cmd);
+        .args(["--json", "status"])
+        .stdin(Stdio::null());
+    let out = run_within(&mut cmd, STEP);
     if !root_user {
         std::fs::set_permissions(&data_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
@@ -77,15 +65,8 @@ fn a_socket_the_system_refuses_gets_the_sandbox_message() {
 fn codex_without_network_gets_the_sandbox_message_and_starts_no_board() {
     let mut board = TestBoard::start();
     board.stop();
-    let mut cmd = Command::new(BOARD);
-    cmd.current_dir(board.root())
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_ROOT")
-        .env("CODEX_SANDBOX_NETWORK_DISABLED", "1")
-        .args(["--json", "renew"]);
-    let out = output(cmd);
+    let mut cmd = board.board_cmd(&["--json", "renew"]);
+    let out = run_within(cmd.env("CODEX_SANDBOX_NETWORK_DISABLED", "1"), STEP);
     assert_sandbox_message(&out);
     assert!(
         out.stdout.contains("CODEX_SANDBOX_NETWORK_DISABLED=1"),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
 use crate::harness::*;
 
 const CONNECTIONS: usize = 8;
@@ -32,12 +32,12 @@ fn titles(db: &std::path::Path) -> BTreeMap<String, i64> {
 
 #[test]
 fn requests_in_flight_when_the_board_stops_are_answered_never_failed() {
-    let mut b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
+    let mut b = TestBoard::builder().lease("60s").sweep("1s").start();
     // 32 connections, each with 60 writes sent at once: the board is busy with them when it is
     // told to stop, with more requests waiting for a thread than it has threads.
     let conns: Vec<(UnixStream, BufReader<UnixStream>)> = (0..RAW_CONNECTIONS)
         .map(|c| {
-            let s = UnixStream::connect(&b.socket).unwrap();
+            let s = UnixStream::connect(b.socket()).unwrap();
             s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             let mut batch = String::new();
             for i in 0..PIPELINED {
@@ -51,7 +51,7 @@ fn requests_in_flight_when_the_board_stops_are_answered_never_failed() {
         })
         .collect();
     let stop = b.board(&["stop"]);
-    assert!(stop.status.success(), "board stop: {stop:?}");
+    assert!(stop.success(), "board stop: {stop:?}");
     let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
     let mut bad = Vec::new();
     let mut applied = Vec::new();
@@ -78,7 +78,7 @@ fn requests_in_flight_when_the_board_stops_are_answered_never_failed() {
         *answers.entry("connections closed").or_default() += 1;
     }
     b.kill_serve(nix::sys::signal::Signal::SIGKILL);
-    let have = titles(&b.db);
+    let have = titles(&b.db());
     for t in &applied {
         if have.get(t) != Some(&1) {
             bad.push(format!(
@@ -114,7 +114,7 @@ fn requests_in_flight_when_the_board_stops_are_answered_never_failed() {
 /// `op_id`, of the board the next call starts) and every task is in the store once.
 #[test]
 fn writers_lose_nothing_when_the_board_stops_under_them() {
-    let b = TestBoard::start("duration = \"60s\"\nsweep = \"1s\"");
+    let b = TestBoard::builder().lease("60s").sweep("1s").start();
     let script = r#"i=0; while [ $i -lt 40 ]; do i=$((i+1)); board add "$1-$i" >/dev/null 2>>"$1.err" || echo "$1-$i exit $?" >> failures; done"#;
     let mut writers: Vec<std::process::Child> = (0..CONNECTIONS)
         .map(|w| spawn_sh(&b, script, &format!("w{w}")))
@@ -123,7 +123,7 @@ fn writers_lose_nothing_when_the_board_stops_under_them() {
     while stops < 5 {
         std::thread::sleep(Duration::from_millis(300));
         let _ = b
-            .cmd(&["stop"])
+            .board_cmd(&["stop"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
@@ -133,8 +133,8 @@ fn writers_lose_nothing_when_the_board_stops_under_them() {
         let st = poll(Duration::from_secs(120), || w.try_wait().unwrap());
         assert!(st.is_some(), "a writer did not finish");
     }
-    let failures = std::fs::read_to_string(b.root.join("failures")).unwrap_or_default();
-    let have = titles(&b.db);
+    let failures = std::fs::read_to_string(b.root().join("failures")).unwrap_or_default();
+    let have = titles(&b.db());
     let mut bad: Vec<String> = failures.lines().map(str::to_string).collect();
     for w in 0..CONNECTIONS {
         for i in 1..=40 {
@@ -144,7 +144,7 @@ fn writers_lose_nothing_when_the_board_stops_under_them() {
             }
         }
     }
-    let starts = b.ok(&["log", "--limit", "100000"])["events"]
+    let starts = b.json(&["log", "--limit", "100000"])["events"]
         .as_array()
         .unwrap()
         .iter()
@@ -162,7 +162,7 @@ fn spawn_sh(b: &TestBoard, script: &str, arg: &str) -> std::process::Child {
     let mut sh = std::process::Command::new("sh");
     scrub(&mut sh)
         .args(["-c", script, "sh", arg])
-        .current_dir(&b.root)
+        .current_dir(b.root())
         // Room for a board restart on a loaded machine.
         .env("BOARD_TIMEOUT", "20s")
         .stdout(Stdio::null())

@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 
 use crate::harness::{sh_quote, STEP};
 
-use crate::harness::driven::{frozen, Agent, TestBoard};
+use crate::harness::{agent::Agent, test_board::frozen, test_board::TestBoard};
 use serde_json::{json, Value};
 
 /// Sends `line` (plus a newline) on a new connection and returns the raw answer line.
@@ -55,7 +55,7 @@ fn a_misspelt_generation_is_refused_naming_it_and_the_claim_stands() {
         frozen(&before),
         "nothing changed"
     );
-    assert!(board.events_of("done", task).is_empty());
+    assert!(board.log_of("done", task).is_empty());
 }
 
 #[test]

@@ -8,13 +8,18 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-use crate::harness::supervised::*;
+use crate::harness::events::*;
+use crate::harness::test_board::TestBoard;
 
 #[test]
 fn stopping_the_board_and_all_agents_for_three_leases_lapses_nothing() {
-    let b = TestBoard::start("duration = \"1s\"\nsweep = \"100ms\"\nliveness = \"activity\"");
+    let b = TestBoard::builder()
+        .lease("1s")
+        .sweep("100ms")
+        .liveness("activity")
+        .start();
     b.add_tasks(2);
-    let mut ev = b.events();
+    let mut ev = b.subscribe();
     let worker = b.run_agent(
         "worker",
         "board claim 1 >/dev/null || exit 9
@@ -56,8 +61,8 @@ fn stopping_the_board_and_all_agents_for_three_leases_lapses_nothing() {
         .wait(STEP_WAIT, |e| e["kind"] == "stall")
         .expect("the board noticed it had not run");
     println!("{}", stall["reason"]);
-    assert_eq!(b.task(1)["task"]["holder"], "worker");
-    assert_eq!(b.task(2)["task"]["holder"], "asker");
+    assert_eq!(b.show(1)["task"]["holder"], "worker");
+    assert_eq!(b.show(2)["task"]["holder"], "asker");
     assert_eq!(b.session("asker").unwrap()["state"], "waiting");
 }
 

@@ -19,7 +19,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
-use crate::harness::supervised::*;
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 
 use crate::harness::*;
 
@@ -56,9 +57,9 @@ struct Team {
 }
 
 fn spawn_agent(b: &TestBoard, name: &str) -> Child {
-    let out = fs::File::create(b.root.join(format!("{name}.out"))).unwrap();
-    b.cmd(&["run", "--name", name, "--", "sh", "agent.sh"])
-        .env("LOGDIR", b.root.join("logs"))
+    let out = fs::File::create(b.root().join(format!("{name}.out"))).unwrap();
+    b.board_cmd(&["run", "--name", name, "--", "sh", "agent.sh"])
+        .env("LOGDIR", b.root().join("logs"))
         .stdout(out.try_clone().unwrap())
         .stderr(out)
         .process_group(0)
@@ -91,7 +92,7 @@ struct Counts {
 fn check(b: &TestBoard, counts: &mut Counts) -> Vec<String> {
     let mut bad = Vec::new();
     let events: Vec<Value> = {
-        let conn = rusqlite_ro(&b.db);
+        let conn = rusqlite_ro(&b.db());
         let mut st = conn
             .prepare(
                 "SELECT id, kind, task_id, session_id, generation, reason FROM events ORDER BY id",
@@ -188,7 +189,7 @@ fn check(b: &TestBoard, counts: &mut Counts) -> Vec<String> {
         }
     }
     // The store: every task done exactly once, as the log says; integrity.
-    let conn = rusqlite_ro(&b.db);
+    let conn = rusqlite_ro(&b.db());
     let tasks: Vec<(i64, String, Option<String>, Option<i64>)> = {
         let mut st = conn
             .prepare("SELECT id, state, done_by, done_generation FROM tasks ORDER BY id")
@@ -219,7 +220,7 @@ fn check(b: &TestBoard, counts: &mut Counts) -> Vec<String> {
         bad.push(format!("integrity_check: {ok}"));
     }
     // The agents' logs: every acknowledged done is in the store; every stale write refused.
-    for entry in fs::read_dir(b.root.join("logs")).unwrap().flatten() {
+    for entry in fs::read_dir(b.root().join("logs")).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         let Some(agent) = name.strip_suffix(".log") else {
             continue;
@@ -262,18 +263,22 @@ fn rusqlite_ro(db: &Path) -> rusqlite::Connection {
 
 #[test]
 fn agents_under_chaos_never_break_the_fence() {
-    require_tmux();
+    Tmux::require();
     let secs: u64 = std::env::var("BOARD_TORTURE_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
-    let mut b = TestBoard::start("duration = \"1s\"\nsweep = \"100ms\"\nliveness = \"process\"");
-    fs::create_dir_all(b.root.join("logs")).unwrap();
-    fs::write(b.root.join("agent.sh"), AGENT).unwrap();
+    let mut b = TestBoard::builder()
+        .lease("1s")
+        .sweep("100ms")
+        .liveness("process")
+        .start();
+    fs::create_dir_all(b.root().join("logs")).unwrap();
+    fs::write(b.root().join("agent.sh"), AGENT).unwrap();
     // A backlog that lasts the chaos: about one task per agent-second (each takes 0.2–0.5 s).
     let tasks = TASKS.max(secs as usize * AGENTS);
     for i in 1..=tasks {
-        b.ok(&["add", &format!("task {i}")]);
+        b.json(&["add", &format!("task {i}")]);
     }
     let mut team = Team {
         procs: Vec::new(),
@@ -285,7 +290,7 @@ fn agents_under_chaos_never_break_the_fence() {
         let c = spawn_agent(&b, &name);
         team.procs.push((name, c));
     }
-    let root = b.root.clone();
+    let root = b.root().to_path_buf();
     let path = crate::harness::path_env();
     let pane_cmd = |n: usize| {
         format!(
@@ -361,7 +366,7 @@ fn agents_under_chaos_never_break_the_fence() {
             }
             6 => {
                 let _ = b
-                    .cmd(&["stop"])
+                    .board_cmd(&["stop"])
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .status();
@@ -397,7 +402,7 @@ fn agents_under_chaos_never_break_the_fence() {
                 *c = spawn_agent(&b, name);
             }
         }
-        let done: i64 = rusqlite_ro(&b.db)
+        let done: i64 = rusqlite_ro(&b.db())
             .query_row("SELECT COUNT(*) FROM tasks WHERE state = 'done'", [], |r| {
                 r.get(0)
             })
@@ -412,7 +417,7 @@ fn agents_under_chaos_never_break_the_fence() {
     assert!(
         finished,
         "the backlog was not finished: {}",
-        b.ok(&["list", "--state", "open"])
+        b.json(&["list", "--state", "open"])
     );
     let violations = check(&b, &mut counts);
     println!(

@@ -1,7 +1,7 @@
 //! A malformed line on the socket (not JSON, wrong types, a 2 MiB line) gets an
 //! `invalid` error, changes nothing, and the board keeps serving that client and the others.
 
-use crate::harness::driven::{Rpc, TestBoard};
+use crate::harness::{rpc::Rpc, test_board::TestBoard};
 use serde_json::{json, Value};
 
 /// Asserts `resp` is an `invalid` error with JSON-RPC `code`, and returns its message.

@@ -4,22 +4,33 @@
 //!   ([`SCRUB`], [`scrub`]), `PATH` with the binary first ([`path_env`]), and the one way to
 //!   wait for something ([`poll`], [`poll_until`]: a condition polled with a deadline, never a
 //!   fixed sleep).
-//! - [`driven`]: a board served by the test, agent sessions under `board run` driven line by
-//!   line, raw socket access ([`driven::Rpc`]).
-//! - [`supervised`]: a board whose `board.toml` the test writes and rewrites, served (and
-//!   killed, restarted) as a child, with scripted agents, the event stream and a private tmux
-//!   server.
-//! - [`project`]: a project whose board the CLI autostarts, and the printed JSON Schema every
-//!   `--json` output is checked against.
+//! - [`test_board`]: the one [`test_board::TestBoard`] and its [`test_board::Builder`] (`board.toml`, served
+//!   or autostarted, killed with all it started on drop); [`queries`]: what a test asks it.
+//! - [`agent`]: the one [`agent::Agent`], an agent session under `board run` (a shell driven
+//!   line by line, or a script).
+//! - [`command`]: a command's [`command::Out`], run with a deadline; [`rpc`]: the socket
+//!   without the CLI; [`events`]: the live event stream and timing figures.
+//! - [`tmux`]: the one private tmux server; [`process`]: pids, process states, FIFOs.
+//! - [`schema`]: the printed JSON Schema every `--json` output is checked against.
+//! - [`mcp`]: a client of `board mcp` over its stdio.
 //! - [`real_clis`]: the real agent CLIs in a throwaway HOME.
+//! - [`postgres`]: a private PostgreSQL cluster, for boards sharing a PostgreSQL store.
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
 
-pub mod driven;
-pub mod project;
+pub mod agent;
+pub mod command;
+pub mod events;
+pub mod mcp;
+pub mod postgres;
+pub mod process;
+pub mod queries;
 pub mod real_clis;
-pub mod supervised;
+pub mod rpc;
+pub mod schema;
+pub mod test_board;
+pub mod tmux;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
