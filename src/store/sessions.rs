@@ -349,7 +349,7 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
 
 /// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
 /// `now`, once `attention_ms` passed; None before that.
-fn needs_attention(
+pub(super) fn needs_attention(
     started_at: &str,
     attention_ms: i64,
     now: std::time::SystemTime,
