@@ -221,7 +221,11 @@ impl From<postgres::Error> for BoardError {
     fn from(e: postgres::Error) -> Self {
         let Some(db) = e.as_db_error() else {
             // No answer from the server: the connection failed or is closed.
-            return BoardError::unavailable(format!("PostgreSQL store: {e}"));
+            // The driver's own text ("error connecting to server") hides the cause in its source.
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            return BoardError::unavailable(format!("PostgreSQL store: {e}{cause}"));
         };
         let code = db.code().code();
         // Class 08: connection exception; 57P01-57P03: shutting down, crashed, starting;

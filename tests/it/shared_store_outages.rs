@@ -203,7 +203,8 @@ fn a_failover_to_a_promoted_standby_ends_older_claims_and_reuses_no_generation()
     let Some(primary) = cluster() else { return };
     let standby = primary.standby().expect("a streaming standby");
     let both = format!(
-        "postgresql://{}@/postgres?host={},{}&port=5432,5432&target_session_attrs=read-write",
+        // The key/value form: a URL's `?host=` takes one socket directory only.
+        "user={} dbname=postgres host={},{} target_session_attrs=read-write",
         crate::harness::postgres::USER,
         primary.dir().display(),
         standby.dir().display()
