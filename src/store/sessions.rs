@@ -289,6 +289,7 @@ impl SqliteStore {
                 idle_since: r.get(13)?,
                 attention,
                 contacted_at: contacted,
+                host: None,
                 state: AgentState::Starting,
             })
         })?;

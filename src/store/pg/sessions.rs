@@ -319,6 +319,7 @@ impl PgStore {
                 attention,
                 contacted_at: contacted,
                 state: AgentState::Starting,
+                host: Some(host.clone()),
             };
             let known = match (&s.ended_at, &s.waiting) {
                 (Some(_), _) => Some(AgentState::Gone),

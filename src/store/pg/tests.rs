@@ -232,3 +232,54 @@ fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
         .count();
     assert_eq!(epochs, 1);
 }
+
+#[test]
+fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let hwm = dir.path().join("hwm");
+    let db = url
+        .split('/')
+        .nth(3)
+        .and_then(|s| s.split('?').next())
+        .unwrap()
+        .to_string();
+    let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
+    let agent = s
+        .register_session("a", "h", "boot", None, None, None)
+        .unwrap()
+        .0;
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    drop(s);
+    // The copy (same server, same timeline) is taken before the claim.
+    let cluster = Cluster::shared().unwrap();
+    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
+    let copy = format!("{db}_copy");
+    admin
+        .batch_execute(&format!("CREATE DATABASE {copy} TEMPLATE {db}"))
+        .unwrap();
+    let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert_eq!(c.claim.generation, 1);
+    s.mark_clean_stop().unwrap();
+    drop(s);
+    // The host comes back to the older copy: its last event is not there.
+    let mut s = PgStore::connect(&cluster.url_for(&copy), "h", &hwm).unwrap();
+    let ev = s.events(0, 100).unwrap();
+    let epoch = ev.iter().find(|e| e.kind == crate::store::EventKind::Epoch);
+    let epoch = epoch.unwrap_or_else(|| panic!("no epoch event: {ev:?}"));
+    assert!(
+        epoch
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not have"),
+        "{epoch:?}"
+    );
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert!(
+        c.claim.generation > super::epoch::GAP,
+        "generation {} reused",
+        c.claim.generation
+    );
+}
