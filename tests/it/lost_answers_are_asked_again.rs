@@ -16,6 +16,7 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use crate::harness::agent::Agent;
+use crate::harness::events::soak_secs;
 use crate::harness::mcp::Mcp;
 use crate::harness::rpc;
 use crate::harness::test_board::TestBoard;
@@ -107,10 +108,7 @@ fn told(log: &str) -> Told {
 
 #[test]
 fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
-    let secs: u64 = std::env::var("BOARD_LOST_ANSWER_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+    let secs = soak_secs("BOARD_LOST_ANSWER_SECS", 10);
     // A lease no claim outlives by accident: every end of a claim here is one an agent asked for.
     let mut b = TestBoard::builder()
         .lease("120s")
