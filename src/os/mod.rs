@@ -1,4 +1,5 @@
-//! What the board reads of processes: `/proc` (state, start time, ancestry, CPU time) and pidfd.
+//! What the board reads of processes: `/proc` (state, start time, ancestry, CPU time), pidfd, and
+//! how much memory it keeps itself (`memory`).
 
 pub mod memory;
 pub mod pidfd;

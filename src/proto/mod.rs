@@ -36,7 +36,9 @@ use serde_json::{Map, Value};
 
 use crate::proto::error::BoardError;
 pub use crate::proto::methods::{Call, Identity, Method};
-pub use crate::proto::views::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
+pub use crate::proto::views::{
+    EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
+};
 
 /// Version of this protocol; `hello` reports it and clients refuse a board of another version.
 pub const PROTOCOL_VERSION: u32 = 1;

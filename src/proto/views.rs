@@ -173,3 +173,40 @@ pub struct MessageView {
     /// It answered the recipient's `board wait` (and ended the wait).
     pub answer: bool,
 }
+
+/// A host session of a shared store (PostgreSQL): one `board serve` on one host, kept alive by
+/// its heartbeat. Times are on the store server's clock, so hosts' own clocks do not matter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "host")]
+pub struct HostView {
+    /// The host's name (`[store] host`, default the machine's hostname).
+    pub name: String,
+    /// The host's `board serve` process id (on that host).
+    pub pid: i64,
+    /// RFC 3339 UTC: when this host session started.
+    pub started_at: String,
+    /// Milliseconds since its last heartbeat (store server clock).
+    pub beat_age_ms: i64,
+    /// Milliseconds until the host session expires unless renewed; negative once it has
+    /// expired and no sweep has ended it yet.
+    pub expires_in_ms: i64,
+    /// RFC 3339 UTC, when the host session ended (None while live).
+    pub ended_at: Option<String>,
+    /// Why it ended (`expired: no heartbeat for 31.2s, ended by host b`, `stopped`).
+    pub end_reason: Option<String>,
+}
+
+/// Which store a board runs on, for `board status`: `{"kind":"postgres",
+/// "location":"postgres://board@db.example/board","host":"ci-3"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "store_info")]
+pub struct StoreInfo {
+    /// `sqlite` (embedded) or `postgres` (shared by several hosts).
+    pub kind: String,
+    /// The SQLite database file, or the PostgreSQL URL without its password.
+    pub location: String,
+    /// This board's host name in a shared store; None for SQLite.
+    pub host: Option<String>,
+}

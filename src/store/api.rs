@@ -12,7 +12,9 @@
 use super::*;
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
-use crate::proto::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
+use crate::proto::{
+    EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
+};
 use op_results::Answer;
 
 /// Declares [`Store`] from a list of method signatures (with their docs) and implements it for
@@ -309,6 +311,31 @@ store_api! {
 
     /// The saved answer of `(identity, op_id)`, if any (for tests and diagnostics).
     fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>>;
+
+    // ----- hosts of a shared store (hosts.rs) -----------------------------------
+
+    /// Which store this is, for `board status`.
+    fn describe(&self) -> StoreInfo;
+
+    /// The store's own clock, ms since the Unix epoch (PostgreSQL: the server's
+    /// `clock_timestamp()`); None for SQLite, where the board's lease clock is the truth. A
+    /// board on a shared store estimates the server clock from it, so the `now_ms`/`expires_ms`
+    /// it passes are on that clock (a shared store uses only their difference, the lease length).
+    fn clock_ms(&self) -> BoardResult<Option<i64>>;
+
+    /// Takes or renews this board's host session row: expiry = the store's now + `ttl_ms`. When
+    /// the previous row had been ended by another host's sweep (this host was declared dead),
+    /// `ended_by_others` says why, and a fresh row is taken. SQLite (one host): nothing to do.
+    fn host_beat(&mut self, ttl_ms: i64) -> BoardResult<HostBeat>;
+
+    /// Ends every host session whose expiry passed (the store's clock), the live agent sessions
+    /// of those hosts and their live claims (expelled, the reason naming the host and how long
+    /// since its last heartbeat), in one transaction. SQLite: no events.
+    fn end_dead_hosts(&mut self) -> BoardResult<Events>;
+
+    /// Every host session (live ones first, then the most recently ended), for `board status`.
+    /// SQLite: none.
+    fn hosts(&self) -> BoardResult<Vec<HostView>>;
 
     // ----- generations across restores (identity.rs) ----------------------------
 

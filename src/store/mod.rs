@@ -17,6 +17,7 @@ mod api;
 mod claims;
 mod events;
 mod holder_writes;
+mod hosts;
 pub mod identity;
 mod import;
 mod lapse;
@@ -24,6 +25,7 @@ mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
+pub mod pg;
 mod refusals;
 mod sessions;
 mod tasks;
@@ -148,6 +150,16 @@ pub struct DoneOutcome {
 
 /// Events appended by one transaction, to broadcast after commit.
 pub type Events = Vec<EventView>;
+
+/// Answer of [`Store::host_beat`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostBeat {
+    /// Our previous host session had been ended by another host's sweep (we were declared
+    /// dead: stopped, cut off, or too slow): its end reason. A fresh host session was taken.
+    pub ended_by_others: Option<String>,
+    /// Events the beat appended (a `warn` when the host had been declared dead).
+    pub events: Events,
+}
 
 /// Called with the events of a transaction that committed but whose call answers an error (a
 /// refused write that lapsed the caller's expired claim): nobody else would publish them.

@@ -14,6 +14,7 @@
 //! - [`schema`]: the printed JSON Schema every `--json` output is checked against.
 //! - [`mcp`]: a client of `board mcp` over its stdio.
 //! - [`real_clis`]: the real agent CLIs in a throwaway HOME.
+//! - [`postgres`]: a private PostgreSQL cluster, for boards sharing a PostgreSQL store.
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -22,6 +23,7 @@ pub mod agent;
 pub mod command;
 pub mod events;
 pub mod mcp;
+pub mod postgres;
 pub mod process;
 pub mod queries;
 pub mod real_clis;
