@@ -94,6 +94,10 @@ pub struct SessionView {
     /// RFC 3339 UTC; its first board call or hook (it reached its prompt).
     #[serde(default)]
     pub contacted_at: Option<String>,
+    /// The host whose board started and watches it, on a store shared by several hosts
+    /// (PostgreSQL); None on the embedded store.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// One entry of the append-only event log.

@@ -18,7 +18,9 @@ use crate::proto::{
 use op_results::Answer;
 
 /// Declares [`Store`] from a list of method signatures (with their docs) and implements it for
-/// [`SqliteStore`] by forwarding each call to the inherent method of the same name.
+/// [`SqliteStore`] and [`pg::PgStore`] by forwarding each call to the inherent method of the
+/// same name (inherent methods come first in `Self::name` paths; a backend lacking one would
+/// recurse, which the `unconditional_recursion` lint refuses).
 macro_rules! store_api {
     (@acc [$($tr:tt)*] [$($im:tt)*]) => {
         /// Every operation of the board on its data (see the module docs). Object safe: the
@@ -30,6 +32,10 @@ macro_rules! store_api {
         impl Store for SqliteStore {
             $($im)*
         }
+
+        impl Store for pg::PgStore {
+            $($im)*
+        }
     };
     (@acc [$($tr:tt)*] [$($im:tt)*]
         $(#[$doc:meta])* fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
@@ -37,7 +43,7 @@ macro_rules! store_api {
     ) => {
         store_api!(@acc
             [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)?;]
-            [$($im)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { SqliteStore::$name(self $(, $arg)*) }]
+            [$($im)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
             $($rest)*
         );
     };
@@ -47,7 +53,7 @@ macro_rules! store_api {
     ) => {
         store_api!(@acc
             [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)?;]
-            [$($im)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { SqliteStore::$name(self $(, $arg)*) }]
+            [$($im)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
             $($rest)*
         );
     };

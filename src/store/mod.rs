@@ -45,6 +45,7 @@ use crate::proto::{EventView, TaskView};
 pub use api::Store;
 pub use import::Imported;
 pub use messages::{Sent, Unread};
+pub use pg::PgStore;
 pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.

@@ -126,7 +126,7 @@ fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<
         .optional()?)
 }
 
-fn decode(saved: &str) -> Answer {
+pub(super) fn decode(saved: &str) -> Answer {
     let v: Value = serde_json::from_str(saved)
         .map_err(|e| BoardError::internal(format!("a saved op answer is not JSON: {e}")))?;
     match v.get("error") {

@@ -289,6 +289,7 @@ impl SqliteStore {
                 idle_since: r.get(13)?,
                 attention,
                 contacted_at: contacted,
+                host: None,
                 state: AgentState::Starting,
             })
         })?;
@@ -349,7 +350,7 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
 
 /// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
 /// `now`, once `attention_ms` passed; None before that.
-fn needs_attention(
+pub(super) fn needs_attention(
     started_at: &str,
     attention_ms: i64,
     now: std::time::SystemTime,

@@ -16,11 +16,31 @@ struct Backend {
 fn backends() -> Vec<Backend> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = SqliteStore::open(&dir.path().join("board.db")).unwrap();
-    vec![Backend {
+    let mut all = vec![Backend {
         name: "sqlite",
         _keep: Box::new(dir),
         store: Box::new(sqlite),
-    }]
+    }];
+    all.extend(postgres_backend());
+    all
+}
+
+/// A fresh database on the test process's private PostgreSQL cluster, driven by the caller's
+/// clock like the SQLite store (see `PgStore::follow_caller_clock`). None, with the reason
+/// printed, where PostgreSQL is not installed (never under CI).
+fn postgres_backend() -> Option<Backend> {
+    if let Some(why) = pg::cluster::skip_reason() {
+        eprintln!("postgres backend skipped: {why}");
+        return None;
+    }
+    let (url, dir) = pg::tests::fresh_database();
+    let mut store = pg::PgStore::connect(&url, "test-host", &dir.path().join("hwm")).unwrap();
+    store.follow_caller_clock();
+    Some(Backend {
+        name: "postgres",
+        _keep: Box::new(dir),
+        store: Box::new(store),
+    })
 }
 
 /// A `#[test]` that runs its body once per backend, with `$s: &mut dyn Store` fresh each time.

@@ -80,6 +80,7 @@ fn session(
         idle_since: None,
         attention: None,
         contacted_at: None,
+        host: None,
     }
 }
 

@@ -42,12 +42,20 @@ pub struct Cluster {
     port: u16,
 }
 
-/// Where `initdb` and `pg_ctl` are: on `PATH`, or Debian's `/usr/lib/postgresql/<version>/bin`
-/// (newest first). None when PostgreSQL is not installed.
+/// The server programs the clusters need, all from one directory.
+const PROGRAMS: &[&str] = &["initdb", "pg_ctl", "pg_basebackup"];
+
+fn has_programs(dir: &Path) -> bool {
+    PROGRAMS.iter().all(|p| dir.join(p).is_file())
+}
+
+/// Where `initdb`, `pg_ctl` and `pg_basebackup` are: a directory on `PATH` with all three, or
+/// Debian's `/usr/lib/postgresql/<version>/bin` (newest first). None when PostgreSQL is not
+/// installed.
 pub fn find_bin() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         for d in std::env::split_paths(&path) {
-            if d.join("initdb").is_file() && d.join("pg_ctl").is_file() {
+            if has_programs(&d) {
                 return Some(d);
             }
         }
@@ -55,7 +63,7 @@ pub fn find_bin() -> Option<PathBuf> {
     let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-        .filter(|b| b.join("initdb").is_file() && b.join("pg_ctl").is_file())
+        .filter(|b| has_programs(b))
         .collect();
     versions.sort();
     versions.pop()
@@ -232,6 +240,48 @@ impl Cluster {
         )?;
         c.start_again()?;
         Ok(c)
+    }
+
+    /// One cluster for the whole test process, started on first use. Statics are never
+    /// dropped, so a watchdog process stops it (immediate mode) and removes its directory once
+    /// the test process has exited.
+    pub fn shared() -> Result<&'static Cluster, String> {
+        static SHARED: OnceLock<Result<Cluster, String>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let c = Cluster::start()?;
+                c.watchdog()?;
+                Ok(c)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn watchdog(&self) -> Result<(), String> {
+        let pg_ctl = self.bin.join("pg_ctl");
+        let stop = match owner()? {
+            Some(_) => format!(
+                "setpriv --reuid={} --regid={} --clear-groups",
+                RUN_AS.0, RUN_AS.1
+            ),
+            None => String::new(),
+        };
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
+             {stop} '{pg_ctl}' -D '{data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '{dir}'",
+            pid = std::process::id(),
+            pg_ctl = pg_ctl.display(),
+            data = self.data().display(),
+            dir = self.dir.path().display(),
+        );
+        Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("starting the cluster's watchdog: {e}"))?;
+        Ok(())
     }
 
     /// A standby of this (running) cluster: `pg_basebackup -R` into a new directory, started

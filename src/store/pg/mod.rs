@@ -1,45 +1,498 @@
-//! The PostgreSQL backend: a store several hosts' boards share.
+//! The PostgreSQL backend: one store several hosts' boards share ([`PgStore`]).
+//!
+//! Same operations and rules as the embedded [`super::SqliteStore`] (one module per concern,
+//! mirroring its files; every SQL statement of this backend is in those modules), with what a
+//! shared server changes:
+//!
+//! - **Server-side time.** Expiries are computed and compared with the server's clock in SQL
+//!   (`board_now_ms()`); of the `now_ms`/`expires_ms` the board passes, only their difference
+//!   (the lease length) is used, so skew between hosts cannot matter. Returned expiries are on
+//!   the server clock (a board on this store estimates it with [`super::Store::clock_ms`]).
+//!   `extend_after_stall` changes nothing: a host that stalled looks cut off to the others, and
+//!   the server's clock, which did not stall, is the truth.
+//! - **Write order.** Every write transaction first takes one transaction-scoped advisory lock
+//!   (`WRITE_LOCK`), so write transactions commit one at a time and event ids commit in id
+//!   order: a reader on another host asking for `id > last` never misses an event that a
+//!   slower transaction commits later with a lower id (a sequence alone hands out ids in
+//!   transaction start order, not commit order). Writes were serialized on SQLite too (one
+//!   writer); here it costs one extra lock per transaction, held for its few statements.
+//! - **Hosts.** Each board holds a host session row (`hosts`); agent sessions belong to the
+//!   host that registered them, and the per-host reads (`live_sessions`, `sessions_with_pids`,
+//!   the terminals of live claims) see only that host's.
+//! - **Epoch.** The server's system identifier and timeline, and this host's last written
+//!   event (`epoch`), detect a failover or restore on connect.
+//! - **Connection.** One connection (the board serializes store calls); lost, it is reopened
+//!   by the next call, and the call that found it lost answers `unavailable` (exit 8) naming
+//!   the store. TLS is not offered yet (`NoTls`): use a Unix socket, a local server, or a
+//!   tunnel until it is.
 
 #[cfg(test)]
 pub(crate) mod cluster;
 
+mod claims;
+mod epoch;
+mod events;
+mod holder_writes;
+mod hosts;
+mod import;
+mod lapse;
+mod messages;
+mod migrate;
+mod op_results;
+mod refusals;
+mod sessions;
+mod tasks;
+mod terminal;
 #[cfg(test)]
-mod tests {
-    use super::cluster::{skip_reason, Cluster};
+pub(crate) mod tests;
 
-    #[test]
-    fn a_private_cluster_answers_on_its_own_socket_and_is_removed_on_drop() {
-        if let Some(why) = skip_reason() {
-            eprintln!("skipped: {why}");
-            return;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
+
+use super::{EventKind, Events, Notify};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::EventView;
+
+/// The key of the advisory lock every write transaction takes first (see the module docs).
+/// "board" in ASCII; any constant shared by all hosts does.
+const WRITE_LOCK: i64 = 0x0062_6F61_7264;
+
+/// Deadlocks and serialization failures are retried this many times before they are errors.
+const RETRIES: usize = 3;
+
+/// Parameters of one statement.
+pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+/// The open connection and its prepared statements (prepared once per connection, by SQL text).
+pub(super) struct Conn {
+    client: Client,
+    cache: HashMap<&'static str, Statement>,
+}
+
+impl Conn {
+    fn statement(&mut self, sql: &'static str) -> BoardResult<Statement> {
+        if let Some(st) = self.cache.get(sql) {
+            return Ok(st.clone());
         }
-        let cluster = Cluster::start().unwrap();
-        let mut client = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
-        let row = client
-            .query_one(
-                "SELECT current_setting('server_version_num')::int, \
-                 current_setting('listen_addresses'), current_user::text",
-                &[],
+        let st = self.client.prepare(sql)?;
+        self.cache.insert(sql, st.clone());
+        Ok(st)
+    }
+
+    /// All rows of `sql`.
+    pub(super) fn rows(&mut self, sql: &'static str, params: Params) -> BoardResult<Vec<Row>> {
+        let st = self.statement(sql)?;
+        Ok(self.client.query(&st, params)?)
+    }
+
+    /// At most one row of `sql` (the first).
+    pub(super) fn opt(&mut self, sql: &'static str, params: Params) -> BoardResult<Option<Row>> {
+        Ok(self.rows(sql, params)?.into_iter().next())
+    }
+
+    /// Exactly one row of `sql`; none is an internal error.
+    pub(super) fn one(&mut self, sql: &'static str, params: Params) -> BoardResult<Row> {
+        self.opt(sql, params)?
+            .ok_or_else(|| BoardError::internal("PostgreSQL store: a statement returned no row"))
+    }
+
+    /// Runs `sql`; returns how many rows it changed.
+    pub(super) fn exec(&mut self, sql: &'static str, params: Params) -> BoardResult<u64> {
+        let st = self.statement(sql)?;
+        Ok(self.client.execute(&st, params)?)
+    }
+
+    /// Runs SQL with the simple protocol (transaction control, several statements).
+    fn batch(&mut self, sql: &str) -> BoardResult<()> {
+        Ok(self.client.batch_execute(sql)?)
+    }
+}
+
+/// Column `i` of `r` (a type mismatch is an internal error, never a panic).
+pub(super) fn col<'a, T: postgres::types::FromSql<'a>>(r: &'a Row, i: usize) -> BoardResult<T> {
+    r.try_get(i)
+        .map_err(|e| BoardError::internal(format!("PostgreSQL store: column {i}: {e}")))
+}
+
+/// A glossary word (state, kind, end) stored as text in column `i`.
+pub(super) fn word<T>(r: &Row, i: usize) -> BoardResult<T>
+where
+    T: FromStr,
+    T::Err: std::fmt::Display,
+{
+    let s: String = col(r, i)?;
+    s.parse()
+        .map_err(|e| BoardError::internal(format!("PostgreSQL store: column {i}: {e}")))
+}
+
+/// The board's store on a PostgreSQL server, shared by the boards of several hosts.
+pub struct PgStore {
+    conn: RefCell<Option<Conn>>,
+    config: postgres::Config,
+    /// The URL without its password, for messages and `board status`.
+    location: String,
+    /// This board's host name (`hosts.name`, `sessions.host`).
+    host: String,
+    /// This board's host session row, once taken.
+    host_id: Option<i64>,
+    /// The local high-water mark file: the last event this host wrote (see `epoch`).
+    hwm_path: PathBuf,
+    /// The newest event id this host has written (persisted by heartbeats and clean stops).
+    hwm: RefCell<epoch::Hwm>,
+    /// Open transaction depth: 0 outside, 1 in a transaction, more in savepoints (`with_op`).
+    depth: usize,
+    notify: Option<Notify>,
+    /// The newest event id written inside the open `with_op` scope: it counts for the
+    /// high-water mark only once the scope commits.
+    pending_hwm: Option<(i64, String)>,
+    /// Tests only: `board_now_ms()` is the `now_ms` the caller passes.
+    caller_clock: Cell<Option<i64>>,
+}
+
+impl PgStore {
+    /// Connects to the PostgreSQL store at `url` (`postgres://user:password@host/db`, or
+    /// `key=value` settings) as host `host`, applies pending schema migrations, and checks the
+    /// epoch against `hwm_path` (this host's high-water mark, created when missing).
+    ///
+    /// Session settings: `application_name = board <host>`, `statement_timeout` 5 s,
+    /// `idle_in_transaction_session_timeout` 10 s (a vanished board never leaves a transaction
+    /// open for longer), connect timeout 3 s unless the URL says otherwise.
+    ///
+    /// Errors: `usage` for a URL that does not parse, `unavailable` when the server cannot be
+    /// reached, `internal` for a refused migration.
+    pub fn connect(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
+        let mut config = postgres::Config::from_str(url).map_err(|e| {
+            BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
+        })?;
+        config.application_name(&format!("board {host}"));
+        config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(3));
+        }
+        let location = location(&config);
+        let hwm = epoch::Hwm::read(hwm_path)?;
+        let store = PgStore {
+            conn: RefCell::new(None),
+            config,
+            location,
+            host: host.to_string(),
+            host_id: None,
+            hwm_path: hwm_path.to_path_buf(),
+            hwm: RefCell::new(hwm),
+            depth: 0,
+            notify: None,
+            pending_hwm: None,
+            caller_clock: Cell::new(None),
+        };
+        store.ensure_connected()?;
+        Ok(store)
+    }
+
+    /// For the store's tests: `board_now_ms()` becomes the `now_ms` of the last call that
+    /// passed one, so the contract tests drive the lease clock as they do on SQLite.
+    #[cfg(test)]
+    pub(crate) fn follow_caller_clock(&mut self) {
+        self.caller_clock.set(Some(0));
+    }
+
+    /// Sets the caller's clock for the next statements (tests only; see
+    /// `follow_caller_clock`). Elsewhere the caller's `now_ms` is not used.
+    fn at(&self, now_ms: i64) {
+        if self.caller_clock.get().is_some() {
+            self.caller_clock.set(Some(now_ms));
+        }
+    }
+
+    /// Opens the connection when there is none (first call, or after a loss): connect,
+    /// migrate, check the epoch (its events go to the [`Notify`] hook: no caller would publish
+    /// them). A new connection in the middle of a transaction is refused: what the transaction
+    /// did is gone.
+    fn ensure_connected(&self) -> BoardResult<()> {
+        if matches!(&*self.conn.borrow(), Some(c) if !c.client.is_closed()) {
+            return Ok(());
+        }
+        *self.conn.borrow_mut() = None;
+        if self.depth > 0 {
+            return Err(self.unreachable("the connection was lost inside a transaction"));
+        }
+        let client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| self.shown(BoardError::from(e)))?;
+        let mut c = Conn {
+            client,
+            cache: HashMap::new(),
+        };
+        let events = migrate::run(&mut c)
+            .and_then(|()| epoch::check(self, &mut c))
+            .map_err(|e| self.shown(e))?;
+        *self.conn.borrow_mut() = Some(c);
+        if let (Some(n), false) = (&self.notify, events.is_empty()) {
+            n(events);
+        }
+        Ok(())
+    }
+
+    fn unreachable(&self, why: &str) -> BoardError {
+        BoardError::unavailable(format!(
+            "the PostgreSQL store at {} is unreachable: {why}",
+            self.location
+        ))
+        .with("store", self.location.clone())
+    }
+
+    /// An error as the caller sees it: a lost server names the store, and drops the connection
+    /// so the next call reconnects.
+    fn shown(&self, e: BoardError) -> BoardError {
+        if e.kind != ErrorKind::Unavailable {
+            return e;
+        }
+        if let Ok(mut c) = self.conn.try_borrow_mut() {
+            *c = None;
+        }
+        let detail = e
+            .message
+            .strip_prefix("PostgreSQL store: ")
+            .unwrap_or(&e.message)
+            .to_string();
+        let mut err = self.unreachable(&detail);
+        if let Some(code) = e.data.get("sqlstate") {
+            err = err.with("sqlstate", code.clone());
+        }
+        err
+    }
+
+    /// Applies the caller's clock setting (tests only).
+    fn apply_clock(&self, c: &mut Conn) -> BoardResult<()> {
+        if let Some(now) = self.caller_clock.get() {
+            c.exec(
+                "SELECT set_config('board.caller_now_ms', $1, false)",
+                &[&now.to_string()],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Runs a read (outside any transaction of ours, or inside the open `with_op` scope).
+    fn read<T>(&self, f: impl FnOnce(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {
+        self.ensure_connected()?;
+        let out = {
+            let mut guard = self.conn.borrow_mut();
+            match guard.as_mut() {
+                Some(c) => self.apply_clock(c).and_then(|()| f(c)),
+                None => Err(BoardError::unavailable(
+                    "PostgreSQL store: connection closed",
+                )),
+            }
+        };
+        out.map_err(|e| self.shown(e))
+    }
+
+    /// Runs `f` in one write transaction (a savepoint inside an open one) that first takes
+    /// the write lock; commits on `Ok`, rolls back on `Err`. Deadlocks and serialization
+    /// failures of an outermost transaction are retried.
+    fn tx<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Conn, &mut Events) -> BoardResult<T>,
+    ) -> BoardResult<(T, Events)> {
+        let mut attempt = 0;
+        loop {
+            let r = self
+                .tx_refusable(|c, ev| f(c, ev).map(Ok))
+                .and_then(|(out, ev)| out.map(|v| (v, ev)));
+            match r {
+                Err(e) if self.depth == 0 && attempt < RETRIES && retryable(&e) => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// Like [`PgStore::tx`] for a call that may be refused after changing something that must
+    /// stand (a refused write lapses the caller's expired claim first): `f` returns
+    /// `Ok(Err(refusal))` to commit and answer the refusal; its events go to the [`Notify`]
+    /// hook. The outer result of the returned pair is the refusal.
+    fn tx_refusable<T>(
+        &mut self,
+        f: impl FnOnce(&mut Conn, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(BoardResult<T>, Events)> {
+        self.ensure_connected()?;
+        let depth = self.depth;
+        let (begin, commit, rollback) = if depth == 0 {
+            (
+                format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"),
+                "COMMIT".to_string(),
+                "ROLLBACK".to_string(),
             )
-            .unwrap();
-        let version: i32 = row.get(0);
-        let listen: String = row.get(1);
-        let user: String = row.get(2);
-        assert!(version >= 130_000, "server version {version}");
-        assert_eq!(listen, "", "no TCP listener");
-        assert_eq!(user, "board");
-        let pid = cluster.pid().unwrap();
-        cluster.restart().unwrap();
-        assert_ne!(cluster.pid(), Some(pid), "restarted: a new postmaster");
-        assert!(
-            client.simple_query("SELECT 1").is_err(),
-            "the old session is gone"
-        );
-        let mut client = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
-        client.simple_query("SELECT 1").unwrap();
-        let dir = cluster.dir().to_path_buf();
-        drop(client);
-        drop(cluster);
-        assert!(!dir.exists(), "the cluster's directory is removed");
+        } else {
+            (
+                format!("SAVEPOINT s{depth}"),
+                format!("RELEASE SAVEPOINT s{depth}"),
+                format!("ROLLBACK TO SAVEPOINT s{depth}; RELEASE SAVEPOINT s{depth}"),
+            )
+        };
+        let out = {
+            let mut guard = self.conn.borrow_mut();
+            let Some(c) = guard.as_mut() else {
+                return Err(self.unreachable("connection closed"));
+            };
+            let mut events = Vec::new();
+            let r = c
+                .batch(&begin)
+                .and_then(|()| self.apply_clock(c))
+                .and_then(|()| f(c, &mut events));
+            match r {
+                Ok(out) => c.batch(&commit).map(|()| (out, events)),
+                Err(e) => {
+                    // Best effort: a lost connection has rolled back already.
+                    let _ = c.batch(&rollback);
+                    Err(e)
+                }
+            }
+        };
+        let (out, events) = out.map_err(|e| self.shown(e))?;
+        if let Some(last) = events.last() {
+            if depth == 0 {
+                self.hwm.get_mut().wrote(last.id, &last.at);
+            } else {
+                self.pending_hwm = Some((last.id, last.at.clone()));
+            }
+        }
+        if let (Err(_), Some(n), false) = (&out, &self.notify, events.is_empty()) {
+            n(events.clone());
+            return Ok((out, Vec::new()));
+        }
+        Ok((out, events))
+    }
+
+    /// Unwraps [`PgStore::tx_refusable`]'s answer the way callers of a refusable write want it.
+    fn refusable<T>(
+        &mut self,
+        f: impl FnOnce(&mut Conn, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
+        let (out, ev) = self.tx_refusable(f)?;
+        out.map(|v| (v, ev))
+    }
+}
+
+impl PgStore {
+    pub(in crate::store) fn set_notify(&mut self, notify: Notify) {
+        self.notify = Some(notify);
+    }
+
+    pub(in crate::store) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
+        self.read(|c| {
+            c.opt("SELECT value FROM meta WHERE key = $1", &[&key])?
+                .map(|r| col(&r, 0))
+                .transpose()
+        })
+    }
+
+    pub(in crate::store) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
+        self.tx(|c, _| {
+            c.exec(
+                "INSERT INTO meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &value],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    pub(in crate::store) fn record(
+        &mut self,
+        kind: EventKind,
+        task: Option<i64>,
+        agent: Option<&str>,
+        generation: Option<i64>,
+        reason: &str,
+    ) -> BoardResult<Events> {
+        let ((), ev) = self.tx(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
+        Ok(ev)
+    }
+}
+
+fn retryable(e: &BoardError) -> bool {
+    matches!(
+        e.data.get("sqlstate").and_then(|v| v.as_str()),
+        Some("40P01" | "40001")
+    )
+}
+
+/// `postgres://user@host:port/db` from a parsed configuration: never the password.
+fn location(c: &postgres::Config) -> String {
+    let hosts: Vec<String> = c
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let port = c.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{}:{port}/{}",
+        c.get_user().unwrap_or(""),
+        hosts.join(","),
+        c.get_dbname().unwrap_or("")
+    )
+}
+
+/// Appends one event in the open transaction and queues it for broadcast.
+pub(super) fn emit(
+    c: &mut Conn,
+    ev: &mut Events,
+    kind: EventKind,
+    task: Option<i64>,
+    agent: Option<&str>,
+    generation: Option<i64>,
+    reason: &str,
+) -> BoardResult<()> {
+    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
+    let reason: String = reason.chars().take(500).collect();
+    let r = c.one(
+        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+         VALUES (board_wall(), $1, $2, $3, $4, $5) RETURNING id, at",
+        &[&kind.as_str(), &task, &agent, &generation, &reason],
+    )?;
+    ev.push(EventView {
+        id: col(&r, 0)?,
+        at: col(&r, 1)?,
+        kind,
+        task,
+        agent: agent.map(str::to_string),
+        generation,
+        reason: Some(reason),
+    });
+    Ok(())
+}
+
+/// Rows of `… RETURNING id, at, kind, task_id, session_id, generation, reason` (or a SELECT of
+/// those columns) as events.
+pub(super) fn event_rows(rows: &[Row]) -> BoardResult<Events> {
+    rows.iter()
+        .map(|r| {
+            Ok(EventView {
+                id: col(r, 0)?,
+                at: col(r, 1)?,
+                kind: word(r, 2)?,
+                task: col(r, 3)?,
+                agent: col(r, 4)?,
+                generation: col(r, 5)?,
+                reason: col(r, 6)?,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn task_state(c: &mut Conn, id: i64) -> BoardResult<super::TaskState> {
+    match c.opt("SELECT state FROM tasks WHERE id = $1", &[&id])? {
+        Some(r) => word(&r, 0),
+        None => Err(super::task_not_found(id)),
     }
 }

@@ -1,0 +1,337 @@
+//! Claims: grants, renewals, `check`, and the report of claims lost without asking
+//! (PostgreSQL; see `store::claims`). Leases are computed with the server's clock: of the
+//! caller's `now_ms` and `expires_ms` only the lease length counts.
+
+use super::lapse::lapse_expired;
+use super::refusals::{explain_claim_refusal, explain_write_refusal};
+use super::tasks::task_view;
+use super::{col, word, Conn, PgStore};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::EventView;
+use crate::store::{
+    ClaimInfo, ClaimOutcome, EventKind, Events, Generation, LostClaim, TaskId, TaskState,
+};
+
+/// The grant, after the task row was picked: the task's generation is incremented (lifted
+/// above the floor of a new epoch first), the claim row and the `grant` event are inserted, in
+/// one statement. `$1` the task (NULL: the best ready one), `$2` the agent, `$3` the lease
+/// (ms), `$4` the event kind, `$5` its reason. `$pick` is the row lock: `FOR UPDATE` for a named
+/// task (a racing grant's lock is waited for, then its result seen), `FOR UPDATE SKIP LOCKED`
+/// for the best ready task (a task another transaction is granting is passed over).
+macro_rules! grant_sql {
+    ($pick:literal) => {
+        concat!(
+            "WITH g AS (
+                 UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = board_wall(),
+                     generation = GREATEST(generation,
+                         COALESCE((SELECT MAX(value::bigint) FROM meta WHERE key = 'generation_floor'), 0)) + 1
+                 WHERE id = (
+                     SELECT t.id FROM tasks t
+                     WHERE ($1::bigint IS NULL OR t.id = $1) AND ", ready!("t"), "
+                     ORDER BY t.priority DESC, t.id ASC LIMIT 1 ", $pick, ")
+                   AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2 AND s.ended_at IS NULL)
+                 RETURNING id, generation),
+             c AS (
+                 INSERT INTO claims (task_id, session_id, generation, granted_at, expires_ms)
+                 SELECT id, $2, generation, board_wall(), board_now_ms() + $3 FROM g
+                 RETURNING task_id, generation, expires_ms),
+             e AS (
+                 INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+                 SELECT board_wall(), $4, task_id, $2, generation, $5 FROM c
+                 RETURNING id, at)
+             SELECT c.task_id, c.generation, c.expires_ms, e.id, e.at FROM c, e"
+        )
+    };
+}
+
+impl PgStore {
+    pub(in crate::store) fn claim(
+        &mut self,
+        agent: &str,
+        task: Option<TaskId>,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<(ClaimOutcome, Events)> {
+        self.at(now_ms);
+        let task = task.map(i64::from);
+        let lease = expires_ms - now_ms;
+        self.tx(|c, ev| {
+            if let Some(id) = task {
+                let mine = c.opt(
+                    concat!(
+                        "UPDATE claims SET expires_ms = GREATEST(expires_ms, board_now_ms() + $3)
+                         WHERE task_id = $1 AND session_id = $2 AND ",
+                        live_unexpired!("board_now_ms()"),
+                        " RETURNING generation, expires_ms"
+                    ),
+                    &[&id, &agent, &lease],
+                )?;
+                if let Some(r) = mine {
+                    return Ok(ClaimOutcome {
+                        claim: ClaimInfo {
+                            task: id,
+                            generation: col(&r, 0)?,
+                            expires_ms: col(&r, 1)?,
+                        },
+                        task: task_view(c, id)?,
+                        already: true,
+                    });
+                }
+                lapse_expired(c, ev, id, None, false)?;
+            }
+            let sql = match task {
+                Some(_) => grant_sql!("FOR UPDATE"),
+                None => grant_sql!("FOR UPDATE SKIP LOCKED"),
+            };
+            let granted = c.opt(
+                sql,
+                &[
+                    &task,
+                    &agent,
+                    &lease,
+                    &EventKind::Grant.as_str(),
+                    &TaskState::Claimed.as_str(),
+                ],
+            )?;
+            let Some(r) = granted else {
+                return Err(explain_claim_refusal(c, agent, task)?);
+            };
+            let claim = ClaimInfo {
+                task: col(&r, 0)?,
+                generation: col(&r, 1)?,
+                expires_ms: col(&r, 2)?,
+            };
+            ev.push(EventView {
+                id: col(&r, 3)?,
+                at: col(&r, 4)?,
+                kind: EventKind::Grant,
+                task: Some(claim.task),
+                agent: Some(agent.to_string()),
+                generation: Some(claim.generation),
+                reason: Some(TaskState::Claimed.as_str().to_string()),
+            });
+            Ok(ClaimOutcome {
+                task: task_view(c, claim.task)?,
+                claim,
+                already: false,
+            })
+        })
+    }
+
+    pub(in crate::store) fn renew(
+        &mut self,
+        agent: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<Vec<ClaimInfo>> {
+        self.at(now_ms);
+        let lease = expires_ms - now_ms;
+        let (claims, _) = self.tx(|c, _| renew(c, agent, lease))?;
+        Ok(claims)
+    }
+
+    pub(in crate::store) fn renew_many(
+        &mut self,
+        agents: &[&str],
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<Vec<String>> {
+        if agents.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.at(now_ms);
+        let lease = expires_ms - now_ms;
+        let list: Vec<&str> = agents.to_vec();
+        let (renewed, _) = self.tx(|c, _| {
+            let rows = c.rows(
+                concat!(
+                    "WITH seen AS (
+                         UPDATE sessions SET last_seen_at = board_wall()
+                         WHERE id = ANY($1) AND ended_at IS NULL),
+                     r AS (
+                         UPDATE claims SET expires_ms = board_now_ms() + $2
+                         WHERE session_id = ANY($1) AND ",
+                    live_unexpired!("board_now_ms()"),
+                    " RETURNING session_id)
+                     SELECT DISTINCT session_id FROM r"
+                ),
+                &[&list, &lease],
+            )?;
+            let got: Vec<String> = rows.iter().map(|r| col(r, 0)).collect::<BoardResult<_>>()?;
+            Ok(agents
+                .iter()
+                .filter(|a| got.iter().any(|g| g == *a))
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>())
+        })?;
+        Ok(renewed)
+    }
+
+    pub(in crate::store) fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>> {
+        self.read(|c| {
+            let rows = c.rows(
+                "SELECT task_id, generation, expires_ms FROM claims
+                 WHERE session_id = $1 AND ended_at IS NULL ORDER BY task_id",
+                &[&agent],
+            )?;
+            rows.iter().map(claim_info).collect()
+        })
+    }
+
+    pub(in crate::store) fn renew_checked(
+        &mut self,
+        agent: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<Vec<ClaimInfo>> {
+        self.at(now_ms);
+        self.refusable(|c, ev| {
+            let rows = c.rows(
+                concat!(
+                    "SELECT task_id FROM claims WHERE session_id = $1 AND ",
+                    live_expired!("board_now_ms()")
+                ),
+                &[&agent],
+            )?;
+            for r in &rows {
+                let task: i64 = col(r, 0)?;
+                lapse_expired(c, ev, task, Some(agent), false)?;
+            }
+            Ok(Ok(()))
+        })?;
+        let claims = self.renew(agent, now_ms, expires_ms)?;
+        if claims.is_empty() {
+            let lost = self.take_lost(agent)?;
+            if !lost.is_empty() {
+                let list = lost
+                    .iter()
+                    .map(|l| format!("task {} ({})", l.task, l.end))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(BoardError::new(
+                    ErrorKind::Lapsed,
+                    format!("agent session {agent} holds no live claim; it lost {list}"),
+                )
+                .with("lost", serde_json::to_value(&lost).unwrap_or_default()));
+            }
+            let err = self.read(|c| {
+                let last = c.opt(
+                    "SELECT task_id, generation FROM claims WHERE session_id = $1
+                     ORDER BY id DESC LIMIT 1",
+                    &[&agent],
+                )?;
+                match last {
+                    Some(r) => {
+                        let (task, generation): (i64, i64) = (col(&r, 0)?, col(&r, 1)?);
+                        Ok(Some(explain_write_refusal(
+                            c,
+                            agent,
+                            task,
+                            Some(generation),
+                        )?))
+                    }
+                    None => Ok(None),
+                }
+            })?;
+            if let Some(err) = err {
+                if err.kind == ErrorKind::Lapsed {
+                    return Err(err);
+                }
+            }
+        }
+        Ok(claims)
+    }
+
+    pub(in crate::store) fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
+        let any = self.read(|c| {
+            let r = c.one(
+                "SELECT EXISTS (SELECT 1 FROM claims
+                                WHERE session_id = $1 AND NOT told AND ended_at IS NOT NULL)",
+                &[&agent],
+            )?;
+            col::<bool>(&r, 0)
+        })?;
+        if !any {
+            return Ok(Vec::new());
+        }
+        let (mut lost, _) = self.tx(|c, _| {
+            let rows = c.rows(
+                "UPDATE claims SET told = true
+                 WHERE session_id = $1 AND NOT told AND ended_at IS NOT NULL
+                 RETURNING id, task_id, generation, end_kind, end_reason, ended_at",
+                &[&agent],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok((
+                        col::<i64>(r, 0)?,
+                        LostClaim {
+                            task: col(r, 1)?,
+                            generation: col(r, 2)?,
+                            end: word(r, 3)?,
+                            reason: col(r, 4)?,
+                            ended_at: col(r, 5)?,
+                        },
+                    ))
+                })
+                .collect::<BoardResult<Vec<_>>>()
+        })?;
+        lost.sort_by_key(|(id, _)| *id);
+        Ok(lost.into_iter().map(|(_, l)| l).collect())
+    }
+
+    pub(in crate::store) fn check(
+        &mut self,
+        agent: &str,
+        task: Option<TaskId>,
+        generation: Option<Generation>,
+        now_ms: i64,
+    ) -> BoardResult<ClaimInfo> {
+        self.at(now_ms);
+        let task = task.map(i64::from);
+        let generation = generation.map(i64::from);
+        self.read(|c| {
+            let found = c.opt(
+                concat!(
+                    "SELECT task_id, generation, expires_ms FROM claims WHERE session_id = $1 AND ",
+                    live_unexpired!("board_now_ms()"),
+                    " AND ($2::bigint IS NULL OR task_id = $2)
+                      AND ($3::bigint IS NULL OR generation = $3)
+                     ORDER BY task_id LIMIT 1"
+                ),
+                &[&agent, &task, &generation],
+            )?;
+            match (found, task) {
+                (Some(r), _) => claim_info(&r),
+                (None, Some(t)) => Err(explain_write_refusal(c, agent, t, generation)?),
+                (None, None) => Err(BoardError::new(
+                    ErrorKind::Lapsed,
+                    format!("agent session {agent} holds no live claim"),
+                )),
+            }
+        })
+    }
+}
+
+fn claim_info(r: &postgres::Row) -> BoardResult<ClaimInfo> {
+    Ok(ClaimInfo {
+        task: col(r, 0)?,
+        generation: col(r, 1)?,
+        expires_ms: col(r, 2)?,
+    })
+}
+
+/// The renewal of one agent's live, unexpired claims (and its `last_seen_at`), one statement.
+fn renew(c: &mut Conn, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
+    let rows = c.rows(
+        concat!(
+            "WITH seen AS (
+                 UPDATE sessions SET last_seen_at = board_wall() WHERE id = $1 AND ended_at IS NULL)
+             UPDATE claims SET expires_ms = board_now_ms() + $2 WHERE session_id = $1 AND ",
+            live_unexpired!("board_now_ms()"),
+            " RETURNING task_id, generation, expires_ms"
+        ),
+        &[&agent, &lease],
+    )?;
+    rows.iter().map(claim_info).collect()
+}

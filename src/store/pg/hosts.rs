@@ -1,0 +1,191 @@
+//! Host sessions: one row per `board serve` on a host sharing the store, renewed by its
+//! heartbeat; a host whose row expired (the server's clock) is ended by whichever host sweeps,
+//! with its live agent sessions and their claims.
+
+use super::{col, emit, event_rows, PgStore};
+use crate::proto::error::BoardResult;
+use crate::proto::{HostView, StoreInfo};
+use crate::store::{EventKind, Events, HostBeat};
+
+impl PgStore {
+    pub(in crate::store) fn describe(&self) -> StoreInfo {
+        StoreInfo {
+            kind: "postgres".to_string(),
+            location: self.location.clone(),
+            host: Some(self.host.clone()),
+        }
+    }
+
+    pub(in crate::store) fn clock_ms(&self) -> BoardResult<Option<i64>> {
+        self.read(|c| Ok(Some(col(&c.one("SELECT board_now_ms()", &[])?, 0)?)))
+    }
+
+    /// Renews this board's host row (one conditional UPDATE on the live row), or takes a new
+    /// one: at the first beat, or when another host's sweep had ended ours (then a `warn` event
+    /// says so). A new row ends any older live row of the same host name (a board restarted
+    /// on this host replaces the old one, whose agent sessions it keeps). Also writes the
+    /// local high-water mark when it moved.
+    pub(in crate::store) fn host_beat(&mut self, ttl_ms: i64) -> BoardResult<HostBeat> {
+        let host = self.host.clone();
+        let pid = i64::from(std::process::id());
+        let mine = self.host_id;
+        let ((id, ended_by_others), events) = self.tx(|c, ev| {
+            if let Some(id) = mine {
+                let renewed = c.exec(
+                    "UPDATE hosts SET beat_ms = board_now_ms(), expires_ms = board_now_ms() + $2
+                     WHERE id = $1 AND ended_at IS NULL",
+                    &[&id, &ttl_ms],
+                )?;
+                if renewed == 1 {
+                    return Ok((id, None));
+                }
+            }
+            let ended: Option<String> = match mine {
+                Some(id) => c
+                    .opt("SELECT end_reason FROM hosts WHERE id = $1", &[&id])?
+                    .map(|r| col::<Option<String>>(&r, 0))
+                    .transpose()?
+                    .flatten()
+                    .or_else(|| Some("its host session is gone".to_string())),
+                None => None,
+            };
+            let r = c.one(
+                "WITH fresh AS (
+                     INSERT INTO hosts (name, pid, started_at, beat_ms, expires_ms)
+                     VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3)
+                     RETURNING id),
+                 replaced AS (
+                     UPDATE hosts SET ended_at = board_wall(),
+                            end_reason = 'replaced by a new board on this host'
+                     WHERE name = $1 AND ended_at IS NULL)
+                 SELECT id FROM fresh",
+                &[&host, &pid, &ttl_ms],
+            )?;
+            let id: i64 = col(&r, 0)?;
+            if let Some(why) = &ended {
+                emit(
+                    c,
+                    ev,
+                    EventKind::Warn,
+                    None,
+                    None,
+                    None,
+                    &format!(
+                        "host {host} had been declared dead by the others ({why}); its agent \
+                         sessions and claims ended; it took a new host session"
+                    ),
+                )?;
+            }
+            Ok((id, ended))
+        })?;
+        self.host_id = Some(id);
+        self.hwm.get_mut().save(&self.hwm_path)?;
+        Ok(HostBeat {
+            ended_by_others,
+            events,
+        })
+    }
+
+    /// One statement: ends every host row whose expiry passed on the server's clock, the live
+    /// agent sessions of those hosts (unless a live row of the same name took over) and their
+    /// live claims (expelled; the reason names the host and how long it had been silent),
+    /// reopens the tasks and appends the events. A cheap read skips the write when no host is
+    /// due.
+    pub(in crate::store) fn end_dead_hosts(&mut self) -> BoardResult<Events> {
+        let due = self.read(|c| {
+            col::<bool>(
+                &c.one(
+                    "SELECT EXISTS (SELECT 1 FROM hosts
+                                    WHERE ended_at IS NULL AND expires_ms <= board_now_ms())",
+                    &[],
+                )?,
+                0,
+            )
+        })?;
+        if !due {
+            return Ok(Events::new());
+        }
+        let me = self.host.clone();
+        let (_, ev) = self.tx(|c, ev| {
+            let rows = c.rows(
+                concat!(
+                    "WITH dead AS (
+                         UPDATE hosts h SET ended_at = board_wall(),
+                                end_reason = format('no heartbeat for %s ms; ended by host %s',
+                                                    board_now_ms() - h.beat_ms, $1::text)
+                         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
+                         RETURNING h.name, h.beat_ms),
+                     lost AS (
+                         SELECT DISTINCT ON (d.name) d.name,
+                                format('host %s lost: no heartbeat for %s ms', d.name,
+                                       board_now_ms() - d.beat_ms) AS why
+                         FROM dead d
+                         WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = d.name
+                                             AND h.ended_at IS NULL
+                                             AND h.expires_ms > board_now_ms())
+                         ORDER BY d.name, d.beat_ms DESC),
+                     s AS (
+                         UPDATE sessions s SET ended_at = board_wall(), end_reason = l.why,
+                                waiting = NULL
+                         FROM lost l WHERE s.host = l.name AND s.ended_at IS NULL
+                         RETURNING s.id, l.why),
+                     cl AS (
+                         UPDATE claims c SET ended_at = board_wall(), end_kind = ",
+                    crate::sql_end!(expel),
+                    ", end_reason = s.why
+                         FROM s WHERE c.session_id = s.id AND c.ended_at IS NULL
+                         RETURNING c.task_id, c.session_id, c.generation, s.why),
+                     reopened AS (
+                         UPDATE tasks t SET state = ",
+                    crate::sql_state!(open),
+                    ", updated_at = board_wall()
+                         FROM cl WHERE t.id = cl.task_id AND t.state = ",
+                    crate::sql_state!(claimed),
+                    " RETURNING t.id),
+                     logged AS (
+                         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+                         SELECT board_wall(), k, task_id, session_id, generation, why FROM (
+                             SELECT 0 AS o, $2::text AS k, task_id, session_id, generation, why
+                             FROM cl
+                             UNION ALL
+                             SELECT 1, $3::text, NULL::bigint, id, NULL::bigint, why FROM s
+                         ) x ORDER BY o, session_id, task_id
+                         RETURNING id, at, kind, task_id, session_id, generation, reason)
+                     SELECT * FROM logged ORDER BY id"
+                ),
+                &[
+                    &me,
+                    &EventKind::Expel.as_str(),
+                    &EventKind::SessionEnd.as_str(),
+                ],
+            )?;
+            ev.extend(event_rows(&rows)?);
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+
+    pub(in crate::store) fn hosts(&self) -> BoardResult<Vec<HostView>> {
+        self.read(|c| {
+            c.rows(
+                "SELECT name, pid, started_at, board_now_ms() - beat_ms,
+                        expires_ms - board_now_ms(), ended_at, end_reason
+                 FROM hosts ORDER BY ended_at IS NULL DESC, id DESC LIMIT 100",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(HostView {
+                    name: col(r, 0)?,
+                    pid: col(r, 1)?,
+                    started_at: col(r, 2)?,
+                    beat_age_ms: col(r, 3)?,
+                    expires_in_ms: col(r, 4)?,
+                    ended_at: col(r, 5)?,
+                    end_reason: col(r, 6)?,
+                })
+            })
+            .collect()
+        })
+    }
+}

@@ -1,0 +1,91 @@
+//! `board import`: a whole backlog in one transaction (PostgreSQL; see `store::import`).
+
+use std::collections::HashMap;
+
+use super::tasks::{current_goal, set_deps};
+use super::{col, emit, PgStore};
+use crate::proto::backlog::Backlog;
+use crate::proto::error::{BoardError, BoardResult};
+use crate::store::{
+    agent_opt, check_text, EventKind, Events, Imported, TaskState, MAX_TEXT, MAX_TITLE,
+};
+
+impl PgStore {
+    pub(in crate::store) fn import(
+        &mut self,
+        backlog: &Backlog,
+        by: &str,
+    ) -> BoardResult<(Imported, Events)> {
+        backlog
+            .check()
+            .map_err(|e| BoardError::invalid(e.to_string()))?;
+        for t in &backlog.tasks {
+            let name = |what: &str| format!("{what} of task {:?}", short(&t.key));
+            check_text(&name("title"), &t.title, MAX_TITLE, false)?;
+            check_text(&name("body"), &t.body, MAX_TEXT, true)?;
+        }
+        if let Some(g) = &backlog.goal {
+            check_text("goal", g, MAX_TEXT, false)?;
+        }
+        self.tx(|c, ev| {
+            let mut ids: HashMap<&str, i64> = HashMap::new();
+            let mut order = Vec::with_capacity(backlog.tasks.len());
+            for t in &backlog.tasks {
+                let state = TaskState::from(t.state);
+                let finished = state != TaskState::Open;
+                let r = c.one(
+                    "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
+                                        done_by, done_at)
+                     VALUES ($1, $2, $3, $4, board_wall(), board_wall(), $5,
+                             CASE WHEN $6 THEN board_wall() END)
+                     RETURNING id",
+                    &[
+                        &t.title,
+                        &t.body,
+                        &t.priority,
+                        &state.as_str(),
+                        &(state == TaskState::Done).then_some(by),
+                        &finished,
+                    ],
+                )?;
+                let id: i64 = col(&r, 0)?;
+                ids.insert(&t.key, id);
+                order.push(id);
+                emit(
+                    c,
+                    ev,
+                    EventKind::Add,
+                    Some(id),
+                    agent_opt(by),
+                    None,
+                    &t.title,
+                )?;
+            }
+            for t in &backlog.tasks {
+                let after: Vec<i64> = t.after.iter().map(|k| ids[k.as_str()]).collect();
+                set_deps(c, ids[t.key.as_str()], &after)?;
+            }
+            let mut goal_set = false;
+            if let Some(g) = &backlog.goal {
+                let current = current_goal(c)?.map(|c| c.text);
+                if current.as_deref() != Some(g.as_str()) {
+                    c.exec(
+                        "INSERT INTO goals (text, set_at, set_by) VALUES ($1, board_wall(), $2)",
+                        &[g, &by],
+                    )?;
+                    emit(c, ev, EventKind::Goal, None, agent_opt(by), None, g)?;
+                    goal_set = true;
+                }
+            }
+            Ok(Imported {
+                ids: order,
+                keys: backlog.tasks.iter().map(|t| t.key.clone()).collect(),
+                goal_set,
+            })
+        })
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(64).collect()
+}

@@ -1,0 +1,97 @@
+//! Retries applied once (PostgreSQL; see `store::op_results`): the `op_id` lookup, the
+//! operation and its saved answer are one transaction, holding the write lock from the start,
+//! so two racing attempts with one `op_id` (from boards of two hosts, even) are serialized and
+//! the second finds the first one's answer. Each store step inside is a savepoint.
+
+use serde_json::json;
+
+use super::{col, Conn, PgStore, WRITE_LOCK};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::store::op_results::{decode, Answer};
+use crate::store::Store;
+
+impl PgStore {
+    pub(in crate::store) fn with_op(
+        &mut self,
+        identity: &str,
+        op_id: &str,
+        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
+    ) -> BoardResult<Answer> {
+        if self.depth > 0 {
+            return Err(BoardError::internal("nested op_id scopes"));
+        }
+        self.ensure_connected()?;
+        let begun = self.read(|c| {
+            c.batch(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+            ))
+        });
+        begun?;
+        self.depth = 1;
+        self.pending_hwm = None;
+        let out = self.op_body(identity, op_id, op);
+        self.depth = 0;
+        let committed = match &out {
+            Ok(_) => self.read(|c| c.batch("COMMIT")),
+            Err(_) => Ok(()),
+        };
+        if out.is_err() || committed.is_err() {
+            let _ = self.read(|c| c.batch("ROLLBACK"));
+        }
+        let pending = self.pending_hwm.take();
+        committed?;
+        if let (Ok(_), Some((id, at))) = (&out, pending) {
+            self.hwm.get_mut().wrote(id, &at);
+        }
+        out
+    }
+
+    fn op_body(
+        &mut self,
+        identity: &str,
+        op_id: &str,
+        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
+    ) -> BoardResult<Answer> {
+        if let Some(saved) = self.read(|c| lookup(c, identity, op_id))? {
+            return Ok(decode(&saved));
+        }
+        let answer = op(self);
+        let keep = match &answer {
+            Ok(_) => true,
+            Err(e) => !matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable),
+        };
+        if keep {
+            let saved = match &answer {
+                Ok(v) => json!({ "result": v }),
+                Err(e) => json!({ "error": e.to_json() }),
+            };
+            self.read(|c| {
+                c.exec(
+                    "INSERT INTO op_results (identity, op_id, response, at)
+                     VALUES ($1, $2, $3, board_wall())",
+                    &[&identity, &op_id, &saved.to_string()],
+                )
+            })?;
+        }
+        Ok(answer)
+    }
+
+    pub(in crate::store) fn op_answer(
+        &self,
+        identity: &str,
+        op_id: &str,
+    ) -> BoardResult<Option<Answer>> {
+        Ok(self
+            .read(|c| lookup(c, identity, op_id))?
+            .map(|s| decode(&s)))
+    }
+}
+
+fn lookup(c: &mut Conn, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
+    c.opt(
+        "SELECT response FROM op_results WHERE identity = $1 AND op_id = $2",
+        &[&identity, &op_id],
+    )?
+    .map(|r| col(&r, 0))
+    .transpose()
+}

@@ -1,0 +1,377 @@
+//! Agent sessions: registration, attachment of the agent's processes, expulsion, waiting
+//! (PostgreSQL; see `store::sessions`). A session belongs to the host whose board registered it
+//! (`sessions.host`); its id is unique across hosts.
+
+use super::lapse::reopen;
+use super::{col, emit, Conn, PgStore};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::SessionView;
+use crate::store::sessions::{needs_attention, session_base_name};
+use crate::store::{check_text, AgentState, EventKind, Events, SessionRow, MAX_TEXT};
+
+/// The columns of a [`SessionRow`], in [`session_row`]'s order.
+macro_rules! session_row_sql {
+    ($($tail:tt)+) => {
+        concat!(
+            "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid, pid_start,
+                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions ",
+            $($tail)+
+        )
+    };
+}
+
+impl PgStore {
+    pub(in crate::store) fn register_session(
+        &mut self,
+        name: &str,
+        token_hash: &str,
+        boot_id: &str,
+        launcher: Option<(i32, u64)>,
+        branch: Option<&str>,
+        attention_ms: Option<i64>,
+    ) -> BoardResult<(String, Events)> {
+        let base = session_base_name(name)?;
+        let host = self.host.clone();
+        let launcher_pid = launcher.map(|l| i64::from(l.0));
+        let launcher_start = launcher.map(|l| l.1 as i64);
+        self.tx(|c, ev| {
+            for n in 1..10_000 {
+                let id = if n == 1 {
+                    base.clone()
+                } else {
+                    format!("{base}-{n}")
+                };
+                let inserted = c.exec(
+                    "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
+                                           launcher_start, started_at, branch, attention_ms)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, board_wall(), $8, $9)
+                     ON CONFLICT (id) DO NOTHING",
+                    &[
+                        &id,
+                        &host,
+                        &name,
+                        &token_hash,
+                        &boot_id,
+                        &launcher_pid,
+                        &launcher_start,
+                        &branch,
+                        &attention_ms,
+                    ],
+                )?;
+                if inserted == 1 {
+                    emit(
+                        c,
+                        ev,
+                        EventKind::SessionStart,
+                        None,
+                        Some(&id),
+                        None,
+                        "registered",
+                    )?;
+                    return Ok(id);
+                }
+            }
+            Err(BoardError::internal(format!(
+                "no free session id for {base:?}"
+            )))
+        })
+    }
+
+    pub(in crate::store) fn attach_session(
+        &mut self,
+        id: &str,
+        agent: (i32, u64),
+        pane: Option<(&str, i32, u64)>,
+    ) -> BoardResult<()> {
+        let (n, _) = self.tx(|c, _| {
+            c.exec(
+                "UPDATE sessions SET pid = $2, pid_start = $3,
+                        pane_id = COALESCE($4, pane_id), pane_pid = COALESCE($5, pane_pid),
+                        pane_start = COALESCE($6, pane_start)
+                 WHERE id = $1 AND ended_at IS NULL",
+                &[
+                    &id,
+                    &i64::from(agent.0),
+                    &(agent.1 as i64),
+                    &pane.map(|p| p.0),
+                    &pane.map(|p| i64::from(p.1)),
+                    &pane.map(|p| p.2 as i64),
+                ],
+            )
+        })?;
+        if n == 0 {
+            return Err(BoardError::new(
+                ErrorKind::Lapsed,
+                format!("agent session {id} has ended"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(in crate::store) fn expel_session(
+        &mut self,
+        id: &str,
+        reason: &str,
+    ) -> BoardResult<(bool, Events)> {
+        self.tx(|c, ev| {
+            let n = c.exec(
+                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL
+                 WHERE id = $1 AND ended_at IS NULL",
+                &[&id, &reason],
+            )?;
+            if n == 0 {
+                return Ok(false);
+            }
+            let ended = c.rows(
+                concat!(
+                    "UPDATE claims SET ended_at = board_wall(), end_kind = ",
+                    crate::sql_end!(expel),
+                    ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
+                     RETURNING task_id, generation"
+                ),
+                &[&id, &reason],
+            )?;
+            let mut ended: Vec<(i64, i64)> = ended
+                .iter()
+                .map(|r| Ok((col(r, 0)?, col(r, 1)?)))
+                .collect::<BoardResult<_>>()?;
+            ended.sort_unstable();
+            for (task, generation) in ended {
+                reopen(c, task)?;
+                emit(
+                    c,
+                    ev,
+                    EventKind::Expel,
+                    Some(task),
+                    Some(id),
+                    Some(generation),
+                    reason,
+                )?;
+            }
+            emit(c, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
+            Ok(true)
+        })
+    }
+
+    pub(in crate::store) fn set_waiting(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(q) = question {
+            check_text("question", q, MAX_TEXT, false)?;
+        }
+        self.tx(|c, ev| {
+            let n = c.exec(
+                "UPDATE sessions SET waiting = $2 WHERE id = $1 AND ended_at IS NULL
+                   AND waiting IS DISTINCT FROM $2",
+                &[&id, &question],
+            )?;
+            if n == 1 {
+                match question {
+                    Some(q) => emit(c, ev, EventKind::Wait, None, Some(id), None, q)?,
+                    None => emit(c, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
+                };
+            }
+            Ok(n == 1)
+        })
+    }
+
+    pub(in crate::store) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+        let (n, _) = self.tx(|c, _| {
+            c.exec(
+                "UPDATE sessions SET contacted_at = board_wall()
+                 WHERE id = $1 AND ended_at IS NULL AND contacted_at IS NULL",
+                &[&id],
+            )
+        })?;
+        Ok(n == 1)
+    }
+
+    pub(in crate::store) fn set_idle(
+        &mut self,
+        id: &str,
+        reason: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(r) = reason {
+            check_text("reason", r, MAX_TEXT, false)?;
+        }
+        self.tx(|c, ev| {
+            let n = match reason {
+                Some(r) => {
+                    let n = c.exec(
+                        "UPDATE sessions SET idle_since = board_wall()
+                         WHERE id = $1 AND ended_at IS NULL AND idle_since IS NULL",
+                        &[&id],
+                    )?;
+                    if n == 1 {
+                        emit(c, ev, EventKind::Idle, None, Some(id), None, r)?;
+                    }
+                    n
+                }
+                None => c.exec(
+                    "UPDATE sessions SET idle_since = NULL WHERE id = $1 AND idle_since IS NOT NULL",
+                    &[&id],
+                )?,
+            };
+            Ok(n == 1)
+        })
+    }
+
+    pub(in crate::store) fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
+        self.read(|c| one_session(c, id))
+    }
+
+    pub(in crate::store) fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
+        self.read(|c| {
+            let r = c.opt("SELECT end_reason FROM sessions WHERE id = $1", &[&id])?;
+            Ok(r.map(|r| col::<Option<String>>(&r, 0))
+                .transpose()?
+                .flatten())
+        })
+    }
+
+    pub(in crate::store) fn ended_session_count(&self) -> BoardResult<i64> {
+        self.read(|c| {
+            let r = c.one(
+                "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+                &[],
+            )?;
+            col(&r, 0)
+        })
+    }
+
+    /// Live sessions of this host.
+    pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
+        self.read(|c| {
+            let rows = c.rows(
+                session_row_sql!("WHERE ended_at IS NULL AND host = $1 ORDER BY started_at, seq"),
+                &[&self.host],
+            )?;
+            rows.iter().map(session_row).collect()
+        })
+    }
+
+    /// Sessions of this host started in boot `boot_id` with one of `pids`.
+    pub(in crate::store) fn sessions_with_pids(
+        &self,
+        boot_id: &str,
+        pids: &[i32],
+    ) -> BoardResult<Vec<SessionRow>> {
+        let pids: Vec<i64> = pids.iter().map(|p| i64::from(*p)).collect();
+        self.read(|c| {
+            let rows = c.rows(
+                session_row_sql!(
+                    "WHERE boot_id = $1 AND host = $3 AND (pid = ANY($2) OR launcher_pid = ANY($2))"
+                ),
+                &[&boot_id, &pids, &self.host],
+            )?;
+            rows.iter().map(session_row).collect()
+        })
+    }
+
+    /// Sessions of every host, for display (ended ones only with `all`). `state_of` is asked
+    /// only about this host's live sessions: another host's board watches its own, and here
+    /// they count as running.
+    pub(in crate::store) fn sessions(
+        &self,
+        all: bool,
+        state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
+    ) -> BoardResult<Vec<SessionView>> {
+        let now = std::time::SystemTime::now();
+        let rows = self.read(|c| {
+            c.rows(
+                "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
+                        s.last_seen_at, s.ended_at, s.end_reason,
+                        ARRAY(SELECT task_id FROM claims c
+                              WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
+                        (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
+                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host
+                 FROM sessions s WHERE $1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
+                &[&all],
+            )
+        })?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let started_at: String = col(r, 6)?;
+            let contacted: Option<String> = col(r, 14)?;
+            let attention_ms: Option<i64> = col(r, 15)?;
+            let host: String = col(r, 16)?;
+            let attention = match (&contacted, attention_ms) {
+                (None, Some(ms)) => needs_attention(&started_at, ms, now),
+                _ => None,
+            };
+            let mut s = SessionView {
+                id: col(r, 0)?,
+                name: col(r, 1)?,
+                pid: col(r, 2)?,
+                launcher_pid: col(r, 3)?,
+                pane: col(r, 4)?,
+                waiting: col(r, 5)?,
+                started_at,
+                last_seen_at: col(r, 7)?,
+                ended_at: col(r, 8)?,
+                end_reason: col(r, 9)?,
+                claims: col(r, 10)?,
+                restarts: col(r, 11)?,
+                branch: col(r, 12)?,
+                idle_since: col(r, 13)?,
+                attention,
+                contacted_at: contacted,
+                state: AgentState::Starting,
+                host: Some(host.clone()),
+            };
+            let known = match (&s.ended_at, &s.waiting) {
+                (Some(_), _) => Some(AgentState::Gone),
+                (None, Some(_)) => Some(AgentState::Waiting),
+                (None, None) if host == self.host => match self.session(&s.id)? {
+                    Some(row) => state_of(&row),
+                    None => Some(AgentState::Gone),
+                },
+                (None, None) => None,
+            };
+            s.state = match known {
+                Some(state) => {
+                    s.attention = None;
+                    state
+                }
+                None if s.attention.is_some() => AgentState::NeedsAttention,
+                None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
+                None => AgentState::Working,
+            };
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
+
+fn one_session(c: &mut Conn, id: &str) -> BoardResult<Option<SessionRow>> {
+    let r = c.opt(session_row_sql!("WHERE id = $1"), &[&id])?;
+    r.map(|r| session_row(&r)).transpose()
+}
+
+fn session_row(r: &postgres::Row) -> BoardResult<SessionRow> {
+    let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
+        (Some(p), Some(s)) => Some((p as i32, s as u64)),
+        _ => None,
+    };
+    let pane = match (
+        col::<Option<String>>(r, 7)?,
+        col::<Option<i64>>(r, 8)?,
+        col::<Option<i64>>(r, 9)?,
+    ) {
+        (Some(id), Some(p), Some(s)) => Some((id, p as i32, s as u64)),
+        _ => None,
+    };
+    Ok(SessionRow {
+        id: col(r, 0)?,
+        token_hash: col(r, 1)?,
+        boot_id: col(r, 2)?,
+        launcher: pair(col(r, 3)?, col(r, 4)?),
+        agent: pair(col(r, 5)?, col(r, 6)?),
+        pane,
+        waiting: col(r, 10)?,
+        ended_at: col(r, 11)?,
+        idle_since: col(r, 12)?,
+    })
+}

@@ -1,0 +1,425 @@
+//! Goals and tasks: adding, editing, cancelling, listing, and the task views with their
+//! dependencies and live claims joined in (PostgreSQL; see `store::tasks`).
+
+use std::collections::HashMap;
+
+use super::lapse::end_live_claims_of_task;
+use super::{col, emit, task_state, word, Conn, PgStore};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::{GoalView, NoteView, TaskView};
+use crate::store::{
+    agent_opt, check_text, task_not_found, ClaimEnd, EventKind, Events, ListState, TaskId,
+    TaskState, MAX_TEXT, MAX_TITLE,
+};
+
+impl PgStore {
+    pub(in crate::store) fn set_goal(
+        &mut self,
+        text: &str,
+        by: &str,
+    ) -> BoardResult<(GoalView, Events)> {
+        check_text("goal", text, MAX_TEXT, false)?;
+        self.tx(|c, ev| {
+            c.exec(
+                "INSERT INTO goals (text, set_at, set_by) VALUES ($1, board_wall(), $2)",
+                &[&text, &by],
+            )?;
+            emit(c, ev, EventKind::Goal, None, agent_opt(by), None, text)?;
+            current_goal(c)?.ok_or_else(|| BoardError::internal("goal vanished"))
+        })
+    }
+
+    pub(in crate::store) fn goal(&self) -> BoardResult<Option<GoalView>> {
+        self.read(current_goal)
+    }
+
+    pub(in crate::store) fn add_task(
+        &mut self,
+        title: &str,
+        body: &str,
+        priority: i64,
+        after: &[i64],
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        check_text("title", title, MAX_TITLE, false)?;
+        check_text("body", body, MAX_TEXT, true)?;
+        self.at(now_ms);
+        self.tx(|c, ev| {
+            let r = c.one(
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at)
+                 VALUES ($1, $2, $3, board_wall(), board_wall()) RETURNING id",
+                &[&title, &body, &priority],
+            )?;
+            let id: i64 = col(&r, 0)?;
+            set_deps(c, id, after)?;
+            emit(c, ev, EventKind::Add, Some(id), agent_opt(by), None, title)?;
+            task_view(c, id)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::store) fn edit_task(
+        &mut self,
+        id: i64,
+        title: Option<&str>,
+        body: Option<&str>,
+        priority: Option<i64>,
+        after: Option<&[i64]>,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        if let Some(t) = title {
+            check_text("title", t, MAX_TITLE, false)?;
+        }
+        if let Some(b) = body {
+            check_text("body", b, MAX_TEXT, true)?;
+        }
+        self.at(now_ms);
+        self.tx(|c, ev| {
+            let n = c.exec(
+                "UPDATE tasks SET title = COALESCE($2, title), body = COALESCE($3, body),
+                        priority = COALESCE($4, priority), updated_at = board_wall()
+                 WHERE id = $1",
+                &[&id, &title, &body, &priority],
+            )?;
+            if n == 0 {
+                return Err(task_not_found(id));
+            }
+            if let Some(after) = after {
+                c.exec("DELETE FROM task_deps WHERE task_id = $1", &[&id])?;
+                set_deps(c, id, after)?;
+            }
+            emit(
+                c,
+                ev,
+                EventKind::Edit,
+                Some(id),
+                agent_opt(by),
+                None,
+                "edited",
+            )?;
+            task_view(c, id)
+        })
+    }
+
+    pub(in crate::store) fn cancel_task(
+        &mut self,
+        id: i64,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
+        self.at(now_ms);
+        self.tx(|c, ev| {
+            let n = c.exec(
+                concat!(
+                    "UPDATE tasks SET state = ",
+                    crate::sql_state!(cancelled),
+                    ", updated_at = board_wall() WHERE id = $1 AND state IN ",
+                    unfinished!()
+                ),
+                &[&id],
+            )?;
+            if n == 0 {
+                let state = task_state(c, id)?;
+                return Err(BoardError::new(
+                    ErrorKind::Conflict,
+                    format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
+                )
+                .with("state", state.as_str()));
+            }
+            end_live_claims_of_task(c, ev, id, ClaimEnd::Cancel, "task cancelled")?;
+            emit(
+                c,
+                ev,
+                EventKind::Cancel,
+                Some(id),
+                agent_opt(by),
+                None,
+                TaskState::Cancelled.as_str(),
+            )?;
+            task_view(c, id)
+        })
+    }
+
+    pub(in crate::store) fn list_tasks(
+        &self,
+        states: Option<&[ListState]>,
+        now_ms: i64,
+    ) -> BoardResult<Vec<TaskView>> {
+        Ok(self.list_page(states, TaskId(0), None, now_ms)?.0)
+    }
+
+    pub(in crate::store) fn list_page(
+        &self,
+        states: Option<&[ListState]>,
+        after: TaskId,
+        limit: Option<i64>,
+        now_ms: i64,
+    ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
+        self.at(now_ms);
+        let by_readiness = states.is_some_and(|s| {
+            s.iter()
+                .any(|x| matches!(x, ListState::Ready | ListState::Blocked))
+        });
+        let stored: Option<Vec<TaskState>> = states.map(|s| s.iter().map(|x| x.stored()).collect());
+        let ask = limit.map(|l| l.saturating_add(1));
+        let pick = Pick::Page {
+            states: stored.as_deref(),
+            after: after.0,
+            limit: ask,
+        };
+        let mut views = self.read(|c| task_views(c, pick))?;
+        let next = match limit {
+            Some(l) if views.len() as i64 > l => {
+                views.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+                views.last().map(|v| v.id)
+            }
+            _ => None,
+        };
+        if let (true, Some(s)) = (by_readiness, states) {
+            let wanted = |t: &TaskView, s: ListState| match s {
+                ListState::Ready => t.ready,
+                ListState::Blocked => t.state == TaskState::Open && !t.ready,
+                other => t.state == other.stored(),
+            };
+            views.retain(|t| s.iter().any(|x| wanted(t, *x)));
+        }
+        Ok((views, next))
+    }
+
+    pub(in crate::store) fn ready_tasks(
+        &self,
+        now_ms: i64,
+        limit: Option<i64>,
+    ) -> BoardResult<Vec<TaskView>> {
+        self.at(now_ms);
+        self.read(|c| task_views(c, Pick::Ready { limit }))
+    }
+
+    pub(in crate::store) fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+        self.at(now_ms);
+        self.read(|c| task_view(c, id))
+    }
+
+    pub(in crate::store) fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
+        self.read(|c| {
+            let rows = c.rows(
+                "SELECT id, task_id, author, generation, text, at FROM notes
+                 WHERE task_id = $1 ORDER BY id",
+                &[&id],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok(NoteView {
+                        id: col(r, 0)?,
+                        task: col(r, 1)?,
+                        author: col(r, 2)?,
+                        generation: col(r, 3)?,
+                        text: col(r, 4)?,
+                        at: col(r, 5)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    pub(in crate::store) fn unfinished_count(&self) -> BoardResult<i64> {
+        self.read(|c| {
+            let r = c.one(
+                concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
+                &[],
+            )?;
+            col(&r, 0)
+        })
+    }
+}
+
+pub(super) fn current_goal(c: &mut Conn) -> BoardResult<Option<GoalView>> {
+    let r = c.opt(
+        "SELECT id, text, set_at, set_by FROM goals ORDER BY id DESC LIMIT 1",
+        &[],
+    )?;
+    r.map(|r| {
+        Ok(GoalView {
+            id: col(&r, 0)?,
+            text: col(&r, 1)?,
+            set_at: col(&r, 2)?,
+            set_by: col(&r, 3)?,
+        })
+    })
+    .transpose()
+}
+
+pub(super) fn set_deps(c: &mut Conn, id: i64, after: &[i64]) -> BoardResult<()> {
+    for &a in after {
+        if a == id {
+            return Err(BoardError::invalid(format!(
+                "task {id} cannot wait for itself"
+            )));
+        }
+        task_state(c, a)?;
+        // Adding id → a closes a cycle when a already (transitively) waits for id.
+        let r = c.one(
+            "WITH RECURSIVE up(x) AS (SELECT $1::bigint UNION SELECT d.after_id FROM task_deps d JOIN up ON d.task_id = up.x)
+             SELECT EXISTS (SELECT 1 FROM up WHERE x = $2)",
+            &[&a, &id],
+        )?;
+        if col::<bool>(&r, 0)? {
+            return Err(BoardError::invalid(format!(
+                "task {id} cannot wait for task {a}: task {a} already waits for task {id}"
+            )));
+        }
+        c.exec(
+            "INSERT INTO task_deps (task_id, after_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&id, &a],
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn insert_note(
+    c: &mut Conn,
+    task: i64,
+    author: &str,
+    generation: Option<i64>,
+    text: &str,
+) -> BoardResult<(i64, String)> {
+    let r = c.one(
+        "INSERT INTO notes (task_id, author, generation, text, at)
+         VALUES ($1, $2, $3, $4, board_wall()) RETURNING id, at",
+        &[&task, &author, &generation, &text],
+    )?;
+    Ok((col(&r, 0)?, col(&r, 1)?))
+}
+
+/// Which tasks a view query returns, in which order.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Pick<'a> {
+    /// One task by id.
+    One(i64),
+    /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit`.
+    Page {
+        states: Option<&'a [TaskState]>,
+        after: i64,
+        limit: Option<i64>,
+    },
+    /// Ready tasks in claim order (priority descending, then id), at most `limit`.
+    Ready { limit: Option<i64> },
+}
+
+/// The columns of a task view, with its live claim joined in; `$tail` picks the rows. The
+/// time left is computed on the server's clock.
+macro_rules! view_sql {
+    ($($tail:tt)+) => {
+        concat!(
+            "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
+                    t.updated_at, t.done_by, t.done_at, c.session_id,
+                    c.expires_ms - board_now_ms()
+             FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
+            $($tail)+
+        )
+    };
+}
+
+/// The dependencies of the tasks a query picks, as `(task, after, finished)`.
+macro_rules! deps_sql {
+    ($where:literal) => {
+        concat!(
+            "SELECT d.task_id, d.after_id, a.state IN ",
+            finished!(),
+            " FROM task_deps d JOIN tasks a ON a.id = d.after_id WHERE ",
+            $where,
+            " ORDER BY d.task_id, d.after_id"
+        )
+    };
+}
+
+fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
+    let state: TaskState = word(r, 4)?;
+    Ok(TaskView {
+        id: col(r, 0)?,
+        title: col(r, 1)?,
+        body: col(r, 2)?,
+        priority: col(r, 3)?,
+        ready: state == TaskState::Open,
+        state,
+        generation: col(r, 5)?,
+        after: Vec::new(),
+        blocked_by: Vec::new(),
+        created_at: col(r, 6)?,
+        updated_at: col(r, 7)?,
+        done_by: col(r, 8)?,
+        done_at: col(r, 9)?,
+        holder: col(r, 10)?,
+        expires_in_ms: col(r, 11)?,
+    })
+}
+
+/// Task views with dependencies and live claims joined in: one query for the tasks and one for
+/// all their dependencies.
+pub(super) fn task_views(c: &mut Conn, pick: Pick) -> BoardResult<Vec<TaskView>> {
+    let rows = match pick {
+        Pick::One(id) => c.rows(view_sql!("WHERE t.id = $1"), &[&id])?,
+        Pick::Page {
+            states: None,
+            after,
+            limit,
+        } => c.rows(
+            view_sql!("WHERE t.id > $1 ORDER BY t.id LIMIT $2"),
+            &[&after, &limit],
+        )?,
+        Pick::Page {
+            states: Some(states),
+            after,
+            limit,
+        } => {
+            let states: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+            c.rows(
+                view_sql!("WHERE t.id > $1 AND t.state = ANY($3) ORDER BY t.id LIMIT $2"),
+                &[&after, &limit, &states],
+            )?
+        }
+        Pick::Ready { limit } => c.rows(
+            view_sql!(
+                "WHERE ",
+                ready!("t"),
+                " ORDER BY t.priority DESC, t.id LIMIT $1"
+            ),
+            &[&limit],
+        )?,
+    };
+    let mut views: Vec<TaskView> = rows.iter().map(view_row).collect::<BoardResult<_>>()?;
+    if views.is_empty() {
+        return Ok(views);
+    }
+    let ids: Vec<i64> = views.iter().map(|v| v.id).collect();
+    let rows = match pick {
+        Pick::One(id) => c.rows(deps_sql!("d.task_id = $1"), &[&id])?,
+        _ => c.rows(deps_sql!("d.task_id = ANY($1)"), &[&ids])?,
+    };
+    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
+    for r in &rows {
+        let (t, a, done): (i64, i64, bool) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
+        deps.entry(t).or_default().push((a, done));
+    }
+    for v in &mut views {
+        if let Some(d) = deps.get(&v.id) {
+            v.after = d.iter().map(|(a, _)| *a).collect();
+            v.blocked_by = d
+                .iter()
+                .filter(|(_, done)| !done)
+                .map(|(a, _)| *a)
+                .collect();
+            v.ready = v.ready && v.blocked_by.is_empty();
+        }
+    }
+    Ok(views)
+}
+
+pub(super) fn task_view(c: &mut Conn, id: i64) -> BoardResult<TaskView> {
+    task_views(c, Pick::One(id))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| task_not_found(id))
+}

@@ -1,0 +1,285 @@
+//! Tests of what only the PostgreSQL store has: the private cluster, several hosts on one
+//! database, a server that goes away, a new timeline. The store's contract (what both
+//! backends do alike) is tested in `store::tests`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::cluster::{skip_reason, Cluster};
+use super::PgStore;
+use crate::proto::error::ErrorKind;
+use crate::store::{TaskId, OPERATOR};
+
+/// A new, empty database on the test process's shared cluster: its URL, and a directory for
+/// the hosts' local files.
+pub(crate) fn fresh_database() -> (String, tempfile::TempDir) {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let cluster = Cluster::shared().unwrap();
+    let db = format!("t_{}", N.fetch_add(1, Ordering::Relaxed));
+    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db}"))
+        .unwrap();
+    (cluster.url_for(&db), tempfile::tempdir().unwrap())
+}
+
+macro_rules! need_postgres {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+#[test]
+fn a_private_cluster_answers_on_its_own_socket_and_is_removed_on_drop() {
+    need_postgres!();
+    let cluster = Cluster::start().unwrap();
+    let mut client = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version_num')::int, \
+             current_setting('listen_addresses'), current_user::text",
+            &[],
+        )
+        .unwrap();
+    let version: i32 = row.get(0);
+    let listen: String = row.get(1);
+    let user: String = row.get(2);
+    assert!(version >= 130_000, "server version {version}");
+    assert_eq!(listen, "", "no TCP listener");
+    assert_eq!(user, "board");
+    let pid = cluster.pid().unwrap();
+    cluster.restart().unwrap();
+    assert_ne!(cluster.pid(), Some(pid), "restarted: a new postmaster");
+    assert!(
+        client.simple_query("SELECT 1").is_err(),
+        "the old session is gone"
+    );
+    let mut client = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
+    client.simple_query("SELECT 1").unwrap();
+    let dir = cluster.dir().to_path_buf();
+    drop(client);
+    drop(cluster);
+    assert!(!dir.exists(), "the cluster's directory is removed");
+}
+
+#[test]
+fn two_hosts_racing_for_one_task_get_one_winner() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let mut a = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
+    let mut b = PgStore::connect(&url, "host-b", &dir.path().join("b.hwm")).unwrap();
+    let agent_a = a
+        .register_session("claude", "h", "boot-a", None, None, None)
+        .unwrap()
+        .0;
+    let agent_b = b
+        .register_session("claude", "h", "boot-b", None, None, None)
+        .unwrap()
+        .0;
+    assert_eq!(agent_a, "claude");
+    assert_eq!(agent_b, "claude-2", "session ids are unique across hosts");
+    for round in 0..20 {
+        let (t, _) = a
+            .add_task(&format!("t{round}"), "", 0, &[], OPERATOR, 0)
+            .unwrap();
+        let (ra, rb) = std::thread::scope(|s| {
+            let ha = s.spawn(|| a.claim(&agent_a, None, 0, 60_000));
+            let hb = s.spawn(|| b.claim(&agent_b, None, 0, 60_000));
+            (ha.join().unwrap(), hb.join().unwrap())
+        });
+        let (c, loser, store, winner) = match (ra, rb) {
+            (Ok((c, _)), Err(e)) => (c, e, &mut a, &agent_a),
+            (Err(e), Ok((c, _))) => (c, e, &mut b, &agent_b),
+            other => panic!("round {round}: not one winner: {other:?}"),
+        };
+        assert_eq!(loser.kind, ErrorKind::NoReadyTask);
+        assert_eq!(c.claim.task, t.id);
+        assert_eq!(c.claim.generation, 1);
+        store.done(winner, TaskId(t.id), None, None, 0).unwrap();
+    }
+    // Each host sees only its own live sessions, but every host's for display.
+    assert_eq!(a.live_sessions().unwrap().len(), 1);
+    assert_eq!(b.sessions(false, &|_| None).unwrap().len(), 2);
+}
+
+#[test]
+fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let mut a = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
+    let mut b = PgStore::connect(&url, "host-b", &dir.path().join("b.hwm")).unwrap();
+    assert_eq!(a.host_beat(200).unwrap().ended_by_others, None);
+    b.host_beat(60_000).unwrap();
+    let agent = a
+        .register_session("codex", "h", "boot-a", None, None, None)
+        .unwrap()
+        .0;
+    let (t, _) = a.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    a.claim(&agent, Some(TaskId(t.id)), 0, 60_000).unwrap();
+    assert!(b.end_dead_hosts().unwrap().is_empty(), "host a is alive");
+    // Host a stops beating: after its TTL (server clock), host b's sweep ends it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let ev = loop {
+        let ev = b.end_dead_hosts().unwrap();
+        if !ev.is_empty() {
+            break ev;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "host a was never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let kinds: Vec<_> = ev.iter().map(|e| e.kind).collect();
+    use crate::store::EventKind;
+    assert_eq!(kinds, [EventKind::Expel, EventKind::SessionEnd], "{ev:?}");
+    let why = ev[0].reason.clone().unwrap();
+    assert!(why.contains("host host-a lost: no heartbeat for"), "{why}");
+    let task = b.task(t.id, 0).unwrap();
+    assert!(task.ready && task.holder.is_none(), "{task:?}");
+    // The holder's write is fenced; its host learns on its next beat.
+    let e = a.done(&agent, TaskId(t.id), None, None, 0).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+    let beat = a.host_beat(60_000).unwrap();
+    assert!(beat.ended_by_others.unwrap().contains("no heartbeat"));
+    assert_eq!(beat.events.len(), 1);
+    let hosts = b.hosts().unwrap();
+    assert_eq!(hosts.iter().filter(|h| h.ended_at.is_none()).count(), 2);
+}
+
+#[test]
+fn a_restarted_server_is_unavailable_then_the_store_reconnects() {
+    need_postgres!();
+    let cluster = Cluster::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = PgStore::connect(&cluster.url(), "h", &dir.path().join("hwm")).unwrap();
+    let (t, _) = s.add_task("survives", "", 0, &[], OPERATOR, 0).unwrap();
+    cluster.stop().unwrap();
+    let e = s.add_task("refused", "", 0, &[], OPERATOR, 0).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
+    assert!(e.message.contains("PostgreSQL store at"), "{}", e.message);
+    let e = s.task(t.id, 0).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
+    cluster.start_again().unwrap();
+    assert_eq!(s.task(t.id, 0).unwrap().title, "survives");
+    s.add_task("after", "", 0, &[], OPERATOR, 0).unwrap();
+    assert_eq!(s.list_tasks(None, 0).unwrap().len(), 2);
+}
+
+#[test]
+fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
+    need_postgres!();
+    let primary = Cluster::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let hwm = dir.path().join("hwm");
+    let mut s = PgStore::connect(&primary.url(), "h", &hwm).unwrap();
+    let agent = s
+        .register_session("a", "h", "boot", None, None, None)
+        .unwrap()
+        .0;
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert_eq!(c.claim.generation, 1);
+    let standby = primary.standby().unwrap();
+    // The standby has replayed the claim once it answers with it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut sb = postgres::Client::connect(&standby.url(), postgres::NoTls).unwrap();
+    loop {
+        let n: i64 = sb
+            .query_one("SELECT COUNT(*) FROM claims", &[])
+            .unwrap()
+            .get(0);
+        if n == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the standby never caught up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(sb);
+    primary.crash().unwrap();
+    standby.promote().unwrap();
+    drop(s);
+    let mut s = PgStore::connect(&standby.url(), "h", &hwm).unwrap();
+    let ev = s.events(0, 100).unwrap();
+    let epoch = ev.iter().find(|e| e.kind == crate::store::EventKind::Epoch);
+    let epoch = epoch.unwrap_or_else(|| panic!("no epoch event: {ev:?}"));
+    assert!(
+        epoch.reason.as_deref().unwrap_or("").contains("timeline"),
+        "{epoch:?}"
+    );
+    // The old claim ended; the next grant is far above generation 1.
+    let e = s.done(&agent, TaskId(t.id), None, None, 0).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Lapsed);
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert!(
+        c.claim.generation > super::epoch::GAP,
+        "{}",
+        c.claim.generation
+    );
+    // Connecting again finds nothing new.
+    drop(s);
+    let s = PgStore::connect(&standby.url(), "h", &hwm).unwrap();
+    let epochs = s
+        .events(0, 100)
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == crate::store::EventKind::Epoch)
+        .count();
+    assert_eq!(epochs, 1);
+}
+
+#[test]
+fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let hwm = dir.path().join("hwm");
+    let db = url
+        .split('/')
+        .nth(3)
+        .and_then(|s| s.split('?').next())
+        .unwrap()
+        .to_string();
+    let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
+    let agent = s
+        .register_session("a", "h", "boot", None, None, None)
+        .unwrap()
+        .0;
+    let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    drop(s);
+    // The copy (same server, same timeline) is taken before the claim.
+    let cluster = Cluster::shared().unwrap();
+    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
+    let copy = format!("{db}_copy");
+    admin
+        .batch_execute(&format!("CREATE DATABASE {copy} TEMPLATE {db}"))
+        .unwrap();
+    let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert_eq!(c.claim.generation, 1);
+    s.mark_clean_stop().unwrap();
+    drop(s);
+    // The host comes back to the older copy: its last event is not there.
+    let mut s = PgStore::connect(&cluster.url_for(&copy), "h", &hwm).unwrap();
+    let ev = s.events(0, 100).unwrap();
+    let epoch = ev.iter().find(|e| e.kind == crate::store::EventKind::Epoch);
+    let epoch = epoch.unwrap_or_else(|| panic!("no epoch event: {ev:?}"));
+    assert!(
+        epoch
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not have"),
+        "{epoch:?}"
+    );
+    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    assert!(
+        c.claim.generation > super::epoch::GAP,
+        "generation {} reused",
+        c.claim.generation
+    );
+}
