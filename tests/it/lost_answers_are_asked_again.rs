@@ -47,11 +47,6 @@ echo end >> "$log"
 exec sleep 600
 "#;
 
-#[allow(clippy::disallowed_methods)] // a read-only look at the store the board wrote
-fn read_only(db: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-}
-
 /// What one agent was told, from its log.
 #[derive(Default, Debug)]
 struct Told {
@@ -184,7 +179,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
     });
     assert!(all_ended, "not every agent finished its last claim");
 
-    let db = read_only(&b.db());
+    let db = b.read_db();
     let claims: Vec<(i64, String, i64, Option<String>)> = db
         .prepare("SELECT task_id, session_id, generation, end_kind FROM claims ORDER BY id")
         .unwrap()
@@ -334,7 +329,7 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     if answers.len() != LINES {
         bad.push(format!("{} answers to {LINES} lines", answers.len()));
     }
-    let db = read_only(&b.db());
+    let db = b.read_db();
     for i in 1..=LINES {
         let n: i64 = db
             .query_row(
@@ -409,7 +404,7 @@ fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let kills = killer.join().unwrap();
-    let db = read_only(&p.root().join(".board/board.db"));
+    let db = p.read_db();
     let held: BTreeSet<(i64, i64)> = db
         .prepare("SELECT task_id, generation FROM claims WHERE session_id = 'm'")
         .unwrap()

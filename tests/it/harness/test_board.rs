@@ -192,6 +192,13 @@ impl TestBoard {
         self.paths().db
     }
 
+    /// A read-only connection to the board's database, to look at what the board wrote (the
+    /// board stays the only writer).
+    pub fn read_db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open_with_flags(self.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the database read-only")
+    }
+
     /// Replaces `board.toml` (written then renamed, as editors do, so the board never reads
     /// half a file).
     pub fn write_config(&self, text: &str) {
@@ -407,7 +414,9 @@ impl TestBoard {
             }
         }
         if let Some(t) = &self.tmux {
-            let panes = t.cmd().args(["list-panes", "-a", "-F", "#{session_name}:#{window_name} #{pane_id} #{pane_pid} dead=#{pane_dead} #{pane_current_command}"]).output();
+            let format = "#{session_name}:#{window_name} #{pane_id} #{pane_pid} \
+                          dead=#{pane_dead} #{pane_current_command}";
+            let panes = t.cmd().args(["list-panes", "-a", "-F", format]).output();
             if let Ok(out) = panes {
                 eprintln!(
                     "--- tmux panes ---\n{}",
