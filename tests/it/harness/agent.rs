@@ -110,6 +110,18 @@ impl TestBoard {
         }
     }
 
+    /// A task `title` that a driven agent `name` claimed, released and claimed again: the agent
+    /// holds it at generation 2, so generation 1 is stale. The task id and the agent.
+    #[track_caller]
+    pub fn reclaimed(&self, title: &str, name: &str) -> (i64, Agent) {
+        let task = self.add(title);
+        let mut agent = self.agent(name);
+        assert_eq!(agent.claim(task), 1);
+        agent.board(&["release", &task.to_string()]).ok();
+        assert_eq!(agent.claim(task), 2, "a new claim, a new generation");
+        (task, agent)
+    }
+
     fn spawn_driven(&self, name: &str) -> Agent {
         let n = NEXT_AGENT.fetch_add(1, Ordering::SeqCst);
         let ctl = self.scratch().join(format!("agent-{n}"));
