@@ -47,6 +47,8 @@ pub struct Agent {
     pub pid: i32,
     /// The `board run` process.
     pub launcher: Child,
+    /// Where the launcher's stdout and stderr go (`NAME.out` in the project root).
+    out: PathBuf,
     /// Where a driven agent reads its lines and leaves their results.
     ctl: Option<PathBuf>,
     input: Option<File>,
@@ -86,10 +88,11 @@ impl TestBoard {
         args: &[&str],
         env: &[(&str, &Path)],
     ) -> Agent {
+        let out = self.root().join(format!("{name}.out"));
         let log = File::options()
             .create(true)
             .append(true)
-            .open(self.root().join(format!("{name}.out")))
+            .open(&out)
             .expect("agent output file");
         let launcher = self
             .board_cmd(&["run", "--name", name, "--", "sh", "-c", script, "sh"])
@@ -104,6 +107,7 @@ impl TestBoard {
             id: name.to_string(),
             pid: 0,
             launcher,
+            out,
             ctl: None,
             input: None,
             sent: 0,
@@ -156,7 +160,10 @@ impl Agent {
             std::fs::read_to_string(&id_file).ok()
         });
         if let Some(st) = exited {
-            panic!("board run exited with {st} before starting the agent");
+            panic!(
+                "board run exited with {st} before starting the agent:\n{}",
+                std::fs::read_to_string(&self.out).unwrap_or_default()
+            );
         }
         let line = line.expect("the agent started within the deadline");
         let (id, pid) = line.trim().split_once(' ').expect("id file: AGENT PID");
