@@ -17,13 +17,7 @@ use serde_json::{json, Value};
 
 /// `board agents --json` entry of `id`.
 fn agent_view(board: &TestBoard, id: &str) -> Value {
-    board.json(&["agents"])["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no agent {id}"))
+    board.session(id).unwrap_or_else(|| panic!("no agent {id}"))
 }
 
 /// Runs `board hook CLI EVENT` inside the agent with `payload` on stdin; the hook must say
@@ -65,7 +59,9 @@ fn tui_pane(root: &Path) -> Option<Tmux> {
 
 /// Waits (the TUI refreshes on events and every 5 s) until the TUI's screen contains `text`.
 fn wait_for(tui: &Tmux, text: &str) -> String {
-    tui.wait_screen("tui", text, Duration::from_secs(20), |s| s.contains(text))
+    tui.wait_screen("tui", &[], text, Duration::from_secs(20), |s| {
+        s.contains(text)
+    })
 }
 
 #[test]
@@ -141,11 +137,7 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
     assert_eq!(v["state"], "idle", "{v}");
     assert!(v["idle_since"].is_string(), "{v}");
     assert_eq!(v["claims"], json!([task]));
-    let idle: Vec<Value> = board
-        .log()
-        .into_iter()
-        .filter(|e| e["kind"] == "idle")
-        .collect();
+    let idle: Vec<Value> = board.log_kind("idle");
     assert_eq!(idle.len(), 1, "{idle:?}");
     assert_eq!(idle[0]["agent"], json!(a.id));
     assert_eq!(idle[0]["reason"], "Claude Code finished its turn");
