@@ -27,45 +27,60 @@ struct Seen {
     kinds: Vec<String>,
 }
 
-/// Works the backlog until no task is left: claim the best ready task, finish it. A request
-/// answered `unavailable` (the store is down) is sent again with the same `op_id`, so a write
-/// that was applied before its answer was lost is not applied twice.
+/// Sends `method` with `op_id` until it is answered by something else than `unavailable` (the
+/// store is down): a write applied before its answer was lost is not applied twice. Records
+/// every error kind seen in `kinds`.
+fn ask(
+    agent: &mut JsonAgent,
+    method: &str,
+    mut params: Value,
+    op_id: &str,
+    kinds: &mut Vec<String>,
+) -> Value {
+    params["op_id"] = json!(op_id);
+    loop {
+        let r = agent.call(method, params.clone());
+        let kind = r["error"]["data"]["kind"].as_str().map(String::from);
+        if let Some(k) = &kind {
+            kinds.push(k.clone());
+        }
+        if kind.as_deref() != Some("unavailable") {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Works the backlog until no task is left: claim the best ready task, finish it, each request
+/// asked again with its `op_id` while the store is down.
 fn work(agent: &mut JsonAgent, seen: &Mutex<Seen>, progress: &AtomicUsize) {
     let mut n = 0;
-    let mut ask = |agent: &mut JsonAgent, method: &str, mut params: Value| -> Value {
-        n += 1;
-        params["op_id"] = json!(format!("{}-{n}", agent.id));
-        loop {
-            let r = agent.call(method, params.clone());
-            let kind = r["error"]["data"]["kind"].as_str().map(String::from);
-            if let Some(k) = &kind {
-                seen.lock().unwrap().kinds.push(k.clone());
-            }
-            if kind.as_deref() != Some("unavailable") {
-                return r;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let mut kinds = Vec::new();
     loop {
-        let r = ask(agent, "claim", json!({}));
+        n += 1;
+        let op = format!("{}-{n}", agent.id);
+        let r = ask(agent, "claim", json!({}), &op, &mut kinds);
         let Some(task) = r["result"]["task"]["id"].as_i64() else {
             if r["error"]["data"]["remaining"] == json!(0) {
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(20));
             continue;
         };
         let generation = r["result"]["generation"].clone();
+        let op = format!("{}-{n}-done", agent.id);
         let d = ask(
             agent,
             "done",
             json!({"task": task, "generation": generation}),
+            &op,
+            &mut kinds,
         );
         assert!(d.get("result").is_some(), "done of task {task}: {d}");
         seen.lock().unwrap().done.push(task);
         progress.fetch_add(1, Ordering::SeqCst);
     }
+    seen.lock().unwrap().kinds.extend(kinds);
 }
 
 /// The server restarted (fast) and then crashed (immediate stop) while four agents on two hosts
@@ -144,16 +159,26 @@ fn psql(url: &str, sql: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// Claims and releases `task` `times` times through `agent`; returns the last generation.
+/// Claims and releases `task` `times` times through `agent` (asking again while the store is
+/// down); returns the last generation.
 fn churn(agent: &mut JsonAgent, task: i64, times: usize) -> i64 {
     let mut g = 0;
-    for _ in 0..times {
-        let r = agent.call("claim", json!({"task": task}));
+    let mut kinds = Vec::new();
+    for i in 0..times {
+        static OPS: AtomicUsize = AtomicUsize::new(0);
+        let op = format!("churn-{task}-{i}-{}", OPS.fetch_add(1, Ordering::SeqCst));
+        let r = ask(agent, "claim", json!({"task": task}), &op, &mut kinds);
         g = r["result"]["generation"]
             .as_i64()
             .unwrap_or_else(|| panic!("{r}"));
-        let rel = agent.call("release", json!({"task": task, "generation": g}));
-        assert!(rel.get("result").is_some(), "{rel}");
+        let r = ask(
+            agent,
+            "release",
+            json!({"task": task, "generation": g}),
+            &format!("{op}-r"),
+            &mut kinds,
+        );
+        assert!(r.get("result").is_some(), "{r}");
     }
     g
 }
