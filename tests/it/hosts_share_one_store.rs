@@ -489,10 +489,11 @@ fn writes_and_check_fail_closed_while_the_store_is_down() {
 #[test]
 fn an_outage_longer_than_the_host_ttl_ends_no_host() {
     let Some(pg) = cluster() else { return };
+    // The TTL stays above the store's longest wait between two reconnect attempts (1 s).
     let brief = HostSettings {
         lease: "60s",
         sweep: "1s",
-        ttl: "1s",
+        ttl: "2s",
         heartbeat: "100ms",
     };
     let a = host(&pg, "a", &brief);
@@ -502,7 +503,7 @@ fn an_outage_longer_than_the_host_ttl_ends_no_host() {
     let r = holder.call("claim", json!({"task": task}));
     assert!(r.get("result").is_some(), "{r}");
     pg.stop().expect("stop the server");
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(3000));
     pg.start_again().expect("start the server again");
     let ok = poll_until(STEP, || {
         let v = b.call("status", json!({}));
@@ -514,7 +515,7 @@ fn an_outage_longer_than_the_host_ttl_ends_no_host() {
     });
     assert!(ok, "both hosts beat again");
     // Nothing may happen now: wait three TTLs, by when a wrongful end would have come.
-    std::thread::sleep(Duration::from_millis(3000));
+    std::thread::sleep(Duration::from_millis(6000));
     let r = holder.call("check", json!({"task": task}));
     assert!(
         r.get("result").is_some(),
