@@ -15,11 +15,8 @@ pub(crate) fn fresh_database() -> (String, tempfile::TempDir) {
     static N: AtomicUsize = AtomicUsize::new(0);
     let cluster = Cluster::shared().unwrap();
     let db = format!("t_{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    (cluster.url_for(&db), tempfile::tempdir().unwrap())
+    let url = cluster.create_database(&db).unwrap();
+    (url, tempfile::tempdir().unwrap())
 }
 
 macro_rules! need_postgres {
