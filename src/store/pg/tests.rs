@@ -163,7 +163,20 @@ fn a_restarted_server_is_unavailable_then_the_store_reconnects() {
     let e = s.task(t.id, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
     cluster.start_again().unwrap();
-    assert_eq!(s.task(t.id, 0).unwrap().title, "survives");
+    // Reconnects are spaced (100 ms doubling to 1 s): poll until the store answers again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let back = loop {
+        match s.task(t.id, 0) {
+            Ok(v) => break v,
+            Err(e) => assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the store never reconnected"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(back.title, "survives");
     s.add_task("after", "", 0, &[], OPERATOR, 0).unwrap();
     assert_eq!(s.list_tasks(None, 0).unwrap().len(), 2);
 }
