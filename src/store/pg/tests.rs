@@ -15,11 +15,8 @@ pub(crate) fn fresh_database() -> (String, tempfile::TempDir) {
     static N: AtomicUsize = AtomicUsize::new(0);
     let cluster = Cluster::shared().unwrap();
     let db = format!("t_{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    (cluster.url_for(&db), tempfile::tempdir().unwrap())
+    let url = cluster.create_database(&db).unwrap();
+    (url, tempfile::tempdir().unwrap())
 }
 
 macro_rules! need_postgres {
@@ -80,6 +77,20 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
         .0;
     assert_eq!(agent_a, "claude");
     assert_eq!(agent_b, "claude-2", "session ids are unique across hosts");
+    // Each host's connection names it and carries the store's timeouts.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let named: i64 = admin
+        .query_one(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'board host-a'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(named, 1);
+    let timeout: String = a
+        .read(|c| super::col(&c.one("SHOW statement_timeout", &[])?, 0))
+        .unwrap();
+    assert_eq!(timeout, "5s");
     for round in 0..20 {
         let (t, _) = a
             .add_task(&format!("t{round}"), "", 0, &[], OPERATOR, 0)
