@@ -348,7 +348,7 @@ fn restarts_under_load_lose_no_acknowledged_write_and_show_no_internal_error() {
         writer.join().unwrap()
     });
     assert!(refused > 0, "the restarts were seen");
-    let mut st = PgStore::connect(&url, "h2", &dir.path().join("hwm2")).unwrap();
+    let st = PgStore::connect(&url, "h2", &dir.path().join("hwm2")).unwrap();
     let ids: std::collections::HashSet<i64> = st
         .list_tasks(None, 0)
         .unwrap()
