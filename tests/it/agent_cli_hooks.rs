@@ -5,7 +5,7 @@
 //! with no board running exits 0 at once and starts none.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::harness::{poll, sh_quote, BOARD, STEP};
@@ -205,17 +205,11 @@ fn codex_and_gemini_payloads_wait_and_finish_turns_too() {
     assert_eq!(out.code, 0, "{out:?}");
 }
 
-/// `board run --attention-after D -- sleep 600` in `root`: an agent that never reaches a prompt.
-fn silent_agent(root: &Path, name: &str, after: &str) -> Child {
-    Command::new(BOARD)
-        .current_dir(root)
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_ROOT")
-        .args(["run", "--name", name, "--attention-after", after, "--"])
+/// `board run --attention-after D -- sleep 600`: an agent that never reaches a prompt.
+fn silent_agent(board: &TestBoard, name: &str, after: &str) -> Child {
+    board
+        .board_cmd(&["run", "--name", name, "--attention-after", after, "--"])
         .args(["sleep", "600"])
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -225,7 +219,7 @@ fn silent_agent(root: &Path, name: &str, after: &str) -> Child {
 #[test]
 fn a_session_that_never_calls_needs_attention_until_it_does() {
     let board = TestBoard::start();
-    let mut stuck = silent_agent(board.root(), "stuck", "1s");
+    let mut stuck = silent_agent(&board, "stuck", "1s");
     let mut a = board.agent("talks");
     // A session that calls in time never needs attention.
     a.board(&["renew"]).ok();

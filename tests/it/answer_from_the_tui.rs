@@ -40,12 +40,9 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     };
     new_window(
         "agent",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN board run --name asker -- sh asker.sh; echo \"agent exited with $?\"; exec sleep 600",
+        "board run --name asker -- sh asker.sh; echo \"agent exited with $?\"; exec sleep 600",
     );
-    new_window(
-        "tui",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
-    );
+    new_window("tui", "NO_COLOR=1 board tui; exec sleep 600");
     let asker = poll(Duration::from_secs(15), || {
         let v = b.json(&["agents"]);
         v["agents"]

@@ -29,12 +29,9 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     };
     new_window(
         "human",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN PS1='$ ' board run --name human -- bash --norc --noprofile -i",
+        "PS1='$ ' board run --name human -- bash --norc --noprofile -i",
     );
-    new_window(
-        "tui",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
-    );
+    new_window("tui", "NO_COLOR=1 board tui; exec sleep 600");
     let pane = "keepalive:human";
     let ready = poll(Duration::from_secs(15), || {
         t.capture(pane, &["-J"]).contains("$ ").then_some(())

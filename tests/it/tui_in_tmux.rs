@@ -46,7 +46,7 @@ pub(crate) fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
     // The shell reports how the TUI ended, then keeps the pane alive (tmux 3.3 wipes a
     // dead pane's screen, and its #{pane_dead_status} is not always filled in).
     let shell_cmd = format!(
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN -u BOARD_ROOT NO_COLOR=1 '{BOARD}' tui; \
+        "NO_COLOR=1 '{BOARD}' tui; \
          echo \"tui exited with $?\"; {after} exec sleep 600"
     );
     let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
