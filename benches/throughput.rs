@@ -236,7 +236,7 @@ fn postgres_figures() {
     }
     let pg = cluster::Cluster::start_with(cluster::Options {
         fsync: true,
-        tcp: false,
+        ..Default::default()
     })
     .expect("a private PostgreSQL cluster");
     let engine = engine_claims_per_s(&pg);

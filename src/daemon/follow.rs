@@ -44,8 +44,12 @@ pub async fn run(board: Arc<Board>, url: String) {
 }
 
 /// One LISTEN connection, until it ends. Ok when the server closed it.
-async fn listen(board: &Arc<Board>, url: &str) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+async fn listen(
+    board: &Arc<Board>,
+    url: &str,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let tls = crate::store::pg::tls::connector()?;
+    let (client, mut connection) = tokio_postgres::connect(url, tls).await?;
     let wake_board = Arc::clone(board);
     // The connection object does the I/O; notifications arrive through it, not the client.
     let driver = tokio::spawn(async move {
@@ -74,7 +78,7 @@ async fn listen(board: &Arc<Board>, url: &str) -> Result<(), tokio_postgres::Err
     let ended = driver.await;
     drop(client);
     match ended {
-        Ok(r) => r,
+        Ok(r) => r.map_err(Into::into),
         Err(join) => {
             tracing::error!(error = %join, "the LISTEN task failed");
             Ok(())

@@ -522,3 +522,47 @@ fn an_outage_longer_than_the_host_ttl_ends_no_host() {
         "the claim ended for the outage: {r}"
     );
 }
+
+/// A board reaches a server over TCP with TLS: every connection (the store's and the LISTEN
+/// one) is encrypted and the server's certificate verified against the CA that
+/// `PGSSLROOTCERT` names; without that CA, the board refuses the server it cannot verify.
+#[test]
+fn a_remote_store_is_reached_over_tls_with_its_certificate_verified() {
+    if let Some(why) = crate::harness::postgres::skip_reason() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let pg = Cluster::start_with(crate::harness::postgres::Options {
+        tcp: true,
+        tls: true,
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("a private PostgreSQL cluster with TLS: {e}"));
+    let url = format!("{}?sslmode=require", pg.url());
+    let untrusted = host_on(&url, "untrusted", &QUICK).unserved();
+    let refused = untrusted.board(&["serve"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(
+        refused.stderr.contains("certificate") || refused.stderr.contains("Certificate"),
+        "{refused:?}"
+    );
+    let mut trusted = host_on(&url, "trusted", &QUICK).unserved();
+    let ca = format!("PGSSLROOTCERT={}", pg.ca_file().display());
+    trusted.serve_via(&["env", &ca]);
+    let task = trusted.add("over TLS");
+    assert!(ready_on(&trusted, task));
+    let encrypted = poll_until(STEP, || {
+        let out = Command::new("psql")
+            .args([
+                pg.url().as_str(),
+                "-Atc",
+                "SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_ssl s \
+                 JOIN pg_stat_activity a USING (pid) WHERE a.application_name LIKE 'board%'",
+            ])
+            .output()
+            .expect("psql");
+        // The store's connection and the LISTEN connection, both over TLS.
+        String::from_utf8_lossy(&out.stdout).trim() == "2|2"
+    });
+    assert!(encrypted, "the board's connections are not all over TLS");
+}
