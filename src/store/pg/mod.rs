@@ -282,10 +282,13 @@ impl PgStore {
     }
 
     fn unreachable(&self, why: &str) -> BoardError {
-        BoardError::unavailable(format!(
-            "the PostgreSQL store at {} is unreachable: {why}",
-            self.location
-        ))
+        BoardError::store_down(
+            "postgres",
+            format!(
+                "the PostgreSQL store at {} is unreachable: {why}",
+                self.location
+            ),
+        )
         .with("store", self.location.clone())
     }
 
