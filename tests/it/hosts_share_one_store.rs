@@ -142,13 +142,6 @@ impl Drop for JsonAgent {
     }
 }
 
-pub(crate) fn ready_on(board: &TestBoard, task: i64) -> bool {
-    let v = board.json(&["list", "--state", "ready"]);
-    v["tasks"]
-        .as_array()
-        .is_some_and(|ts| ts.iter().any(|t| t["id"] == json!(task)))
-}
-
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -244,12 +237,12 @@ fn an_agent_killed_on_one_host_frees_its_task_on_another_at_once() {
         let mut agent = JsonAgent::start(&a, &format!("k{i}"));
         let r = agent.call("claim", json!({"task": task}));
         assert!(r.get("result").is_some(), "{r}");
-        assert!(!ready_on(&b, task));
+        assert!(!b.ready_ids().contains(&task));
         let pid = agent.agent_pid();
         let t0 = Instant::now();
         kill(Pid::from_raw(pid), Signal::SIGKILL).expect("kill the agent");
         assert!(
-            poll_until(STEP, || ready_on(&b, task)),
+            poll_until(STEP, || b.ready_ids().contains(&task)),
             "task {task} never became ready on host b"
         );
         samples.push(t0.elapsed());
@@ -277,7 +270,7 @@ fn a_frozen_host_loses_its_claims_and_its_old_holder_is_refused_after() {
     let board_a = a.serve_pid().expect("host a served");
     kill(Pid::from_raw(board_a), Signal::SIGSTOP).expect("SIGSTOP host a's board");
     let t0 = Instant::now();
-    let freed = poll_until(STEP, || ready_on(&b, task));
+    let freed = poll_until(STEP, || b.ready_ids().contains(&task));
     let took = t0.elapsed();
     assert!(freed, "host a's claim never ended");
     // TTL 2 s + heartbeat 200 ms + 1 s.
@@ -342,7 +335,7 @@ fn a_host_with_a_skewed_clock_keeps_the_same_lease_rules() {
         let pid = agent.agent_pid();
         kill(Pid::from_raw(pid), Signal::SIGSTOP).expect("stop the agent");
         let t0 = Instant::now();
-        assert!(poll_until(STEP, || ready_on(&fair, task)));
+        assert!(poll_until(STEP, || fair.ready_ids().contains(&task)));
         let took = t0.elapsed();
         let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
         assert!(
@@ -550,7 +543,7 @@ fn a_remote_store_is_reached_over_tls_with_its_certificate_verified() {
     let ca = format!("PGSSLROOTCERT={}", pg.ca_file().display());
     trusted.serve_via(&["env", &ca]);
     let task = trusted.add("over TLS");
-    assert!(ready_on(&trusted, task));
+    assert!(trusted.ready_ids().contains(&task));
     let encrypted = poll_until(STEP, || {
         let out = Command::new("psql")
             .args([
