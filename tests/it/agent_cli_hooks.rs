@@ -5,7 +5,7 @@
 //! with no board running exits 0 at once and starts none.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::harness::{poll, sh_quote, BOARD, STEP};
@@ -17,13 +17,7 @@ use serde_json::{json, Value};
 
 /// `board agents --json` entry of `id`.
 fn agent_view(board: &TestBoard, id: &str) -> Value {
-    board.json(&["agents"])["agents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"] == id)
-        .cloned()
-        .unwrap_or_else(|| panic!("no agent {id}"))
+    board.session(id).unwrap_or_else(|| panic!("no agent {id}"))
 }
 
 /// Runs `board hook CLI EVENT` inside the agent with `payload` on stdin; the hook must say
@@ -65,7 +59,9 @@ fn tui_pane(root: &Path) -> Option<Tmux> {
 
 /// Waits (the TUI refreshes on events and every 5 s) until the TUI's screen contains `text`.
 fn wait_for(tui: &Tmux, text: &str) -> String {
-    tui.wait_screen("tui", text, Duration::from_secs(20), |s| s.contains(text))
+    tui.wait_screen("tui", &[], text, Duration::from_secs(20), |s| {
+        s.contains(text)
+    })
 }
 
 #[test]
@@ -141,11 +137,7 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
     assert_eq!(v["state"], "idle", "{v}");
     assert!(v["idle_since"].is_string(), "{v}");
     assert_eq!(v["claims"], json!([task]));
-    let idle: Vec<Value> = board
-        .log()
-        .into_iter()
-        .filter(|e| e["kind"] == "idle")
-        .collect();
+    let idle: Vec<Value> = board.log_kind("idle");
     assert_eq!(idle.len(), 1, "{idle:?}");
     assert_eq!(idle[0]["agent"], json!(a.id));
     assert_eq!(idle[0]["reason"], "Claude Code finished its turn");
@@ -213,17 +205,11 @@ fn codex_and_gemini_payloads_wait_and_finish_turns_too() {
     assert_eq!(out.code, 0, "{out:?}");
 }
 
-/// `board run --attention-after D -- sleep 600` in `root`: an agent that never reaches a prompt.
-fn silent_agent(root: &Path, name: &str, after: &str) -> Child {
-    Command::new(BOARD)
-        .current_dir(root)
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_ROOT")
-        .args(["run", "--name", name, "--attention-after", after, "--"])
+/// `board run --attention-after D -- sleep 600`: an agent that never reaches a prompt.
+fn silent_agent(board: &TestBoard, name: &str, after: &str) -> Child {
+    board
+        .board_cmd(&["run", "--name", name, "--attention-after", after, "--"])
         .args(["sleep", "600"])
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -233,7 +219,7 @@ fn silent_agent(root: &Path, name: &str, after: &str) -> Child {
 #[test]
 fn a_session_that_never_calls_needs_attention_until_it_does() {
     let board = TestBoard::start();
-    let mut stuck = silent_agent(board.root(), "stuck", "1s");
+    let mut stuck = silent_agent(&board, "stuck", "1s");
     let mut a = board.agent("talks");
     // A session that calls in time never needs attention.
     a.board(&["renew"]).ok();

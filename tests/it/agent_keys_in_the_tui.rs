@@ -23,24 +23,6 @@ fn pane_in(b: &mut TestBoard, session: &str, window: &str) -> String {
     ])
 }
 
-fn wait_screen(b: &mut TestBoard, pane: &str, what: &str, check: impl Fn(&str) -> bool) {
-    let mut last = String::new();
-    let ok = poll_until(Duration::from_secs(10), || {
-        last = b.tmux().run(&["capture-pane", "-p", "-J", "-t", pane]);
-        check(&last)
-    });
-    assert!(
-        ok,
-        "timed out waiting for {what}; screen of {pane}:\n{last}"
-    );
-}
-
-fn keys(b: &mut TestBoard, pane: &str, keys: &[&str]) {
-    let mut args = vec!["send-keys", "-t", pane];
-    args.extend_from_slice(keys);
-    b.tmux().run(&args);
-}
-
 /// The live session of slot `name`, once there is one other than `not`.
 fn live_session(b: &TestBoard, name: &str, not: &str) -> Value {
     poll(Duration::from_secs(10), || {
@@ -78,16 +60,24 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
     let tui = pane_in(&mut b, &session, "board");
     let first = live_session(&b, "w", "");
     assert_eq!(first["id"], "w");
-    wait_screen(&mut b, &tui, "the TUI with agent w", |s| {
-        s.contains("● live") && s.lines().any(|l| l.contains(" w ") && l.contains("idle"))
-    });
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "the TUI with agent w",
+        Duration::from_secs(10),
+        |s| s.contains("● live") && s.lines().any(|l| l.contains(" w ") && l.contains("idle")),
+    );
 
     // Enter on the agents panel brings the agent's pane on screen.
-    keys(&mut b, &tui, &["Tab"]);
-    wait_screen(&mut b, &tui, "the agent keys in the footer", |s| {
-        s.contains("go to pane")
-    });
-    keys(&mut b, &tui, &["Enter"]);
+    b.tmux().keys(&tui, &["Tab"]);
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "the agent keys in the footer",
+        Duration::from_secs(10),
+        |s| s.contains("go to pane"),
+    );
+    b.tmux().keys(&tui, &["Enter"]);
     let shown = poll(Duration::from_secs(5), || {
         let v = b.tmux().run(&[
             "display-message",
@@ -107,47 +97,79 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
         .run(&["select-window", "-t", &format!("={session}:board")]);
 
     // X asks, y stops it: the session ends, the pane stays and says why.
-    keys(&mut b, &tui, &["X"]);
-    wait_screen(&mut b, &tui, "the stop question", |s| {
-        s.contains("Stop agent w?")
-    });
-    keys(&mut b, &tui, &["y"]);
+    b.tmux().keys(&tui, &["X"]);
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "the stop question",
+        Duration::from_secs(10),
+        |s| s.contains("Stop agent w?"),
+    );
+    b.tmux().keys(&tui, &["y"]);
     let ended = wait_ended(&b, "w");
     assert_eq!(ended["end_reason"], "killed by SIGTERM", "{ended}");
-    wait_screen(&mut b, &agent_pane, "the stopped agent's pane", |s| {
-        s.contains("agent w was killed by signal 15; the board says: killed by SIGTERM")
-    });
+    b.tmux().wait_screen(
+        &agent_pane,
+        &["-J"],
+        "the stopped agent's pane",
+        Duration::from_secs(10),
+        |s| s.contains("agent w was killed by signal 15; the board says: killed by SIGTERM"),
+    );
 
     // S starts it again in its pane, under its name (once the TUI has seen it end).
-    wait_screen(&mut b, &tui, "w gone in the TUI", |s| {
-        s.lines().any(|l| l.contains(" w ") && l.contains("gone"))
-    });
-    keys(&mut b, &tui, &["S"]);
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "w gone in the TUI",
+        Duration::from_secs(10),
+        |s| s.lines().any(|l| l.contains(" w ") && l.contains("gone")),
+    );
+    b.tmux().keys(&tui, &["S"]);
     let second = live_session(&b, "w", "w");
     assert_eq!(second["id"], "w-2");
     assert_eq!(second["pane"], agent_pane.as_str());
     assert_eq!(second["restarts"], 1, "{second}");
 
     // R asks, y restarts the running agent: a new session, same name, same pane.
-    wait_screen(&mut b, &tui, "w-2 in the TUI", |s| {
-        s.lines()
-            .any(|l| l.contains(" w-2 ") && l.contains("as w, restarted 1×"))
-    });
-    keys(&mut b, &tui, &["R"]);
-    wait_screen(&mut b, &tui, "the restart question", |s| {
-        s.contains("Restart agent w?")
-    });
-    keys(&mut b, &tui, &["y"]);
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "w-2 in the TUI",
+        Duration::from_secs(10),
+        |s| {
+            s.lines()
+                .any(|l| l.contains(" w-2 ") && l.contains("as w, restarted 1×"))
+        },
+    );
+    b.tmux().keys(&tui, &["R"]);
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "the restart question",
+        Duration::from_secs(10),
+        |s| s.contains("Restart agent w?"),
+    );
+    b.tmux().keys(&tui, &["y"]);
     wait_ended(&b, "w-2");
     let third = live_session(&b, "w", "w-2");
     assert_eq!(third["id"], "w-3");
     assert_eq!(third["pane"], agent_pane.as_str());
     assert_eq!(third["restarts"], 2, "{third}");
-    wait_screen(&mut b, &tui, "the restarted agent in the panel", |s| {
-        s.lines()
-            .any(|l| l.contains("w-3") && l.contains("as w, restarted 2×"))
-    });
-    wait_screen(&mut b, &agent_pane, "the new agent in its pane", |s| {
-        s.contains("worker is up")
-    });
+    b.tmux().wait_screen(
+        &tui,
+        &["-J"],
+        "the restarted agent in the panel",
+        Duration::from_secs(10),
+        |s| {
+            s.lines()
+                .any(|l| l.contains("w-3") && l.contains("as w, restarted 2×"))
+        },
+    );
+    b.tmux().wait_screen(
+        &agent_pane,
+        &["-J"],
+        "the new agent in its pane",
+        Duration::from_secs(10),
+        |s| s.contains("worker is up"),
+    );
 }

@@ -37,11 +37,6 @@ fn sessions(b: &mut TestBoard) -> Vec<String> {
         .collect()
 }
 
-/// The pane's screen, wrapped lines joined.
-fn screen(b: &mut TestBoard, pane: &str) -> String {
-    b.tmux().run(&["capture-pane", "-p", "-J", "-t", pane])
-}
-
 fn pane_of(up: &Value, slot: &str) -> Value {
     up["panes"]
         .as_array()
@@ -117,7 +112,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     // The failed agent's pane stays, with its output, its status and the board's reason.
     let mut last = String::new();
     let held = poll_until(Duration::from_secs(10), || {
-        last = screen(&mut b, &bad_pane);
+        last = b.tmux().capture(&bad_pane, &["-J"]);
         last.contains("agent bad exited with status 1; the board says: exited (status 1)")
     });
     assert!(held, "the pane did not show the agent's end:\n{last}");
@@ -150,7 +145,7 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     assert_eq!(s["name"], "bad", "{s}");
     assert_eq!(s["restarts"], 1, "{s}");
     let held = poll_until(Duration::from_secs(10), || {
-        last = screen(&mut b, &bad_pane);
+        last = b.tmux().capture(&bad_pane, &["-J"]);
         last.contains("agent bad (session bad-2) exited with status 1")
     });
     assert!(held, "the restarted pane did not show its end:\n{last}");

@@ -4,7 +4,6 @@
 //! `board down` removes the clean worktrees and keeps the branches.
 
 use std::fs;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::harness::test_board::TestBoard;
@@ -13,20 +12,9 @@ use crate::harness::*;
 
 const COMMITS: usize = 20;
 
+/// `git ARGS` in the project, its output without the final newline.
 fn git(b: &TestBoard, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(b.root())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    b.git(args).trim_end().to_string()
 }
 
 /// The scripted agent: claims a task, waits for the start signal, then commits its own file

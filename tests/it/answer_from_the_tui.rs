@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::test_board::TestBoard;
-use crate::harness::tmux::Tmux;
 
 use crate::harness::*;
 
@@ -20,10 +19,6 @@ printf '%s' "$answer" > typed.part && mv typed.part typed.txt
 board --json inbox > inbox.part && mv inbox.part inbox.json
 exec sleep 600
 "#;
-
-fn screen(t: &Tmux, target: &str) -> String {
-    t.run(&["capture-pane", "-p", "-t", target])
-}
 
 #[test]
 fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_pane() {
@@ -45,12 +40,9 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     };
     new_window(
         "agent",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN board run --name asker -- sh asker.sh; echo \"agent exited with $?\"; exec sleep 600",
+        "board run --name asker -- sh asker.sh; echo \"agent exited with $?\"; exec sleep 600",
     );
-    new_window(
-        "tui",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
-    );
+    new_window("tui", "NO_COLOR=1 board tui; exec sleep 600");
     let asker = poll(Duration::from_secs(15), || {
         let v = b.json(&["agents"]);
         v["agents"]
@@ -64,31 +56,31 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
         let t = b.tmux();
         panic!(
             "the agent waits, with its pane known:\n{}\n---\n{}",
-            screen(t, "keepalive:agent"),
-            screen(t, "keepalive:tui")
+            t.capture("keepalive:agent", &[]),
+            t.capture("keepalive:tui", &[])
         )
     });
     assert_eq!(asker["waiting"], "deploy to production now?");
     let t = b.tmux();
     let shown = poll(Duration::from_secs(15), || {
-        let s = screen(t, "keepalive:tui");
+        let s = t.capture("keepalive:tui", &[]);
         s.contains("WAITING FOR YOU").then_some(s)
     });
     assert!(
         shown.is_some(),
         "the TUI shows the wait:\n{}",
-        screen(t, "keepalive:tui")
+        t.capture("keepalive:tui", &[])
     );
 
     t.run(&["send-keys", "-t", "keepalive:tui", "A"]);
     let form = poll(Duration::from_secs(5), || {
-        let s = screen(t, "keepalive:tui");
+        let s = t.capture("keepalive:tui", &[]);
         s.contains("Answer asker").then_some(s)
     });
     assert!(
         form.is_some(),
         "the answer form opens:\n{}",
-        screen(t, "keepalive:tui")
+        t.capture("keepalive:tui", &[])
     );
     t.run(&[
         "send-keys",
@@ -106,7 +98,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     .unwrap_or_else(|| {
         panic!(
             "nothing typed into the agent's pane:\n{}",
-            screen(t, "keepalive:agent")
+            t.capture("keepalive:agent", &[])
         )
     });
     assert_eq!(typed, "yes, after the tests pass");

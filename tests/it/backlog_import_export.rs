@@ -89,7 +89,7 @@ fn a_nested_markdown_plan_becomes_tasks_with_nesting_as_dependencies() {
     // Only the leaves (and the chores) are ready.
     let ready: Vec<i64> = b.ready_ids();
     assert_eq!(ready.len(), 10 + 4, "the 10 steps and 4 chores: {ready:?}");
-    assert_eq!(b.log().iter().filter(|e| e["kind"] == "add").count(), 30);
+    assert_eq!(b.log_kind("add").len(), 30);
 }
 
 #[test]

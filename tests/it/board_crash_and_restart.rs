@@ -10,7 +10,7 @@ use crate::harness::test_board::TestBoard;
 
 use crate::harness::*;
 use nix::sys::signal::Signal;
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection};
 use serde_json::json;
 
 use board::store::Store;
@@ -63,10 +63,6 @@ fn read_log(b: &TestBoard, agent: &str) -> AgentLog {
         }
     }
     log
-}
-
-fn read_only(db: &std::path::Path) -> Connection {
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open the database")
 }
 
 #[test]
@@ -148,7 +144,7 @@ fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     println!("the board was down for {down:?}");
     assert_sound(&b.db(), "the database is sound after the restart");
 
-    let db = read_only(&b.db());
+    let db = b.read_db();
     for (agent, log) in &logs {
         for &(t, g) in &log.claims {
             let n: i64 = db

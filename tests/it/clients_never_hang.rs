@@ -3,14 +3,13 @@
 //! SIGSTOPped) makes a command exit 8 within that deadline, naming the board's pid and socket;
 //! `board json` answers the line with that error instead of waiting.
 
-use std::io::Write;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 
+use crate::harness::command::{run_with_input, run_within};
 use crate::harness::process::*;
 use crate::harness::test_board::TestBoard;
 use crate::harness::*;
@@ -46,25 +45,8 @@ fn stopped_board(client: &str) -> (TestBoard, i32) {
 /// is still running after `limit`.
 fn timed(mut cmd: std::process::Command, limit: Duration) -> (i32, String, String, Duration) {
     let t0 = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let st = poll(limit, || child.try_wait().unwrap());
-    let Some(st) = st else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the command still waited after {limit:?}");
-    };
-    let took = t0.elapsed();
-    let out = child.wait_with_output().unwrap();
-    (
-        st.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        took,
-    )
+    let out = run_within(&mut cmd, limit);
+    (out.code, out.stdout, out.stderr, t0.elapsed())
 }
 
 #[test]
@@ -117,26 +99,14 @@ fn board_json_answers_a_line_with_the_timeout_error() {
     let (b, pid) = stopped_board("");
     let _resume = Resume(pid);
     let mut cmd = b.board_cmd(&["json"]);
-    cmd.env("BOARD_TIMEOUT", "1s").stdin(Stdio::piped());
     let t0 = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(
-            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"add\",\"params\":{\"title\":\"t\"}}\n",
-        )
-        .unwrap();
-    let st = poll(Duration::from_secs(20), || child.try_wait().unwrap());
-    assert!(st.is_some(), "board json still waited after 20 s");
+    let out = run_with_input(
+        cmd.env("BOARD_TIMEOUT", "1s"),
+        b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"add\",\"params\":{\"title\":\"t\"}}\n",
+        Duration::from_secs(20),
+    );
     let took = t0.elapsed();
-    let out = child.wait_with_output().unwrap();
-    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let line: Value = serde_json::from_str(&out.stdout).unwrap();
     println!("`board json` on a stopped board answered after {took:?}: {line}");
     assert_eq!(line["id"], 7, "{line}");
     assert_eq!(line["error"]["data"]["kind"], "unavailable", "{line}");

@@ -9,23 +9,6 @@ use crate::harness::schema::check_cli;
 use crate::harness::test_board::TestBoard;
 use serde_json::Value;
 
-fn git(p: &TestBoard, args: &[&str]) -> String {
-    let out = git_cmd(p).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn git_cmd(p: &TestBoard) -> Command {
-    let mut c = p.command("git");
-    c.env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid");
-    c
-}
-
 /// An agent's shell script with git's test identity.
 fn agent_script(body: &str) -> String {
     format!(
@@ -38,15 +21,15 @@ fn agent_script(body: &str) -> String {
 fn repo() -> TestBoard {
     // A short lease so a silent agent's claim lapses within a second.
     let p = TestBoard::builder().lease("1s").sweep("100ms").unserved();
-    git(&p, &["init", "-q", "-b", "main"]);
+    p.git(&["init", "-q", "-b", "main"]);
     std::fs::write(p.root().join(".gitignore"), ".board/\n*.txt\nfifo\n").unwrap();
-    git(&p, &["add", ".gitignore", "board.toml"]);
-    git(&p, &["commit", "-q", "-m", "start"]);
+    p.git(&["add", ".gitignore", "board.toml"]);
+    p.git(&["commit", "-q", "-m", "start"]);
     p
 }
 
 fn last_message(p: &TestBoard) -> String {
-    git(p, &["log", "-1", "--format=%B"])
+    p.git(&["log", "-1", "--format=%B"])
 }
 
 #[test]
@@ -87,8 +70,8 @@ fn hooks_install_idempotently_and_chain_the_existing_hook() {
 
     // A human's commit: allowed, no trailers, and the repository's own hook ran.
     std::fs::write(p.root().join("human.md"), "by hand\n").unwrap();
-    git(&p, &["add", "human.md"]);
-    git(&p, &["commit", "-q", "-m", "human work"]);
+    p.git(&["add", "human.md"]);
+    p.git(&["commit", "-q", "-m", "human work"]);
     assert_eq!(last_message(&p).trim(), "human work");
     assert!(p.root().join("chained.txt").exists(), "chained hook ran");
 
@@ -183,10 +166,10 @@ fn a_lapsed_agent_cannot_commit_and_the_holder_commit_carries_trailers() {
         task_err.contains("your claim on task 2") && task_err.contains("lease expired"),
         "the lapsed message says what ended: {task_err}"
     );
-    let log = git(&p, &["log", "--format=%s"]);
+    let log = p.git(&["log", "--format=%s"]);
     assert!(!log.contains("lapsed work"), "{log}");
 
     // A human commits the same change: untouched by the fence, no trailers.
-    git(&p, &["commit", "-q", "-m", "human takes over"]);
+    p.git(&["commit", "-q", "-m", "human takes over"]);
     assert_eq!(last_message(&p).trim(), "human takes over");
 }

@@ -2,11 +2,10 @@
 
 use std::process::Command;
 
+use crate::harness::{scrub, BOARD};
+
 fn stdout_of(args: &[&str]) -> String {
-    let out = Command::new(crate::harness::BOARD)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = scrub(&mut Command::new(BOARD)).args(args).output().unwrap();
     assert!(out.status.success(), "board {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -19,7 +18,7 @@ fn completions_cover_the_commands_for_each_shell() {
             assert!(script.contains(word), "{shell} completion lacks {word}");
         }
     }
-    let out = Command::new(crate::harness::BOARD)
+    let out = scrub(&mut Command::new(BOARD))
         .args(["completions", "tcsh"])
         .output()
         .unwrap();

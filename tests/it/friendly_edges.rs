@@ -137,12 +137,7 @@ fn a_broken_board_toml_is_reported_once_per_change() {
         .unwrap()
         .contains("board.toml"));
     // The board logs it once, however often clients read the file.
-    let refused = |b: &TestBoard| {
-        b.log()
-            .into_iter()
-            .filter(|e| e["kind"] == "config")
-            .count()
-    };
+    let refused = |b: &TestBoard| b.log_kind("config").len();
     assert_eq!(refused(&b), 1);
 
     // Another broken edit is news again; then nothing.

@@ -8,22 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::harness::test_board::TestBoard;
-use crate::harness::tmux::Tmux;
 
 use crate::harness::*;
 
 /// This test's private tmux server (the one `TestBoard::tmux` started), by its socket folder.
-fn screen(t: &Tmux, target: &str) -> String {
-    t.capture(target, &["-J"])
-}
-
-fn events(b: &TestBoard) -> Vec<Value> {
-    b.json(&["log", "--limit", "10000"])["events"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 #[test]
 fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     let mut b = TestBoard::builder()
@@ -41,24 +29,25 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     };
     new_window(
         "human",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN PS1='$ ' board run --name human -- bash --norc --noprofile -i",
+        "PS1='$ ' board run --name human -- bash --norc --noprofile -i",
     );
-    new_window(
-        "tui",
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN NO_COLOR=1 board tui; exec sleep 600",
-    );
+    new_window("tui", "NO_COLOR=1 board tui; exec sleep 600");
     let pane = "keepalive:human";
     let ready = poll(Duration::from_secs(15), || {
-        screen(&t, pane).contains("$ ").then_some(())
+        t.capture(pane, &["-J"]).contains("$ ").then_some(())
     });
-    assert!(ready.is_some(), "no shell prompt:\n{}", screen(&t, pane));
+    assert!(
+        ready.is_some(),
+        "no shell prompt:\n{}",
+        t.capture(pane, &["-J"])
+    );
     t.run(&["send-keys", "-t", pane, "-l", "board claim 1"]);
     t.run(&["send-keys", "-t", pane, "Enter"]);
     let claimed = poll(Duration::from_secs(10), || {
         let task = b.show(1)["task"].clone();
         (task["holder"] == "human").then_some(task)
     })
-    .unwrap_or_else(|| panic!("the human did not claim #1:\n{}", screen(&t, pane)));
+    .unwrap_or_else(|| panic!("the human did not claim #1:\n{}", t.capture(pane, &["-J"])));
     let generation = claimed["generation"].clone();
 
     // 60 s of reading: a keystroke every 3 s, no board call. The claim never changes hands.
@@ -79,7 +68,7 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
         std::thread::sleep(Duration::from_millis(250));
     }
     assert!(
-        !events(&b)
+        !b.log()
             .iter()
             .any(|e| e["kind"] == "lapse" || e["kind"] == "warn"),
         "no lapse and no warning while typing"
@@ -87,14 +76,14 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     // Clear the typed line, then stop typing: warned in the pane and in the TUI, then lapsed.
     t.run(&["send-keys", "-t", pane, "C-u"]);
     let warned_in_pane = poll(Duration::from_secs(15), || {
-        let s = screen(&t, pane);
+        let s = t.capture(pane, &["-J"]);
         s.contains("[board] your claim on task #1 lapses in")
             .then_some(s)
     });
     assert!(
         warned_in_pane.is_some(),
         "no warning in the pane:\n{}",
-        screen(&t, pane)
+        t.capture(pane, &["-J"])
     );
     let still_held = b.show(1)["task"].clone();
     assert_eq!(
@@ -102,20 +91,20 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
         "warned before the lapse: {still_held}"
     );
     let in_tui = poll(Duration::from_secs(5), || {
-        let s = screen(&t, "keepalive:tui");
+        let s = t.capture("keepalive:tui", &["-J"]);
         (s.contains("warn") && s.contains("lapses in")).then_some(s)
     });
     assert!(
         in_tui.is_some(),
         "no warning in the TUI:\n{}",
-        screen(&t, "keepalive:tui")
+        t.capture("keepalive:tui", &["-J"])
     );
     let lapsed = poll(Duration::from_secs(15), || {
         let task = b.show(1)["task"].clone();
         task["holder"].is_null().then_some(task)
     });
     assert!(lapsed.is_some(), "the claim did not lapse without input");
-    let log = events(&b);
+    let log = b.log();
     let warn = log
         .iter()
         .position(|e| e["kind"] == "warn" && e["task"] == 1);

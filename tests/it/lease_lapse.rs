@@ -2,10 +2,11 @@
 //! loses its claim. Its late `board done` exits 5 and changes nothing; another agent can then
 //! claim the task, at the next generation.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use crate::harness::poll_until;
 
+use crate::harness::events::event_time;
 use crate::harness::test_board::TestBoard;
 use serde_json::Value;
 
@@ -35,7 +36,9 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
         lapse[0]
     );
     let grant = &board.log_of("grant", task)[0];
-    let held = at(&lapse[0]).duration_since(at(grant)).unwrap();
+    let held = event_time(&lapse[0])
+        .duration_since(event_time(grant))
+        .unwrap();
     eprintln!("claim granted → lapsed after {} ms", held.as_millis());
     assert!(
         held >= Duration::from_millis(990),
@@ -80,9 +83,4 @@ fn a_silent_agent_loses_its_claim_and_its_late_done_changes_nothing() {
     assert_eq!(e["data"]["holder"], other.id.as_str());
     assert_eq!(board.task(task)["state"], "claimed");
     assert!(board.log_of("done", task).is_empty(), "still no done event");
-}
-
-/// The wall-clock time of an event.
-fn at(event: &Value) -> SystemTime {
-    humantime::parse_rfc3339(event["at"].as_str().unwrap()).unwrap()
 }

@@ -16,6 +16,7 @@ use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use crate::harness::agent::Agent;
+use crate::harness::events::soak_secs;
 use crate::harness::mcp::Mcp;
 use crate::harness::rpc;
 use crate::harness::test_board::TestBoard;
@@ -45,11 +46,6 @@ done
 echo end >> "$log"
 exec sleep 600
 "#;
-
-#[allow(clippy::disallowed_methods)] // a read-only look at the store the board wrote
-fn read_only(db: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-}
 
 /// What one agent was told, from its log.
 #[derive(Default, Debug)]
@@ -107,10 +103,7 @@ fn told(log: &str) -> Told {
 
 #[test]
 fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
-    let secs: u64 = std::env::var("BOARD_LOST_ANSWER_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+    let secs = soak_secs("BOARD_LOST_ANSWER_SECS", 10);
     // A lease no claim outlives by accident: every end of a claim here is one an agent asked for.
     let mut b = TestBoard::builder()
         .lease("120s")
@@ -186,7 +179,7 @@ fn every_claim_outcome_reaches_its_agent_while_the_board_is_killed_at_random() {
     });
     assert!(all_ended, "not every agent finished its last claim");
 
-    let db = read_only(&b.db());
+    let db = b.read_db();
     let claims: Vec<(i64, String, i64, Option<String>)> = db
         .prepare("SELECT task_id, session_id, generation, end_kind FROM claims ORDER BY id")
         .unwrap()
@@ -336,7 +329,7 @@ fn board_json_asks_again_with_the_op_id_it_added() {
     if answers.len() != LINES {
         bad.push(format!("{} answers to {LINES} lines", answers.len()));
     }
-    let db = read_only(&b.db());
+    let db = b.read_db();
     for i in 1..=LINES {
         let n: i64 = db
             .query_row(
@@ -411,7 +404,7 @@ fn mcp_claims_learn_their_outcome_while_the_board_is_killed() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let kills = killer.join().unwrap();
-    let db = read_only(&p.root().join(".board/board.db"));
+    let db = p.read_db();
     let held: BTreeSet<(i64, i64)> = db
         .prepare("SELECT task_id, generation FROM claims WHERE session_id = 'm'")
         .unwrap()

@@ -63,11 +63,7 @@ fn the_next_cli_call_and_board_json_line_say_there_are_unread_messages() {
     assert!(!reader.board(&["ready"]).ok().stderr.contains("unread"));
 
     // The log has both messages.
-    let logged: Vec<Value> = b
-        .log()
-        .into_iter()
-        .filter(|e| e["kind"] == "message")
-        .collect();
+    let logged: Vec<Value> = b.log_kind("message");
     assert_eq!(logged.len(), 2, "{logged:?}");
     assert!(logged[0]["reason"]
         .as_str()

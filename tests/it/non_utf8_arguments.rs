@@ -5,15 +5,13 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Command;
 
+use crate::harness::{scrub, BOARD};
+
 fn board_with(args: &[&OsStr]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_board"))
+    scrub(&mut Command::new(BOARD))
         .args(args)
         .current_dir(dir.path())
-        .env_remove("BOARD_SOCKET")
-        .env_remove("BOARD_ROOT")
-        .env_remove("BOARD_AGENT")
-        .env_remove("BOARD_TOKEN")
         .output()
         .unwrap()
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::real_clis::{require, RealProject, Tmux};
+use crate::harness::real_clis::{real_project, require};
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 use crate::harness::{poll, poll_until, BOARD};
 
 const AGENTS: &str = r#"
@@ -84,7 +86,7 @@ fn environ(pid: i32, key: &str) -> Option<String> {
         .find_map(|kv| kv.strip_prefix(&format!("{key}=")).map(String::from))
 }
 
-fn agents(p: &RealProject) -> Vec<Value> {
+fn agents(p: &TestBoard) -> Vec<Value> {
     p.json(&["agents", "--all"])["agents"]
         .as_array()
         .cloned()
@@ -97,7 +99,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     if needed.iter().any(|c| require(c).is_none()) || Tmux::missing() {
         return;
     }
-    let p = RealProject::new(AGENTS);
+    let mut p = real_project(AGENTS);
     // The test takes each agent's claim with its token from outside its process tree.
     let toml = p.root().join("board.toml");
     let text = std::fs::read_to_string(&toml).unwrap();
@@ -106,7 +108,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
         text.replace("check_process_tree = true", "check_process_tree = false"),
     )
     .unwrap();
-    let tmux = Tmux::new(&p);
+    let tmux = p.tmux().share();
     let up = p
         .command(BOARD)
         .env("TMUX_TMPDIR", tmux.tmpdir())
@@ -197,8 +199,8 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
         .unwrap_or_else(|| {
             panic!(
                 "{n}'s hook never called in: {:?}\n{}",
-                p.agent(n),
-                tmux.capture(&pane_of(n))
+                p.session(n),
+                tmux.capture(&pane_of(n), &[])
             )
         });
         assert_ne!(a["state"], "needs_attention", "{a}");
@@ -230,13 +232,14 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     // while `codex-2` still needs attention.
     tmux.run(&["send-keys", "-t", &pane_of("codex"), "Enter"]);
     if tmux
-        .wait_for(
-            &pane_of("codex"),
-            "Hooks need review",
-            Duration::from_secs(30),
-        )
+        .poll_screen(&pane_of("codex"), &[], Duration::from_secs(30), |s| {
+            s.contains("Hooks need review")
+        })
         .is_some()
     {
+        // Codex draws the dialog a moment before it reads keys: a Down sent at once is lost
+        // and Enter then opens the hook list instead of trusting the hooks.
+        std::thread::sleep(Duration::from_millis(300));
         tmux.run(&["send-keys", "-t", &pane_of("codex"), "Down"]);
         std::thread::sleep(Duration::from_millis(300));
         tmux.run(&["send-keys", "-t", &pane_of("codex"), "Enter"]);
@@ -249,7 +252,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     .unwrap_or_else(|| {
         panic!(
             "codex's hooks never called in:\n{}",
-            tmux.capture(&pane_of("codex"))
+            tmux.capture(&pane_of("codex"), &[])
         )
     });
     let cx2_view = called.iter().find(|a| a["id"] == "codex-2").unwrap();

@@ -9,14 +9,30 @@ use std::time::Duration;
 
 use board::agent_tools::profile::Profile;
 
-use crate::harness::real_clis::{require, text, RealProject, Tmux};
+use crate::harness::command::{run_within, Out};
+use crate::harness::real_clis::{real_project, require};
+use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 use crate::harness::{poll, BOARD};
 
 /// Longest a CLI may take for one `mcp list` (Claude checks server health, slowly on 2 cores).
 const SLOW: Duration = Duration::from_secs(120);
 
 /// The profile's command line without its prompt (what `board up` starts, minus the prompt).
-fn profile_command(p: &RealProject, name: &str) -> (Vec<String>, Vec<(String, String)>) {
+/// `board run --name NAME -- ARGV…` in the project with `env` added, within `timeout`.
+fn run_under_board(
+    p: &TestBoard,
+    name: &str,
+    argv: &[String],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> Out {
+    let mut c = p.board_cmd(&["run", "--name", name, "--"]);
+    c.args(argv).envs(env.iter().copied());
+    run_within(&mut c, timeout)
+}
+
+fn profile_command(p: &TestBoard, name: &str) -> (Vec<String>, Vec<(String, String)>) {
     let prof = Profile::load(p.root(), name).unwrap();
     let mut argv = prof.argv(BOARD, p.root(), &p.root().join(".board"));
     argv.truncate(argv.len() - prof.prompt_args.len());
@@ -30,30 +46,31 @@ fn claude_codex_and_gemini_see_the_board_mcp_server_inside_board_run() {
     else {
         return;
     };
-    let p = RealProject::new("");
+    let p = real_project("");
     std::thread::scope(|s| {
         let claude = s.spawn(|| {
-            let out = p.run_under_board(
+            let out = run_under_board(
+                &p,
                 "claude",
                 &["claude".into(), "mcp".into(), "list".into()],
                 &[],
                 SLOW,
             );
-            text(&out)
+            out.text()
         });
         let codex = s.spawn(|| {
             let (mut argv, env) = profile_command(&p, "codex");
             argv.extend(["mcp".into(), "list".into()]);
             let env: Vec<(&str, &str)> =
                 env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            text(&p.run_under_board("codex", &argv, &env, SLOW))
+            run_under_board(&p, "codex", &argv, &env, SLOW).text()
         });
         let gemini = s.spawn(|| {
             let (mut argv, env) = profile_command(&p, "gemini");
             argv.extend(["mcp".into(), "list".into()]);
             let env: Vec<(&str, &str)> =
                 env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            text(&p.run_under_board("gemini", &argv, &env, SLOW))
+            run_under_board(&p, "gemini", &argv, &env, SLOW).text()
         });
         let claude = claude.join().unwrap();
         eprintln!("claude mcp list:\n{claude}");
@@ -89,11 +106,11 @@ fn aider_reads_the_board_protocol_from_its_conventions() {
     let Some(_) = require("aider") else {
         return;
     };
-    let p = RealProject::new("");
+    let p = real_project("");
     let (mut argv, _) = profile_command(&p, "aider");
     // Do the start-up (config, read-only files), then exit instead of waiting for input.
     argv.extend(["--exit".into(), "--no-pretty".into()]);
-    let out = text(&p.run_under_board("aider", &argv, &[], SLOW));
+    let out = run_under_board(&p, "aider", &argv, &[], SLOW).text();
     eprintln!("aider --exit:\n{out}");
     assert!(
         out.contains("Added CONVENTIONS.md to the chat (read-only)"),
@@ -116,19 +133,19 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
     if Tmux::missing() {
         return;
     }
-    let p = RealProject::new("");
-    let tmux = Tmux::new(&p);
+    let mut p = real_project("");
+    let tmux = p.tmux().share();
     // Claude: the user lets `board init --agents --trust` record the workspace trust (the one
     // dialog no project file can skip); then its SessionStart hook reaches the board with the
     // agent's identity, offline.
     let out = p.board(&["init", "--agents", "--trust"]);
-    let said = text(&out);
-    assert!(out.status.success(), "{said}");
+    let said = out.text();
+    assert!(out.success(), "{said}");
     assert!(
         said.contains(".claude.json") && said.contains("your user settings were changed"),
         "{said}"
     );
-    let again = text(&p.board(&["init", "--agents", "--trust"]));
+    let again = p.board(&["init", "--agents", "--trust"]).text();
     assert!(
         !again.contains("your user settings were changed"),
         "{again}"
@@ -178,26 +195,27 @@ fn gemini_loads_agents_md_and_claude_fires_session_start_offline() {
     ]);
 
     let started = poll(SLOW, || {
-        p.agent("claude")
+        p.session("claude")
             .filter(|a| a["contacted_at"].is_string())
             .map(|_| ())
     });
     assert!(
         started.is_some(),
         "claude's SessionStart hook never reached the board:\n{}\n{:?}",
-        tmux.capture("t:1"),
-        p.agent("claude")
+        tmux.capture("t:1", &[]),
+        p.session("claude")
     );
 
-    let ready = tmux.wait_for("t:0", "Type your message", SLOW);
+    let ready = tmux.poll_screen("t:0", &[], SLOW, |s| s.contains("Type your message"));
     assert!(
         ready.is_some(),
         "gemini never reached its prompt:\n{}",
-        tmux.capture("t:0")
+        tmux.capture("t:0", &[])
     );
     // Gemini's hooks ran too (SessionStart): the session is not waiting for attention.
     let gm = poll(Duration::from_secs(30), || {
-        p.agent("gemini").filter(|a| a["contacted_at"].is_string())
+        p.session("gemini")
+            .filter(|a| a["contacted_at"].is_string())
     });
     assert!(
         gm.is_some(),
@@ -231,7 +249,7 @@ fn under_codex_sandbox_board_renew_gets_through_with_the_profiles_settings() {
     let Some(_) = require("codex") else {
         return;
     };
-    let p = RealProject::new("");
+    let p = real_project("");
     let (argv, _) = profile_command(&p, "codex");
     // The profile's `-c` settings, then `codex sandbox` in its default workspace-write mode.
     let mut cmd: Vec<String> = vec!["codex".into()];
@@ -248,13 +266,13 @@ fn under_codex_sandbox_board_renew_gets_through_with_the_profiles_settings() {
         ]
         .map(String::from),
     );
-    let out = p.run_under_board("sbx", &cmd, &[], SLOW);
-    let all = text(&out);
+    let out = run_under_board(&p, "sbx", &cmd, &[], SLOW);
+    let all = out.text();
     eprintln!("{cmd:?}:\n{all}");
     assert!(
         p.root().join("sandboxed").exists(),
         "the command ran in the sandbox: {all}"
     );
-    assert!(out.status.success(), "{all}");
+    assert!(out.success(), "{all}");
     assert!(all.contains("\"claims\""), "{all}");
 }

@@ -87,12 +87,8 @@ fn unknown_and_mistyped_parameters_of_any_method_are_invalid_and_named() {
 #[test]
 fn a_holders_note_with_a_stale_generation_is_refused() {
     let board = TestBoard::start();
-    let task = board.add("notes are writes too");
-    let mut agent = board.agent("noter");
+    let (task, mut agent) = board.reclaimed("notes are writes too", "noter");
     let t = task.to_string();
-    assert_eq!(agent.claim(task), 1);
-    agent.board(&["release", &t]).ok();
-    assert_eq!(agent.claim(task), 2);
 
     let stale = agent
         .board_json(&["note", &t, "from an old claim", "--generation", "1"])
@@ -116,12 +112,8 @@ fn a_holders_note_with_a_stale_generation_is_refused() {
 #[test]
 fn force_release_honours_the_generation_it_is_given() {
     let board = TestBoard::start();
-    let task = board.add("contested");
-    let mut agent = board.agent("holder");
+    let (task, agent) = board.reclaimed("contested", "holder");
     let t = task.to_string();
-    assert_eq!(agent.claim(task), 1);
-    agent.board(&["release", &t]).ok();
-    assert_eq!(agent.claim(task), 2);
 
     let out = board
         .board_json(&["release", &t, "--force", "--generation", "1"])

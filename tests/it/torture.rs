@@ -19,6 +19,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::harness::events::soak_secs;
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
 
@@ -264,10 +265,7 @@ fn rusqlite_ro(db: &Path) -> rusqlite::Connection {
 #[test]
 fn agents_under_chaos_never_break_the_fence() {
     Tmux::require();
-    let secs: u64 = std::env::var("BOARD_TORTURE_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(15);
+    let secs = soak_secs("BOARD_TORTURE_SECS", 15);
     let mut b = TestBoard::builder()
         .lease("1s")
         .sweep("100ms")

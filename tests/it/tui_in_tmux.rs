@@ -46,7 +46,7 @@ fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
     // The shell reports how the TUI ended, then keeps the pane alive (tmux 3.3 wipes a
     // dead pane's screen, and its #{pane_dead_status} is not always filled in).
     let shell_cmd = format!(
-        "env -u BOARD_SOCKET -u BOARD_AGENT -u BOARD_TOKEN -u BOARD_ROOT NO_COLOR=1 '{BOARD}' tui; \
+        "NO_COLOR=1 '{BOARD}' tui; \
          echo \"tui exited with $?\"; {after} exec sleep 600"
     );
     let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
@@ -83,9 +83,13 @@ fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
 }
 
 fn wait_live(tmux: &Tmux) -> String {
-    tmux.wait_screen(TUI, "the TUI to go live", Duration::from_secs(10), |s| {
-        s.contains("● live") && s.contains("READY")
-    })
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the TUI to go live",
+        Duration::from_secs(10),
+        |s| s.contains("● live") && s.contains("READY"),
+    )
 }
 
 /// The backlog part of each screen line (the left panel at this width).
@@ -155,7 +159,7 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
 
     // Add a task with the keys.
     tmux.keys(TUI, &["a"]);
-    tmux.wait_screen(TUI, "the add form", Duration::from_secs(5), |s| {
+    tmux.wait_screen(TUI, &[], "the add form", Duration::from_secs(5), |s| {
         s.contains("Add a task")
     });
     tmux.type_text(TUI, "Typed in the TUI: 漢字 ok");
@@ -172,6 +176,7 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
     assert_eq!(task["state"], "open");
     tmux.wait_screen(
         TUI,
+        &[],
         "the new task in the TUI",
         Duration::from_secs(5),
         |s| {
@@ -183,18 +188,26 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
 
     // An agent waiting for a human is shown loudly.
     let _agent = board.run_agent("b", "board wait 'Ship it on Friday?'; sleep 30");
-    tmux.wait_screen(TUI, "the waiting banner", Duration::from_secs(5), |s| {
-        s.contains("WAITING FOR YOU: b asks: Ship it on Friday?") && s.contains("WAITING")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the waiting banner",
+        Duration::from_secs(5),
+        |s| s.contains("WAITING FOR YOU: b asks: Ship it on Friday?") && s.contains("WAITING"),
+    );
 
     // Force-release a claim, after confirming.
     tmux.keys(TUI, &["/"]);
     tmux.type_text(TUI, "#1");
     tmux.keys(TUI, &["Enter"]);
     tmux.keys(TUI, &["r"]);
-    tmux.wait_screen(TUI, "the release question", Duration::from_secs(5), |s| {
-        s.contains("Are you sure?") && s.contains("End a's claim on #1")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the release question",
+        Duration::from_secs(5),
+        |s| s.contains("Are you sure?") && s.contains("End a's claim on #1"),
+    );
     tmux.keys(TUI, &["y"]);
     let state_of = |id: i64| {
         tasks(&board)
@@ -206,14 +219,22 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
         (state_of(1).as_deref() == Some("open")).then_some(())
     })
     .expect("task 1 was not released");
-    tmux.wait_screen(TUI, "task 1 ready again", Duration::from_secs(5), |s| {
-        section(s, "READY").iter().any(|l| l.contains("#1 "))
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "task 1 ready again",
+        Duration::from_secs(5),
+        |s| section(s, "READY").iter().any(|l| l.contains("#1 ")),
+    );
     // Cancel it, after confirming.
     tmux.keys(TUI, &["x"]);
-    tmux.wait_screen(TUI, "the cancel question", Duration::from_secs(5), |s| {
-        s.contains("Cancel #1")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the cancel question",
+        Duration::from_secs(5),
+        |s| s.contains("Cancel #1"),
+    );
     tmux.keys(TUI, &["y"]);
     poll(Duration::from_secs(5), || {
         (state_of(1).as_deref() == Some("cancelled")).then_some(())
@@ -222,7 +243,7 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
 
     // A resize to 80×24 relays the screen out for the narrow layout.
     tmux.run(&["resize-window", "-t", "tui", "-x", "80", "-y", "24"]);
-    tmux.wait_screen(TUI, "the 80x24 layout", Duration::from_secs(5), |s| {
+    tmux.wait_screen(TUI, &[], "the 80x24 layout", Duration::from_secs(5), |s| {
         let lines: Vec<&str> = s.lines().collect();
         lines.len() <= 24
             && lines.iter().all(|l| l.chars().count() <= 80)
@@ -235,7 +256,7 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
 
     // q quits cleanly and gives the screen back.
     tmux.keys(TUI, &["q"]);
-    let screen = tmux.wait_screen(TUI, "the TUI to exit", Duration::from_secs(5), |s| {
+    let screen = tmux.wait_screen(TUI, &[], "the TUI to exit", Duration::from_secs(5), |s| {
         s.contains("tui exited with")
     });
     assert!(screen.contains("tui exited with 0"), "{screen}");
@@ -294,11 +315,17 @@ fn escape_sequences_in_titles_stay_inert() {
     board.board(&["add", &long, "-p", "4"]).ok();
 
     // Both rows in the backlog (the feed may show the `add` events a refresh earlier).
-    let screen = tmux.wait_screen(TUI, "the hostile titles", Duration::from_secs(5), |s| {
-        let ready = section(s, "READY");
-        ready.iter().any(|l| l.contains("Evil ␛[31mRED"))
-            && ready.iter().any(|l| l.contains("long-long-"))
-    });
+    let screen = tmux.wait_screen(
+        TUI,
+        &[],
+        "the hostile titles",
+        Duration::from_secs(5),
+        |s| {
+            let ready = section(s, "READY");
+            ready.iter().any(|l| l.contains("Evil ␛[31mRED"))
+                && ready.iter().any(|l| l.contains("long-long-"))
+        },
+    );
     let ready = section(&screen, "READY");
     let evil = ready
         .iter()
@@ -341,7 +368,7 @@ fn escape_sequences_in_titles_stay_inert() {
     tmux.keys(TUI, &["/"]);
     tmux.type_text(TUI, "evil");
     tmux.keys(TUI, &["Enter", "Enter"]);
-    let details = tmux.wait_screen(TUI, "the details", Duration::from_secs(5), |s| {
+    let details = tmux.wait_screen(TUI, &[], "the details", Duration::from_secs(5), |s| {
         s.contains("Task #2") && s.contains("history")
     });
     assert!(details.contains("␛]0;pwned-zero␛\\"), "{details}");
@@ -352,17 +379,25 @@ fn escape_sequences_in_titles_stay_inert() {
     // The 10 000-character title wraps inside the details dialog. (Escape goes alone and is
     // waited for: an ESC followed at once by another key reads as Alt+key.)
     tmux.keys(TUI, &["Escape"]);
-    tmux.wait_screen(TUI, "the details closed", Duration::from_secs(5), |s| {
-        !s.contains("Task #2")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the details closed",
+        Duration::from_secs(5),
+        |s| !s.contains("Task #2"),
+    );
     tmux.keys(TUI, &["Escape"]);
-    tmux.wait_screen(TUI, "the filter cleared", Duration::from_secs(5), |s| {
-        !s.contains("filter “evil”")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the filter cleared",
+        Duration::from_secs(5),
+        |s| !s.contains("filter “evil”"),
+    );
     tmux.keys(TUI, &["/"]);
     tmux.type_text(TUI, "#3");
     tmux.keys(TUI, &["Enter", "Enter"]);
-    let details = tmux.wait_screen(TUI, "the long details", Duration::from_secs(5), |s| {
+    let details = tmux.wait_screen(TUI, &[], "the long details", Duration::from_secs(5), |s| {
         s.contains("Task #3") && s.matches("long-long-long").count() > 10
     });
     for l in details.lines() {
@@ -388,18 +423,24 @@ fn the_tui_survives_a_board_restart() {
     board.stop();
     tmux.wait_screen(
         TUI,
+        &[],
         "the reconnecting banner",
         Duration::from_secs(5),
         |s| s.contains("board restarting / reconnecting") && s.contains("Before the restart"),
     );
 
     board.serve();
-    tmux.wait_screen(TUI, "the TUI live again", Duration::from_secs(10), |s| {
-        s.contains("● live") && !s.contains("board restarting")
-    });
+    tmux.wait_screen(
+        TUI,
+        &[],
+        "the TUI live again",
+        Duration::from_secs(10),
+        |s| s.contains("● live") && !s.contains("board restarting"),
+    );
     board.board(&["add", "After the restart"]).ok();
     tmux.wait_screen(
         TUI,
+        &[],
         "a task added after the restart",
         Duration::from_secs(2),
         |s| {
@@ -435,12 +476,12 @@ fn a_killed_tui_gives_the_terminal_back() {
         let mut board = start_board();
         // After the TUI: the terminal modes, as words (`-echo` means echo is off).
         let tmux = start_tui(&mut board, "echo modes: $(stty -a | tr -s ' ;\\n' ' ');");
-        tmux.wait_screen(TUI, "the TUI", Duration::from_secs(10), |s| {
+        tmux.wait_screen(TUI, &[], "the TUI", Duration::from_secs(10), |s| {
             s.contains("Backlog")
         });
         assert_eq!(tmux.format(TUI, "#{alternate_on}"), "1");
         kill(tui_pid(&tmux), sig).expect("kill");
-        let screen = tmux.wait_screen(TUI, "the TUI to exit", Duration::from_secs(5), |s| {
+        let screen = tmux.wait_screen(TUI, &[], "the TUI to exit", Duration::from_secs(5), |s| {
             s.contains("modes:")
         });
         assert!(

@@ -336,6 +336,22 @@ impl Cluster {
         Ok(())
     }
 
+    /// Creates database `name` (`createdb`; a name of letters, digits and `_`) and returns its
+    /// URL.
+    pub fn create_database(&self, name: &str) -> Result<String, String> {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("database name {name:?}: use letters, digits and _"));
+        }
+        let port = self.port.to_string();
+        let host = if self.opts.tcp {
+            "127.0.0.1".to_string()
+        } else {
+            path_str(self.dir.path())?.to_string()
+        };
+        self.pg("createdb", &["-h", &host, "-p", &port, "-U", USER, name])?;
+        Ok(self.url_for(name))
+    }
+
     /// Connection URL of database `postgres` (for the `postgres` crate and psql).
     pub fn url(&self) -> String {
         self.url_for("postgres")

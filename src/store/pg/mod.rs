@@ -50,6 +50,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
@@ -152,6 +153,10 @@ pub struct PgStore {
     pending_hwm: Option<(i64, String)>,
     /// Tests only: `board_now_ms()` is the `now_ms` the caller passes.
     caller_clock: Cell<Option<i64>>,
+    /// After a failed connect: no new attempt before this instant, and the current backoff
+    /// (100 ms doubling to 1 s), so calls during an outage answer at once instead of each
+    /// waiting for a connect timeout.
+    retry: Cell<Option<(Instant, Duration)>>,
 }
 
 impl PgStore {
@@ -169,10 +174,30 @@ impl PgStore {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
             BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
         })?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(BoardError::usage(
+                "the PostgreSQL store URL asks for TLS (sslmode=require), which this board does \
+                 not support yet: use a Unix socket, a local server, or a tunnel",
+            ));
+        }
         config.application_name(&format!("board {host}"));
         config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(3));
+            config.connect_timeout(Duration::from_secs(3));
+        }
+        // A half-open TCP connection (a cut link, a vanished server) fails a statement within
+        // seconds instead of the kernel's minutes.
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(Duration::from_secs(5));
+        }
+        if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+            config.keepalives_idle(Duration::from_secs(5));
+        }
+        if config.get_keepalives_interval().is_none() {
+            config.keepalives_interval(Duration::from_secs(2));
+        }
+        if config.get_keepalives_retries().is_none() {
+            config.keepalives_retries(2);
         }
         let location = location(&config);
         let hwm = epoch::Hwm::read(hwm_path)?;
@@ -188,6 +213,7 @@ impl PgStore {
             notify: None,
             pending_hwm: None,
             caller_clock: Cell::new(None),
+            retry: Cell::new(None),
         };
         store.ensure_connected()?;
         Ok(store)
@@ -220,10 +246,27 @@ impl PgStore {
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
-        let client = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| self.shown(BoardError::from(e)))?;
+        if let Some((at, _)) = self.retry.get() {
+            let now = Instant::now();
+            if now < at {
+                return Err(self.unreachable(&format!(
+                    "the last attempt failed; the next in {} ms",
+                    (at - now).as_millis()
+                )));
+            }
+        }
+        let client = match self.config.connect(NoTls) {
+            Ok(c) => c,
+            Err(e) => {
+                let backoff = match self.retry.get() {
+                    Some((_, b)) => (b * 2).min(Duration::from_secs(1)),
+                    None => Duration::from_millis(100),
+                };
+                self.retry.set(Some((Instant::now() + backoff, backoff)));
+                return Err(self.shown(BoardError::from(e)));
+            }
+        };
+        self.retry.set(None);
         let mut c = Conn {
             client,
             cache: HashMap::new(),

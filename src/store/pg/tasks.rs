@@ -1,8 +1,6 @@
 //! Goals and tasks: adding, editing, cancelling, listing, and the task views with their
 //! dependencies and live claims joined in (PostgreSQL; see `store::tasks`).
 
-use std::collections::HashMap;
-
 use super::lapse::end_live_claims_of_task;
 use super::{col, emit, task_state, word, Conn, PgStore};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
@@ -308,45 +306,39 @@ pub(super) enum Pick<'a> {
     Ready { limit: Option<i64> },
 }
 
-/// The columns of a task view, with its live claim joined in; `$tail` picks the rows. The
-/// time left is computed on the server's clock.
+/// The columns of a task view, with its live claim and its dependencies joined in (one
+/// statement, one round trip); `$tail` picks the rows. The time left is computed on the
+/// server's clock.
 macro_rules! view_sql {
     ($($tail:tt)+) => {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
                     t.updated_at, t.done_by, t.done_at, c.session_id,
-                    c.expires_ms - board_now_ms()
+                    c.expires_ms - board_now_ms(),
+                    ARRAY(SELECT d.after_id FROM task_deps d WHERE d.task_id = t.id
+                          ORDER BY d.after_id),
+                    ARRAY(SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
+                          WHERE d.task_id = t.id AND a.state NOT IN ", finished!(), "
+                          ORDER BY d.after_id)
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
     };
 }
 
-/// The dependencies of the tasks a query picks, as `(task, after, finished)`.
-macro_rules! deps_sql {
-    ($where:literal) => {
-        concat!(
-            "SELECT d.task_id, d.after_id, a.state IN ",
-            finished!(),
-            " FROM task_deps d JOIN tasks a ON a.id = d.after_id WHERE ",
-            $where,
-            " ORDER BY d.task_id, d.after_id"
-        )
-    };
-}
-
 fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
     let state: TaskState = word(r, 4)?;
+    let blocked_by: Vec<i64> = col(r, 13)?;
     Ok(TaskView {
         id: col(r, 0)?,
         title: col(r, 1)?,
         body: col(r, 2)?,
         priority: col(r, 3)?,
-        ready: state == TaskState::Open,
+        ready: state == TaskState::Open && blocked_by.is_empty(),
         state,
         generation: col(r, 5)?,
-        after: Vec::new(),
-        blocked_by: Vec::new(),
+        after: col(r, 12)?,
+        blocked_by,
         created_at: col(r, 6)?,
         updated_at: col(r, 7)?,
         done_by: col(r, 8)?,
@@ -356,8 +348,7 @@ fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
     })
 }
 
-/// Task views with dependencies and live claims joined in: one query for the tasks and one for
-/// all their dependencies.
+/// Task views with their dependencies and live claims, in one statement.
 pub(super) fn task_views(c: &mut Conn, pick: Pick) -> BoardResult<Vec<TaskView>> {
     let rows = match pick {
         Pick::One(id) => c.rows(view_sql!("WHERE t.id = $1"), &[&id])?,
@@ -389,32 +380,7 @@ pub(super) fn task_views(c: &mut Conn, pick: Pick) -> BoardResult<Vec<TaskView>>
             &[&limit],
         )?,
     };
-    let mut views: Vec<TaskView> = rows.iter().map(view_row).collect::<BoardResult<_>>()?;
-    if views.is_empty() {
-        return Ok(views);
-    }
-    let ids: Vec<i64> = views.iter().map(|v| v.id).collect();
-    let rows = match pick {
-        Pick::One(id) => c.rows(deps_sql!("d.task_id = $1"), &[&id])?,
-        _ => c.rows(deps_sql!("d.task_id = ANY($1)"), &[&ids])?,
-    };
-    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
-    for r in &rows {
-        let (t, a, done): (i64, i64, bool) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
-        deps.entry(t).or_default().push((a, done));
-    }
-    for v in &mut views {
-        if let Some(d) = deps.get(&v.id) {
-            v.after = d.iter().map(|(a, _)| *a).collect();
-            v.blocked_by = d
-                .iter()
-                .filter(|(_, done)| !done)
-                .map(|(a, _)| *a)
-                .collect();
-            v.ready = v.ready && v.blocked_by.is_empty();
-        }
-    }
-    Ok(views)
+    rows.iter().map(view_row).collect()
 }
 
 pub(super) fn task_view(c: &mut Conn, id: i64) -> BoardResult<TaskView> {

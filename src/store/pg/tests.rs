@@ -15,11 +15,8 @@ pub(crate) fn fresh_database() -> (String, tempfile::TempDir) {
     static N: AtomicUsize = AtomicUsize::new(0);
     let cluster = Cluster::shared().unwrap();
     let db = format!("t_{}", N.fetch_add(1, Ordering::Relaxed));
-    let mut admin = postgres::Client::connect(&cluster.url(), postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    (cluster.url_for(&db), tempfile::tempdir().unwrap())
+    let url = cluster.create_database(&db).unwrap();
+    (url, tempfile::tempdir().unwrap())
 }
 
 macro_rules! need_postgres {
@@ -80,6 +77,20 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
         .0;
     assert_eq!(agent_a, "claude");
     assert_eq!(agent_b, "claude-2", "session ids are unique across hosts");
+    // Each host's connection names it and carries the store's timeouts.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let named: i64 = admin
+        .query_one(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'board host-a'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(named, 1);
+    let timeout: String = a
+        .read(|c| super::col(&c.one("SHOW statement_timeout", &[])?, 0))
+        .unwrap();
+    assert_eq!(timeout, "5s");
     for round in 0..20 {
         let (t, _) = a
             .add_task(&format!("t{round}"), "", 0, &[], OPERATOR, 0)
@@ -110,7 +121,7 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     let (url, dir) = fresh_database();
     let mut a = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
     let mut b = PgStore::connect(&url, "host-b", &dir.path().join("b.hwm")).unwrap();
-    assert_eq!(a.host_beat(200).unwrap().ended_by_others, None);
+    assert_eq!(a.host_beat(60_000).unwrap().ended_by_others, None);
     b.host_beat(60_000).unwrap();
     let agent = a
         .register_session("codex", "h", "boot-a", None, None, None)
@@ -119,6 +130,8 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     let (t, _) = a.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
     a.claim(&agent, Some(TaskId(t.id)), 0, 60_000).unwrap();
     assert!(b.end_dead_hosts().unwrap().is_empty(), "host a is alive");
+    // Its last beat gives it 150 ms.
+    assert_eq!(a.host_beat(150).unwrap().ended_by_others, None);
     // Host a stops beating: after its TTL (server clock), host b's sweep ends it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let ev = loop {
@@ -163,7 +176,20 @@ fn a_restarted_server_is_unavailable_then_the_store_reconnects() {
     let e = s.task(t.id, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
     cluster.start_again().unwrap();
-    assert_eq!(s.task(t.id, 0).unwrap().title, "survives");
+    // Reconnects are spaced (100 ms doubling to 1 s): poll until the store answers again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let back = loop {
+        match s.task(t.id, 0) {
+            Ok(v) => break v,
+            Err(e) => assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the store never reconnected"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(back.title, "survives");
     s.add_task("after", "", 0, &[], OPERATOR, 0).unwrap();
     assert_eq!(s.list_tasks(None, 0).unwrap().len(), 2);
 }
@@ -282,4 +308,107 @@ fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
         "generation {} reused",
         c.claim.generation
     );
+}
+
+#[test]
+fn restarts_under_load_lose_no_acknowledged_write_and_show_no_internal_error() {
+    need_postgres!();
+    let cluster = Cluster::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = cluster.url();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut st = PgStore::connect(&url, "h", &dir.path().join("hwm")).unwrap();
+    let (acked, refused) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let (mut acked, mut refused) = (Vec::new(), 0);
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                match st.add_task(&format!("t{i}"), "", 0, &[], OPERATOR, 0) {
+                    Ok((t, _)) => acked.push(t.id),
+                    Err(e) => {
+                        assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
+                        refused += 1;
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                }
+            }
+            (acked, refused)
+        });
+        for _ in 0..2 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            cluster.restart().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        cluster.crash().unwrap();
+        cluster.start_again().unwrap();
+        // Writes resume after the last restart before the writer stops.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap()
+    });
+    assert!(refused > 0, "the restarts were seen");
+    let st = PgStore::connect(&url, "h2", &dir.path().join("hwm2")).unwrap();
+    let ids: std::collections::HashSet<i64> = st
+        .list_tasks(None, 0)
+        .unwrap()
+        .iter()
+        .map(|t| t.id)
+        .collect();
+    let lost: Vec<_> = acked.iter().filter(|id| !ids.contains(id)).collect();
+    assert!(lost.is_empty(), "acknowledged but lost: {lost:?}");
+    assert!(acked.len() > 10, "only {} writes acknowledged", acked.len());
+    // No epoch: nothing acknowledged was lost, the timeline did not change.
+    let epochs = st
+        .events(0, 100_000)
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == crate::store::EventKind::Epoch)
+        .count();
+    assert_eq!(epochs, 0);
+}
+
+#[test]
+fn skewed_host_clocks_do_not_move_a_lease() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let mut ahead = PgStore::connect(&url, "ahead", &dir.path().join("a.hwm")).unwrap();
+    let mut behind = PgStore::connect(&url, "behind", &dir.path().join("b.hwm")).unwrap();
+    const HOUR: i64 = 3_600_000;
+    let agent = ahead
+        .register_session("a", "h", "boot", None, None, None)
+        .unwrap()
+        .0;
+    let (t, _) = ahead.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+    // The host an hour ahead grants a 60 s lease on its clock: 60 s on the server's.
+    let server = ahead.clock_ms().unwrap().unwrap();
+    let (c, _) = ahead
+        .claim(
+            &agent,
+            Some(TaskId(t.id)),
+            server + HOUR,
+            server + HOUR + 60_000,
+        )
+        .unwrap();
+    let left = c.claim.expires_ms - server;
+    // At least the lease, plus however long the claim took to arrive (generous: loaded CI).
+    assert!(
+        (60_000..=90_000).contains(&left),
+        "expires in {left} ms on the server"
+    );
+    // The host an hour behind sweeps: nothing is due, whatever its clock says.
+    assert!(!behind.any_due(server - HOUR).unwrap());
+    assert!(behind
+        .lapse_due(server + 10 * HOUR, 60_000)
+        .unwrap()
+        .is_empty());
+    let v = behind.task(t.id, server - HOUR).unwrap();
+    let shown = v.expires_in_ms.unwrap();
+    assert!(
+        (30_000..=90_000).contains(&shown),
+        "shown expiry {shown} ms"
+    );
+    ahead
+        .check(&agent, Some(TaskId(t.id)), None, server - 5 * HOUR)
+        .unwrap();
 }

@@ -47,6 +47,8 @@ pub struct Agent {
     pub pid: i32,
     /// The `board run` process.
     pub launcher: Child,
+    /// Where the launcher's stdout and stderr go (`NAME.out` in the project root).
+    out: PathBuf,
     /// Where a driven agent reads its lines and leaves their results.
     ctl: Option<PathBuf>,
     input: Option<File>,
@@ -86,10 +88,11 @@ impl TestBoard {
         args: &[&str],
         env: &[(&str, &Path)],
     ) -> Agent {
+        let out = self.root().join(format!("{name}.out"));
         let log = File::options()
             .create(true)
             .append(true)
-            .open(self.root().join(format!("{name}.out")))
+            .open(&out)
             .expect("agent output file");
         let launcher = self
             .board_cmd(&["run", "--name", name, "--", "sh", "-c", script, "sh"])
@@ -104,10 +107,23 @@ impl TestBoard {
             id: name.to_string(),
             pid: 0,
             launcher,
+            out,
             ctl: None,
             input: None,
             sent: 0,
         }
+    }
+
+    /// A task `title` that a driven agent `name` claimed, released and claimed again: the agent
+    /// holds it at generation 2, so generation 1 is stale. The task id and the agent.
+    #[track_caller]
+    pub fn reclaimed(&self, title: &str, name: &str) -> (i64, Agent) {
+        let task = self.add(title);
+        let mut agent = self.agent(name);
+        assert_eq!(agent.claim(task), 1);
+        agent.board(&["release", &task.to_string()]).ok();
+        assert_eq!(agent.claim(task), 2, "a new claim, a new generation");
+        (task, agent)
     }
 
     fn spawn_driven(&self, name: &str) -> Agent {
@@ -144,7 +160,10 @@ impl Agent {
             std::fs::read_to_string(&id_file).ok()
         });
         if let Some(st) = exited {
-            panic!("board run exited with {st} before starting the agent");
+            panic!(
+                "board run exited with {st} before starting the agent:\n{}",
+                std::fs::read_to_string(&self.out).unwrap_or_default()
+            );
         }
         let line = line.expect("the agent started within the deadline");
         let (id, pid) = line.trim().split_once(' ').expect("id file: AGENT PID");

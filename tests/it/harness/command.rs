@@ -1,7 +1,7 @@
 //! One command's outcome ([`Out`]) and the one way to run a command to its end with a deadline
 //! ([`run_within`]).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -82,14 +82,26 @@ pub fn one_document(text: &str) -> Result<Value, String> {
     }
 }
 
-/// Runs `cmd` to its end with stdout and stderr captured (stdin as the caller set it, else
-/// closed); panics if it takes longer than `timeout`, after killing it.
+/// Runs `cmd` to its end with stdout and stderr captured (stdin as the caller set it); panics
+/// if it takes longer than `timeout`, after killing it.
 pub fn run_within(cmd: &mut Command, timeout: Duration) -> Out {
+    run(cmd, None, timeout)
+}
+
+/// [`run_within`] with `input` written to the command's stdin, which is then closed.
+pub fn run_with_input(cmd: &mut Command, input: &[u8], timeout: Duration) -> Out {
+    run(cmd.stdin(Stdio::piped()), Some(input), timeout)
+}
+
+fn run(cmd: &mut Command, input: Option<&[u8]>, timeout: Duration) -> Out {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        stdin.write_all(input).expect("write the command's input");
+    }
     // Read both pipes on threads so the deadline also covers a command that hangs.
     let mut so = child.stdout.take().expect("stdout");
     let mut se = child.stderr.take().expect("stderr");

@@ -144,6 +144,14 @@ pub fn stats(samples: &[Duration]) -> (f64, f64, f64) {
     (median, ms[0], ms[n - 1])
 }
 
+/// How long a soak test runs: the seconds in the environment variable `var`, else `default`.
+pub fn soak_secs(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 /// How many iterations a timing test makes: 20 with `BOARD_MEASURE=1`, else `normal`.
 pub fn iterations(normal: usize) -> usize {
     match std::env::var("BOARD_MEASURE").as_deref() {

@@ -4,8 +4,9 @@
 //!   ([`SCRUB`], [`scrub`]), `PATH` with the binary first ([`path_env`]), and the one way to
 //!   wait for something ([`poll`], [`poll_until`]: a condition polled with a deadline, never a
 //!   fixed sleep).
-//! - [`test_board`]: the one [`test_board::TestBoard`] and its [`test_board::Builder`] (`board.toml`, served
-//!   or autostarted, killed with all it started on drop); [`queries`]: what a test asks it.
+//! - [`test_board`]: the one [`test_board::TestBoard`] and its [`test_board::Builder`]
+//!   (`board.toml`, served or autostarted, killed with all it started on drop); [`queries`]:
+//!   what a test asks it and does with it.
 //! - [`agent`]: the one [`agent::Agent`], an agent session under `board run` (a shell driven
 //!   line by line, or a script).
 //! - [`command`]: a command's [`command::Out`], run with a deadline; [`rpc`]: the socket

@@ -1,7 +1,9 @@
-//! What a test asks a [`TestBoard`] as an operator: tasks, the event log, sessions; and the
-//! scenario steps several modules share (an agent in a tmux pane, a pid a script wrote).
+//! What a test asks a [`TestBoard`] as an operator: tasks, the event log, sessions; the
+//! project's git repository; and the scenario steps several modules share (an agent in a tmux
+//! pane, a pid a script wrote).
 
 use std::fs;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -48,11 +50,19 @@ impl TestBoard {
             .unwrap_or_default()
     }
 
-    /// Events of one kind on one task, from the log.
-    pub fn log_of(&self, kind: &str, task: i64) -> Vec<Value> {
+    /// Events of one kind, from the log.
+    pub fn log_kind(&self, kind: &str) -> Vec<Value> {
         self.log()
             .into_iter()
-            .filter(|e| e["kind"] == kind && e["task"] == json!(task))
+            .filter(|e| e["kind"] == kind)
+            .collect()
+    }
+
+    /// Events of one kind on one task, from the log.
+    pub fn log_of(&self, kind: &str, task: i64) -> Vec<Value> {
+        self.log_kind(kind)
+            .into_iter()
+            .filter(|e| e["task"] == json!(task))
             .collect()
     }
 
@@ -81,6 +91,27 @@ impl TestBoard {
                 fs::read_to_string(self.root().join(format!("{id}.out"))).unwrap_or_default()
             )
         })
+    }
+
+    /// A `git` command in the project with a test identity and no user or system git
+    /// configuration.
+    pub fn git_cmd(&self) -> Command {
+        let mut c = self.command("git");
+        c.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid");
+        c
+    }
+
+    /// Runs `git ARGS` in the project (see [`TestBoard::git_cmd`]); must succeed; its stdout.
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.git_cmd().args(args).output().expect("run git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Runs `board run --name NAME -- sh -c SCRIPT` (output in `NAME.out`) in a new window of the

@@ -23,6 +23,7 @@ use tempfile::TempDir;
 use super::command::{run_within, Out};
 use super::events::Events;
 use super::process::{kill_processes_in, mkfifo};
+use super::real_clis::user_env;
 use super::rpc::{self, Rpc};
 use super::tmux::Tmux;
 use super::{path_env, poll_until, scrub, wait_child, BOARD, STEP};
@@ -36,6 +37,7 @@ pub struct Builder {
     liveness: Option<String>,
     extra: String,
     bare: bool,
+    user_home: bool,
 }
 
 impl Builder {
@@ -77,6 +79,13 @@ impl Builder {
         self
     }
 
+    /// A user of the real agent CLIs instead of the test's environment: every command gets a
+    /// fresh HOME and only the variables [`real_clis::user_env`] lists.
+    pub fn user_home(mut self) -> Builder {
+        self.user_home = true;
+        self
+    }
+
     /// The `board.toml` this builder writes.
     pub fn config_text(&self) -> String {
         let liveness = match &self.liveness {
@@ -98,8 +107,15 @@ impl Builder {
             .prefix("bd-")
             .tempdir()
             .expect("temporary directory");
+        let home = self.user_home.then(|| {
+            tempfile::Builder::new()
+                .prefix("bh-")
+                .tempdir()
+                .expect("temporary HOME")
+        });
         let b = TestBoard {
             dir,
+            home,
             serve: None,
             serves: 0,
             tmux: None,
@@ -122,6 +138,8 @@ impl Builder {
 /// A real board in a temporary project. See the module docs for how to make one.
 pub struct TestBoard {
     dir: TempDir,
+    /// The HOME of a [`Builder::user_home`] board.
+    home: Option<TempDir>,
     serve: Option<Child>,
     serves: usize,
     tmux: Option<Tmux>,
@@ -142,6 +160,7 @@ impl TestBoard {
             liveness: None,
             extra: String::new(),
             bare: false,
+            user_home: false,
         }
     }
 
@@ -173,6 +192,13 @@ impl TestBoard {
         self.paths().db
     }
 
+    /// A read-only connection to the board's database, to look at what the board wrote (the
+    /// board stays the only writer).
+    pub fn read_db(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open_with_flags(self.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the database read-only")
+    }
+
     /// Replaces `board.toml` (written then renamed, as editors do, so the board never reads
     /// half a file).
     pub fn write_config(&self, text: &str) {
@@ -193,11 +219,32 @@ impl TestBoard {
         mkfifo(self.root().join(name))
     }
 
+    /// The HOME of a [`Builder::user_home`] board.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_ref().map(|h| h.path())
+    }
+
+    /// What every command here (and this test's tmux server) gets set: `PATH` with the board
+    /// binary first; for a [`Builder::user_home`] board the whole environment of the user.
+    fn env(&self) -> Vec<(String, String)> {
+        match self.home() {
+            Some(home) => user_env(home),
+            None => vec![("PATH".into(), path_env())],
+        }
+    }
+
     /// A command in the project as an operator: no identity, socket or tmux from our
-    /// environment, the board binary first on PATH, stdin closed, tmux on this test's server.
+    /// environment (none at all but [`TestBoard::env`] for a user-home board), stdin closed,
+    /// tmux on this test's server.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(program);
-        scrub(c.current_dir(self.root()))
+        if self.home.is_some() {
+            c.env_clear();
+        } else {
+            scrub(&mut c);
+        }
+        c.current_dir(self.root())
+            .envs(self.env())
             .env("TMUX_TMPDIR", self.root())
             .stdin(Stdio::null());
         c
@@ -329,11 +376,11 @@ impl TestBoard {
     /// The private tmux server of this test, started on first use with a `keepalive` session so
     /// it does not exit (and race the next `board up`) when `board down` ends the last board
     /// session. Board commands find it through `TMUX_TMPDIR`; its panes have the board binary
-    /// on PATH. Fails the test when tmux is missing.
+    /// on PATH (and a user-home board's environment). Fails the test when tmux is missing.
     pub fn tmux(&mut self) -> &Tmux {
         if self.tmux.is_none() {
             Tmux::require();
-            let t = Tmux::in_dir(self.root(), vec![("PATH".into(), path_env())]);
+            let t = Tmux::in_dir(self.root(), self.env());
             let out = t
                 .cmd()
                 .current_dir(self.root())
@@ -367,7 +414,9 @@ impl TestBoard {
             }
         }
         if let Some(t) = &self.tmux {
-            let panes = t.cmd().args(["list-panes", "-a", "-F", "#{session_name}:#{window_name} #{pane_id} #{pane_pid} dead=#{pane_dead} #{pane_current_command}"]).output();
+            let format = "#{session_name}:#{window_name} #{pane_id} #{pane_pid} \
+                          dead=#{pane_dead} #{pane_current_command}";
+            let panes = t.cmd().args(["list-panes", "-a", "-F", format]).output();
             if let Ok(out) = panes {
                 eprintln!(
                     "--- tmux panes ---\n{}",

@@ -137,22 +137,37 @@ impl Tmux {
         self.run_raw(&args)
     }
 
-    /// Waits until pane `target`'s screen satisfies `check`; returns that screen, or panics with
-    /// the last one seen, naming `what` was awaited.
+    /// Pane `target`'s screen (captured with `flags`, see [`Tmux::capture`]) once it satisfies
+    /// `check`, or None when `timeout` passed first.
+    pub fn poll_screen(
+        &self,
+        target: &str,
+        flags: &[&str],
+        timeout: Duration,
+        check: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        poll(timeout, || {
+            let s = self.capture(target, flags);
+            check(&s).then_some(s)
+        })
+    }
+
+    /// [`Tmux::poll_screen`] that must succeed; panics with the last screen seen, naming `what`
+    /// was awaited.
     #[track_caller]
     pub fn wait_screen(
         &self,
         target: &str,
+        flags: &[&str],
         what: &str,
         timeout: Duration,
         check: impl Fn(&str) -> bool,
     ) -> String {
-        let mut last = String::new();
-        let found = poll(timeout, || {
-            last = self.capture(target, &[]);
-            check(&last).then(|| last.clone())
-        });
-        found.unwrap_or_else(|| panic!("timed out waiting for {what}; screen of {target}:\n{last}"))
+        self.poll_screen(target, flags, timeout, check)
+            .unwrap_or_else(|| {
+                let last = self.capture(target, flags);
+                panic!("timed out waiting for {what}; screen of {target}:\n{last}")
+            })
     }
 }
 
