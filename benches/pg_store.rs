@@ -37,7 +37,11 @@ fn main() {
     println!("load before: {}", load());
     let fsync = std::env::var("BENCH_PG_FSYNC").map_or(true, |v| v != "off");
     println!("fsync: {}", if fsync { "on" } else { "off" });
-    let c = cluster::Cluster::start_with(cluster::Options { fsync, tcp: false }).unwrap();
+    let c = cluster::Cluster::start_with(cluster::Options {
+        fsync,
+        ..Default::default()
+    })
+    .unwrap();
     let mut admin = postgres::Client::connect(&c.url(), postgres::NoTls).unwrap();
     for db in ["bare", "store1", "store4", "latency"] {
         admin

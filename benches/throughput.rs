@@ -5,11 +5,21 @@
 //!
 //! Run: `cargo bench --bench throughput`. One operation is one request (a claim or a done); a
 //! cycle is a claim and its done.
+//!
+//! `cargo bench --bench throughput -- postgres`: the same 16 sessions spread over three boards
+//! ("hosts") sharing one private PostgreSQL cluster (fsync and synchronous commit on), beside
+//! the engine's own limit measured in the same run: `pgbench`, 16 clients, running the bare
+//! claim statement (`UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING`) on a
+//! table of the board's shape with its partial index on open tasks; then the latency one claim
+//! and one done add on PostgreSQL over the embedded SQLite store (one session, medians).
 
 // A benchmark that cannot set itself up has nothing to measure: failing loudly is right.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
+
+#[path = "../src/store/pg/cluster.rs"]
+mod cluster;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -31,8 +41,9 @@ fn wall_ns() -> u128 {
         .unwrap_or(0)
 }
 
-/// One agent: connect, say ready, wait for `go`, run the cycles, print `first_ns last_ns ops`.
-fn worker(socket: &Path, dir: &Path, k: usize) {
+/// One agent: connect, say ready, wait for `go`, run `cycles` cycles, print
+/// `first_ns last_ns ops claim_median_us done_median_us`.
+fn worker(socket: &Path, dir: &Path, k: usize, cycles: usize) {
     let target = Target::new(socket.to_path_buf());
     let mut c = Client::connect(&target, false).expect("connect");
     c.call("hello", json!({})).expect("hello");
@@ -43,15 +54,93 @@ fn worker(socket: &Path, dir: &Path, k: usize) {
     }
     let first = wall_ns();
     let mut ops = 0;
-    for _ in 0..CYCLES_PER_WORKER {
+    let (mut claims, mut dones) = (Vec::new(), Vec::new());
+    for _ in 0..cycles {
+        let t = Instant::now();
         let r = c.call_raw("claim", json!({})).expect("claim");
+        claims.push(t.elapsed());
         let task = r["task"]["id"].as_i64().expect("task id");
         let generation = r["generation"].as_i64().expect("generation");
+        let t = Instant::now();
         c.call_raw("done", json!({ "task": task, "generation": generation }))
             .expect("done");
+        dones.push(t.elapsed());
         ops += 2;
     }
-    println!("{first} {} {ops}", wall_ns());
+    let median_us = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2].as_micros()
+    };
+    println!(
+        "{first} {} {ops} {} {}",
+        wall_ns(),
+        median_us(claims),
+        median_us(dones)
+    );
+}
+
+/// What the workers of one run did: ops per second over the whole run, and the medians of
+/// their per-worker median claim and done latencies (ms).
+struct Run {
+    rate: f64,
+    claim_ms: f64,
+    done_ms: f64,
+}
+
+/// Starts `workers` sessions spread over `boards` (round robin), each running `cycles` cycles
+/// once all are connected; waits for them.
+fn run_workers(boards: &[&Bench], workers: usize, cycles: usize) -> Run {
+    let me = std::env::current_exe().expect("bench path");
+    let go_dir = boards[0].root();
+    let children: Vec<Child> = (0..workers)
+        .map(|k| {
+            let b = boards[k % boards.len()];
+            b.cmd(&["run", "--name", &format!("w{k}"), "--"])
+                .arg(&me)
+                .arg("--worker")
+                .arg(b.socket())
+                .arg(go_dir)
+                .arg(k.to_string())
+                .arg(cycles.to_string())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("board run")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (0..workers).any(|k| !go_dir.join(format!("ready.{k}")).exists()) {
+        assert!(Instant::now() < deadline, "workers did not start");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::fs::write(go_dir.join("go"), b"").expect("go file");
+    let (mut first, mut last, mut ops) = (u128::MAX, 0u128, 0u64);
+    let (mut claims, mut dones) = (Vec::new(), Vec::new());
+    for c in children {
+        let out = c.wait_with_output().expect("worker");
+        assert!(out.status.success(), "a worker failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<u128> = text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(v.len(), 5, "worker output: {text}");
+        first = first.min(v[0]);
+        last = last.max(v[1]);
+        ops += v[2] as u64;
+        claims.push(v[3]);
+        dones.push(v[4]);
+    }
+    std::fs::remove_file(go_dir.join("go")).expect("go file");
+    for k in 0..workers {
+        let _ = std::fs::remove_file(go_dir.join(format!("ready.{k}")));
+    }
+    claims.sort_unstable();
+    dones.sort_unstable();
+    Run {
+        rate: ops as f64 / ((last - first) as f64 / 1e9),
+        claim_ms: claims[claims.len() / 2] as f64 / 1000.0,
+        done_ms: dones[dones.len() / 2] as f64 / 1000.0,
+    }
 }
 
 fn board_figure() -> f64 {
@@ -63,50 +152,14 @@ fn board_figure() -> f64 {
         t.elapsed().as_secs_f64(),
         load()
     );
-    let me = std::env::current_exe().expect("bench path");
-    let socket = b.socket();
-    let children: Vec<Child> = (0..WORKERS)
-        .map(|k| {
-            b.cmd(&["run", "--name", &format!("w{k}"), "--"])
-                .arg(&me)
-                .arg("--worker")
-                .arg(&socket)
-                .arg(b.root())
-                .arg(k.to_string())
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("board run")
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while (0..WORKERS).any(|k| !b.root().join(format!("ready.{k}")).exists()) {
-        assert!(Instant::now() < deadline, "workers did not start");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    std::fs::write(b.root().join("go"), b"").expect("go file");
-    let (mut first, mut last, mut ops) = (u128::MAX, 0u128, 0u64);
-    for c in children {
-        let out = c.wait_with_output().expect("worker");
-        assert!(out.status.success(), "a worker failed");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<u128> = text
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        assert_eq!(v.len(), 3, "worker output: {text}");
-        first = first.min(v[0]);
-        last = last.max(v[1]);
-        ops += v[2] as u64;
-    }
-    let secs = (last - first) as f64 / 1e9;
-    let rate = ops as f64 / secs;
+    let run = run_workers(&[&b], WORKERS, CYCLES_PER_WORKER);
     println!(
-        "board, {WORKERS} sessions on persistent connections: {ops} ops in {:.3} s = {rate:.0} ops/s ({:.0} cycles/s); load average {}",
-        secs,
-        rate / 2.0,
+        "board, {WORKERS} sessions on persistent connections: {:.0} ops/s ({:.0} cycles/s); load average {}",
+        run.rate,
+        run.rate / 2.0,
         load()
     );
-    rate
+    run.rate
 }
 
 fn raw_figure() -> f64 {
@@ -154,14 +207,136 @@ fn main() {
             Path::new(&args[pos + 1]),
             Path::new(&args[pos + 2]),
             args[pos + 3].parse().unwrap_or(0),
+            args[pos + 4].parse().unwrap_or(CYCLES_PER_WORKER),
         );
         return;
     }
     support::require_bin();
+    if args.iter().any(|a| a == "postgres") {
+        postgres_figures();
+        return;
+    }
     let raw = raw_figure();
     let board = board_figure();
     println!(
         "board / raw = {:.0} % (targets: ≥ 10 000 ops/s and ≥ 50 %)",
         100.0 * board / raw
     );
+}
+
+/// `[store]` of a board on the cluster, as host `host`.
+fn pg_store_toml(url: &str, host: &str) -> String {
+    format!("[store]\nkind = \"postgres\"\nurl = \"{url}\"\nhost = \"{host}\"\n")
+}
+
+fn postgres_figures() {
+    if let Some(why) = cluster::skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    let pg = cluster::Cluster::start_with(cluster::Options {
+        fsync: true,
+        ..Default::default()
+    })
+    .expect("a private PostgreSQL cluster");
+    let engine = engine_claims_per_s(&pg);
+    let url = pg.url();
+    let hosts: Vec<Bench> = ["a", "b", "c"]
+        .iter()
+        .map(|h| Bench::start(&pg_store_toml(&url, h)))
+        .collect();
+    let t = Instant::now();
+    hosts[0].fill(TASKS);
+    println!(
+        "shared store of {TASKS} tasks filled in {:.1} s; load average {}",
+        t.elapsed().as_secs_f64(),
+        load()
+    );
+    let boards: Vec<&Bench> = hosts.iter().collect();
+    let run = run_workers(&boards, WORKERS, CYCLES_PER_WORKER);
+    println!(
+        "boards on PostgreSQL, {WORKERS} sessions over 3 hosts: {:.0} ops/s = {:.0} claims/s; load average {}",
+        run.rate,
+        run.rate / 2.0,
+        load()
+    );
+    println!(
+        "claims through the boards / the bare claim statement = {:.0} % (target ≥ 50 %)",
+        100.0 * (run.rate / 2.0) / engine
+    );
+    drop(hosts);
+    let one_pg = Bench::start(&pg_store_toml(&url, "solo"));
+    one_pg.fill(600);
+    let pg_run = run_workers(&[&one_pg], 1, 500);
+    let one_sqlite = Bench::start("");
+    one_sqlite.fill(600);
+    let sqlite_run = run_workers(&[&one_sqlite], 1, 500);
+    println!(
+        "one session, median claim / done: SQLite {:.3} / {:.3} ms, PostgreSQL {:.3} / {:.3} ms: the network store adds {:.3} / {:.3} ms",
+        sqlite_run.claim_ms,
+        sqlite_run.done_ms,
+        pg_run.claim_ms,
+        pg_run.done_ms,
+        pg_run.claim_ms - sqlite_run.claim_ms,
+        pg_run.done_ms - sqlite_run.done_ms
+    );
+}
+
+/// The engine's own limit: `pgbench`, 16 clients, 10 s, the bare claim statement on a table of
+/// the board's shape (200 000 open tasks, the partial index on open tasks), synchronous commit
+/// on. Claims per second.
+fn engine_claims_per_s(pg: &cluster::Cluster) -> f64 {
+    let psql = |db: &str, sql: &str| {
+        let ok = std::process::Command::new("psql")
+            .args([&pg.url_for(db), "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .stdout(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "psql: {sql}");
+    };
+    psql("postgres", "CREATE DATABASE engine");
+    psql(
+        "engine",
+        "CREATE TABLE tasks (id bigserial PRIMARY KEY, state text NOT NULL DEFAULT 'open', \
+         priority bigint NOT NULL DEFAULT 0, generation bigint NOT NULL DEFAULT 0); \
+         CREATE INDEX tasks_open ON tasks (priority DESC, id) WHERE state = 'open'; \
+         INSERT INTO tasks (priority) SELECT i % 5 FROM generate_series(1, 200000) i; \
+         VACUUM ANALYZE tasks",
+    );
+    let script = tempfile::NamedTempFile::new().expect("pgbench script");
+    std::fs::write(
+        script.path(),
+        "UPDATE tasks SET state = 'claimed', generation = generation + 1 \
+         WHERE id = (SELECT id FROM tasks WHERE state = 'open' \
+         ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, generation;\n",
+    )
+    .expect("pgbench script");
+    let pgbench = cluster::find_bin()
+        .expect("PostgreSQL binaries")
+        .join("pgbench");
+    let out = std::process::Command::new(pgbench)
+        .args([
+            "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", "10", "-f",
+        ])
+        .arg(script.path())
+        .arg(pg.url_for("engine"))
+        .output()
+        .expect("pgbench");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "pgbench: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tps = text
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
+        .expect("pgbench tps");
+    println!(
+        "engine limit: the bare claim statement, pgbench 16 clients, 10 s, synchronous commit on: {tps:.0} claims/s; load average {}",
+        load()
+    );
+    tps
 }

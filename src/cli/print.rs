@@ -289,7 +289,6 @@ fn human_result(method: &str, v: &Value) -> String {
                     v["uptime_s"]
                 ),
                 format!("socket   {}", s(&v["socket"])),
-                format!("database {}", s(&v["db"])),
                 format!("log      {}", s(&v["log"])),
                 format!(
                     "lease    {} ms, sweep {} ms, liveness {}",
@@ -310,6 +309,7 @@ fn human_result(method: &str, v: &Value) -> String {
                     v["live_sessions"], v["unfinished_tasks"]
                 ),
             ];
+            out.splice(2..2, store_lines(v));
             for a in v["agents"].as_array().into_iter().flatten() {
                 if a["branch"].is_string() {
                     out.push(format!(
@@ -330,6 +330,41 @@ fn human_result(method: &str, v: &Value) -> String {
         Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
         _ => v.to_string(),
     }
+}
+
+/// `board status` lines about the store: the SQLite file; or the shared PostgreSQL store, this
+/// host, whether the board reaches it, and every host session.
+fn store_lines(v: &Value) -> Vec<String> {
+    let st = &v["store"];
+    if st["kind"] != "postgres" {
+        return vec![format!("database {}", s(&v["db"]))];
+    }
+    let mut out = vec![format!(
+        "store    postgres {} (this host: {})",
+        s(&st["location"]),
+        s(&st["host"])
+    )];
+    if let Some(why) = v["store_unreachable"].as_str() {
+        out.push(format!(
+            "STORE UNREACHABLE (claims, done and check fail closed, exit 8): {}",
+            one_line(why)
+        ));
+    }
+    for h in v["hosts"].as_array().into_iter().flatten() {
+        let state = match h["ended_at"].as_str() {
+            Some(_) => format!("ended ({})", s(&h["end_reason"])),
+            None => format!(
+                "live, last heartbeat {} ms ago, expires in {} ms",
+                h["beat_age_ms"], h["expires_in_ms"]
+            ),
+        };
+        out.push(format!(
+            "host     {} (pid {}): {state}",
+            s(&h["name"]),
+            h["pid"]
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

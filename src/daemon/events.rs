@@ -37,6 +37,12 @@ impl EventBus {
         }
     }
 
+    /// Wakes every stream for events committed elsewhere (another host's board on the shared
+    /// store): they are in the log already, so there is nothing to log here.
+    pub fn wake(&self, last_id: i64) {
+        let _ = self.tx.send(last_id);
+    }
+
     /// A wake-up receiver for one stream.
     pub fn subscribe(&self) -> Wake {
         Wake(self.tx.subscribe())

@@ -4,7 +4,9 @@
 pub mod lease;
 
 pub mod events;
+pub mod follow;
 pub mod handlers;
+pub mod hosts;
 pub mod identity;
 pub mod reload;
 pub mod server;
@@ -25,8 +27,9 @@ use nix::fcntl::{Flock, FlockArg};
 use crate::daemon::lease::{BootClock, Clock};
 use crate::daemon::state::OffReactor;
 use crate::os::procfs::{self, Liveness};
-use crate::proto::config::{Config, Paths};
-use crate::store::SqliteStore;
+use crate::proto::config::{Config, Paths, StoreChoice};
+use crate::proto::config_store::redact_url;
+use crate::store::{PgStore, SqliteStore, Store};
 use state::Board;
 
 /// Why `serve` did not run.
@@ -71,19 +74,10 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let _lock = take_lock(lock_file, &paths)?;
     let _log_guard = init_logging(&paths)?;
     // Opened before the runtime starts: opening migrates, and nothing else runs yet.
-    let (store, opened) = SqliteStore::open_board(&paths.db, new_epoch)?;
-    tracing::info!(?opened, db = %paths.db.display(), "store opened");
+    let (store, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
     let pidfd = crate::os::pidfd::supported();
-    let clock: Arc<dyn Clock> = Arc::new(BootClock);
-    let board = Arc::new(Board::new(
-        Box::new(store),
-        clock,
-        cfg,
-        paths.clone(),
-        boot_id,
-        pidfd,
-    ));
+    let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // Every request takes the one store lock, so more blocking threads add no speed on two
@@ -92,7 +86,7 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         .max_blocking_threads(4)
         .enable_all()
         .build()?;
-    let result = rt.block_on(run(Arc::clone(&board), paths.clone()));
+    let result = rt.block_on(run(Arc::clone(&board), paths.clone(), shared));
     let _ = fs::remove_file(&paths.socket);
     if let Err(e) = &result {
         tracing::error!(error = %e, "board stopped with an error");
@@ -107,6 +101,56 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     }
     result
 }
+
+/// What a board on a shared store runs besides the embedded store's tasks.
+struct Shared {
+    url: String,
+    clock: Arc<hosts::ServerClock>,
+    beat: hosts::Beat,
+}
+
+/// An opened store with the clock the board keeps its leases on.
+type Opened = (Box<dyn Store>, Arc<dyn Clock>, Option<Shared>);
+
+/// Opens the store `[store]` chooses, with the clock the board keeps its leases on: the lease
+/// clock for the embedded SQLite file; for a shared PostgreSQL store, the server's clock (see
+/// [`hosts`]).
+fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Opened> {
+    let choice = cfg
+        .store
+        .choice()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", paths.config.display()))?;
+    match choice {
+        StoreChoice::Sqlite => {
+            let (store, opened) = SqliteStore::open_board(&paths.db, new_epoch)?;
+            tracing::info!(?opened, db = %paths.db.display(), "store opened");
+            Ok((Box::new(store), Arc::new(BootClock), None))
+        }
+        StoreChoice::Postgres {
+            url,
+            host,
+            host_ttl_ms,
+            heartbeat_ms,
+        } => {
+            let store = PgStore::connect(&url, &host, &paths.data_dir.join(PG_MARK))?;
+            tracing::info!(url = %redact_url(&url), %host, "store opened");
+            let clock = Arc::new(hosts::ServerClock::default());
+            let shared = Shared {
+                url,
+                clock: Arc::clone(&clock),
+                beat: hosts::Beat {
+                    ttl_ms: host_ttl_ms,
+                    every_ms: heartbeat_ms,
+                },
+            };
+            Ok((Box::new(store), clock, Some(shared)))
+        }
+    }
+}
+
+/// This host's mark of the shared store (the last event id it wrote), in the data directory:
+/// a database found behind it was restored from an older copy.
+const PG_MARK: &str = "postgres.mark";
 
 /// Takes the board's lock. A board that is still stopping holds it for a moment after its
 /// socket is gone, so wait for it (≤ 5 s) unless another board answers on the socket.
@@ -143,7 +187,7 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
     Ok(guard)
 }
 
-async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
+async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow::Result<()> {
     let pidfd = board.pidfd();
     if !pidfd {
         tracing::warn!(
@@ -156,6 +200,13 @@ async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
         .with_context(|| format!("binding {}", paths.socket.display()))?;
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
+    if let Some(sh) = &shared {
+        // Before anything else: the host session exists and the clock is the server's.
+        let (clock, beat) = (Arc::clone(&sh.clock), sh.beat);
+        board
+            .blocking(move |b, off| hosts::beat_once(b, off, &clock, beat))
+            .await??;
+    }
     board
         .blocking(|board, off| -> anyhow::Result<()> {
             let ev = board.store(off).record(
@@ -195,6 +246,12 @@ async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
     ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+    let shared_tasks = shared.map(|sh| {
+        (
+            tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
+            tokio::spawn(follow::run(Arc::clone(&board), sh.url)),
+        )
+    });
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -207,6 +264,10 @@ async fn run(board: Arc<Board>, paths: Paths) -> anyhow::Result<()> {
     server.abort();
     sweeper.abort();
     reloader.abort();
+    if let Some((heartbeat, follower)) = shared_tasks {
+        heartbeat.abort();
+        follower.abort();
+    }
     let _ = fs::remove_file(&paths.socket);
     // Requests already read (the `stop` itself among them) are finished and answered; later
     // ones on open connections are answered `unavailable` (stopping) for their clients to ask

@@ -65,6 +65,7 @@ pub struct Board {
     config: RwLock<Config>,
     /// The last invalid edit of `board.toml`, shown by `status` until a valid edit.
     config_error: RwLock<Option<String>>,
+    store_unreachable: RwLock<Option<String>>,
     /// Where the board's files are.
     paths: Paths,
     /// Event fan-out.
@@ -109,6 +110,7 @@ impl Board {
             clock: Arc::clone(&clock),
             config: RwLock::new(config),
             config_error: RwLock::new(None),
+            store_unreachable: RwLock::new(None),
             paths,
             events,
             activity: Mutex::new(HashMap::new()),
@@ -212,6 +214,31 @@ impl Board {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .replace(error)
+    }
+
+    /// Why the last heartbeat could not reach the shared store, while it cannot (None when it
+    /// could, and always for the embedded store).
+    pub fn store_unreachable(&self) -> Option<String> {
+        self.store_unreachable
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Records whether the last heartbeat reached the shared store (None: it did).
+    pub fn set_store_unreachable(&self, why: Option<String>) {
+        let mut cur = self
+            .store_unreachable
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        if *cur != why {
+            match &why {
+                Some(w) => tracing::warn!(why = %w, "the store is unreachable"),
+                None if cur.is_some() => tracing::info!("the store is reachable again"),
+                None => {}
+            }
+            *cur = why;
+        }
     }
 
     /// Where the board's files are.

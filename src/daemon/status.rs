@@ -25,6 +25,8 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
         .collect();
     let unfinished = store.unfinished_count().unwrap_or(0);
     let goal = store.goal().ok().flatten();
+    let store_info = store.describe();
+    let hosts = store.hosts().unwrap_or_default();
     let liveness = serde_json::to_value(rules.liveness)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
@@ -52,5 +54,8 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
         agents,
         unfinished_tasks: unfinished,
         goal,
+        store: store_info,
+        store_unreachable: board.store_unreachable(),
+        hosts,
     }
 }

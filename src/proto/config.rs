@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::config_store::{StoreChoice, StoreKind, StoreSection};
+
 /// Name of the file that marks a board's project root.
 pub const CONFIG_FILE: &str = "board.toml";
 
@@ -226,6 +228,8 @@ pub struct Config {
     pub run: RunSection,
     /// `[client]`
     pub client: ClientSection,
+    /// `[store]`
+    pub store: StoreSection,
     /// `[[agents]]`
     pub agents: Vec<AgentEntry>,
 }
@@ -272,6 +276,7 @@ impl Config {
                 humantime::format_duration(lease)
             ));
         }
+        self.store.validate()?;
         for a in &self.agents {
             if a.name.is_empty() || a.count == 0 {
                 return Err("each [[agents]] needs a name and a count ≥ 1".into());
@@ -302,6 +307,14 @@ hangup_grace = "3s"    # after a pane closes: time to exit before TERM, then KIL
 
 [client]
 timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIMEOUT overrides
+
+# Boards on several hosts can share one PostgreSQL database instead of .board/board.db:
+# [store]
+# kind = "postgres"
+# url = "postgres://board@db.example/board"  # BOARD_STORE_URL overrides (keep passwords there)
+# host = "laptop"      # this host's name among them (default: the machine's host name)
+# host_ttl = "30s"     # a host silent this long is gone: its agents' claims end
+# heartbeat = "5s"     # how often each board renews its host session
 
 # What `board up` starts, one tmux pane each:
 # [[agents]]

@@ -107,6 +107,9 @@ pub struct BoardError {
     pub code: Option<i64>,
 }
 
+/// `error.data` key of [`BoardError::store_down`]: the board runs but its store is unreachable.
+pub const STORE_DOWN: &str = "store_down";
+
 impl BoardError {
     /// A new error of `kind` with `message` and no extra data.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
@@ -160,6 +163,13 @@ impl BoardError {
         Self::new(ErrorKind::Unavailable, message)
     }
 
+    /// [`ErrorKind::Unavailable`] because the board cannot reach its shared store (exit 8):
+    /// `data.store_down` names the store (`"postgres"`), so the TUI and tools can tell it from
+    /// a board that is not running. Nothing was applied.
+    pub fn store_down(store: &str, message: impl Into<String>) -> Self {
+        Self::unavailable(message).with(STORE_DOWN, store)
+    }
+
     /// The JSON-RPC `error` object: `{"code":…, "message":…, "data":{"kind":…, …}}`.
     pub fn to_json(&self) -> Value {
         let mut data = self.data.clone();
@@ -211,7 +221,11 @@ impl From<postgres::Error> for BoardError {
     fn from(e: postgres::Error) -> Self {
         let Some(db) = e.as_db_error() else {
             // No answer from the server: the connection failed or is closed.
-            return BoardError::unavailable(format!("PostgreSQL store: {e}"));
+            // The driver's own text ("error connecting to server") hides the cause in its source.
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            return BoardError::unavailable(format!("PostgreSQL store: {e}{cause}"));
         };
         let code = db.code().code();
         // Class 08: connection exception; 57P01-57P03: shutting down, crashed, starting;

@@ -19,6 +19,7 @@ pub mod claim_wait;
 pub mod client;
 pub mod config;
 pub mod config_notice;
+pub mod config_store;
 pub mod error;
 pub mod glossary;
 pub mod line;

@@ -6,7 +6,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::proto::views::{EventView, GoalView, MessageView, NoteView, SessionView, TaskView};
+pub use crate::proto::views::{
+    EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
+};
 
 /// `hello`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -87,6 +89,13 @@ pub struct StatusResult {
     pub unfinished_tasks: i64,
     /// The current goal.
     pub goal: Option<GoalView>,
+    /// Which store the board keeps its data in (and this board's host name in a shared one).
+    pub store: StoreInfo,
+    /// Why the board cannot reach its shared store right now (None when it can): writes and
+    /// `board check` fail closed (exit 8) meanwhile.
+    pub store_unreachable: Option<String>,
+    /// The host sessions of a shared store, live ones first (none for SQLite).
+    pub hosts: Vec<HostView>,
 }
 
 /// `goal`.

@@ -177,6 +177,9 @@ pub struct App {
     pub board_name: String,
     /// A `board.toml` error the board reported, inert.
     pub config_error: Option<String>,
+    /// Why the board cannot reach its shared store (the last refresh failed for that), inert:
+    /// writes fail closed until it is back.
+    pub store_error: Option<String>,
     /// Lease duration in force, ms.
     pub lease_ms: Option<i64>,
     /// The current goal.
@@ -256,6 +259,7 @@ impl App {
             color,
             board_name: String::new(),
             config_error: None,
+            store_error: None,
             lease_ms: None,
             goal: None,
             goal_text: String::new(),
@@ -415,6 +419,11 @@ impl App {
 
     /// A snapshot could not be fetched.
     pub fn on_fetch_error(&mut self, e: &BoardError) {
+        // The board answers, but not from its store: say so until a refresh succeeds.
+        if e.data.contains_key(crate::proto::error::STORE_DOWN) {
+            self.store_error = Some(inert_line(&e.message));
+            return;
+        }
         if self.conn == Conn::Live {
             self.say(format!("refresh failed: {}", e.message), true);
         }

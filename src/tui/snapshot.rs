@@ -238,6 +238,7 @@ impl App {
             .map(inert_line)
             .unwrap_or_default();
         self.config_error = snap.config_error.as_deref().map(inert_line);
+        self.store_error = None;
         self.lease_ms = snap.lease_ms;
         self.goal_text = snap
             .goal

@@ -110,12 +110,13 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     let bad_pane = bad["pane"].as_str().unwrap().to_string();
 
     // The failed agent's pane stays, with its output, its status and the board's reason.
-    let mut last = String::new();
-    let held = poll_until(Duration::from_secs(10), || {
-        last = b.tmux().capture(&bad_pane, &["-J"]);
-        last.contains("agent bad exited with status 1; the board says: exited (status 1)")
-    });
-    assert!(held, "the pane did not show the agent's end:\n{last}");
+    let last = b.tmux().wait_screen(
+        &bad_pane,
+        &["-J"],
+        "the agent's end in its pane",
+        Duration::from_secs(10),
+        |s| s.contains("agent bad exited with status 1; the board says: exited (status 1)"),
+    );
     assert!(last.contains("cannot log in: no credentials"), "{last}");
     assert!(last.contains("Enter starts it again"), "{last}");
     let state = b
@@ -144,11 +145,13 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     .expect("the restarted agent's session");
     assert_eq!(s["name"], "bad", "{s}");
     assert_eq!(s["restarts"], 1, "{s}");
-    let held = poll_until(Duration::from_secs(10), || {
-        last = b.tmux().capture(&bad_pane, &["-J"]);
-        last.contains("agent bad (session bad-2) exited with status 1")
-    });
-    assert!(held, "the restarted pane did not show its end:\n{last}");
+    b.tmux().wait_screen(
+        &bad_pane,
+        &["-J"],
+        "the restarted agent's end in its pane",
+        Duration::from_secs(10),
+        |s| s.contains("agent bad (session bad-2) exited with status 1"),
+    );
     // The healthy agent was never touched.
     let g = b.session("good").unwrap();
     assert!(g["ended_at"].is_null(), "{g}");

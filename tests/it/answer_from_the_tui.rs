@@ -62,25 +62,21 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
     });
     assert_eq!(asker["waiting"], "deploy to production now?");
     let t = b.tmux();
-    let shown = poll(Duration::from_secs(15), || {
-        let s = t.capture("keepalive:tui", &[]);
-        s.contains("WAITING FOR YOU").then_some(s)
-    });
-    assert!(
-        shown.is_some(),
-        "the TUI shows the wait:\n{}",
-        t.capture("keepalive:tui", &[])
+    t.wait_screen(
+        "keepalive:tui",
+        &[],
+        "the TUI to show the wait",
+        Duration::from_secs(15),
+        |s| s.contains("WAITING FOR YOU"),
     );
 
     t.run(&["send-keys", "-t", "keepalive:tui", "A"]);
-    let form = poll(Duration::from_secs(5), || {
-        let s = t.capture("keepalive:tui", &[]);
-        s.contains("Answer asker").then_some(s)
-    });
-    assert!(
-        form.is_some(),
-        "the answer form opens:\n{}",
-        t.capture("keepalive:tui", &[])
+    t.wait_screen(
+        "keepalive:tui",
+        &[],
+        "the answer form",
+        Duration::from_secs(5),
+        |s| s.contains("Answer asker"),
     );
     t.run(&[
         "send-keys",

@@ -33,13 +33,12 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     );
     new_window("tui", "NO_COLOR=1 board tui; exec sleep 600");
     let pane = "keepalive:human";
-    let ready = poll(Duration::from_secs(15), || {
-        t.capture(pane, &["-J"]).contains("$ ").then_some(())
-    });
-    assert!(
-        ready.is_some(),
-        "no shell prompt:\n{}",
-        t.capture(pane, &["-J"])
+    t.wait_screen(
+        pane,
+        &["-J"],
+        "a shell prompt",
+        Duration::from_secs(15),
+        |s| s.contains("$ "),
     );
     t.run(&["send-keys", "-t", pane, "-l", "board claim 1"]);
     t.run(&["send-keys", "-t", pane, "Enter"]);
@@ -75,29 +74,24 @@ fn typing_in_the_pane_keeps_the_claim_and_silence_is_warned_before_the_lapse() {
     );
     // Clear the typed line, then stop typing: warned in the pane and in the TUI, then lapsed.
     t.run(&["send-keys", "-t", pane, "C-u"]);
-    let warned_in_pane = poll(Duration::from_secs(15), || {
-        let s = t.capture(pane, &["-J"]);
-        s.contains("[board] your claim on task #1 lapses in")
-            .then_some(s)
-    });
-    assert!(
-        warned_in_pane.is_some(),
-        "no warning in the pane:\n{}",
-        t.capture(pane, &["-J"])
+    t.wait_screen(
+        pane,
+        &["-J"],
+        "the warning in the pane",
+        Duration::from_secs(15),
+        |s| s.contains("[board] your claim on task #1 lapses in"),
     );
     let still_held = b.show(1)["task"].clone();
     assert_eq!(
         still_held["holder"], "human",
         "warned before the lapse: {still_held}"
     );
-    let in_tui = poll(Duration::from_secs(5), || {
-        let s = t.capture("keepalive:tui", &["-J"]);
-        (s.contains("warn") && s.contains("lapses in")).then_some(s)
-    });
-    assert!(
-        in_tui.is_some(),
-        "no warning in the TUI:\n{}",
-        t.capture("keepalive:tui", &["-J"])
+    t.wait_screen(
+        "keepalive:tui",
+        &["-J"],
+        "the warning in the TUI",
+        Duration::from_secs(5),
+        |s| s.contains("warn") && s.contains("lapses in"),
     );
     let lapsed = poll(Duration::from_secs(15), || {
         let task = b.show(1)["task"].clone();

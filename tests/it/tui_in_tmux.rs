@@ -22,7 +22,7 @@ fn backlog_cols() -> usize {
 }
 
 /// The pane the TUI runs in.
-const TUI: &str = "tui";
+pub(crate) const TUI: &str = "tui";
 
 /// A project with a running board, named `tui-test`.
 fn start_board() -> TestBoard {
@@ -40,7 +40,7 @@ fn tasks(board: &TestBoard) -> Vec<Value> {
 /// Starts `board tui` (with NO_COLOR set, so any colour on screen must have leaked in) in
 /// session `tui` of the board's tmux server; `after` runs in the pane's shell once the TUI has
 /// exited.
-fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
+pub(crate) fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
     let dir = board.root().to_string_lossy().into_owned();
     let tmux = board.tmux().share();
     // The shell reports how the TUI ended, then keeps the pane alive (tmux 3.3 wipes a
@@ -82,7 +82,7 @@ fn start_tui(board: &mut TestBoard, after: &str) -> Tmux {
     tmux
 }
 
-fn wait_live(tmux: &Tmux) -> String {
+pub(crate) fn wait_live(tmux: &Tmux) -> String {
     tmux.wait_screen(
         TUI,
         &[],
@@ -101,7 +101,7 @@ fn backlog_lines(screen: &str) -> Vec<String> {
 }
 
 /// The rows under the heading `group` (up to the next heading).
-fn section(screen: &str, group: &str) -> Vec<String> {
+pub(crate) fn section(screen: &str, group: &str) -> Vec<String> {
     let headings = ["READY", "BLOCKED", "CLAIMED", "DONE", "CANCELLED"];
     let lines = backlog_lines(screen);
     let Some(start) = lines.iter().position(|l| l.starts_with(group)) else {

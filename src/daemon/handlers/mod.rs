@@ -139,7 +139,8 @@ pub fn handle(
         }
         Access::Read | Access::Write => {}
     }
-    let caller = authenticate(board, off, &req.identity, peer)?;
+    let caller = authenticate(board, off, &req.identity, peer)
+        .map_err(|e| with_current_holder(board, off, &req.call, e))?;
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it.
@@ -314,4 +315,27 @@ fn record_rejection(
         Ok(ev) => events.extend(ev),
         Err(err) => tracing::warn!(%err, "could not record a rejected write"),
     }
+}
+
+/// A holder write of an ended agent session (`lapsed` from authentication) also says who holds
+/// the task it names now, as a refusal from the store does: `…; task 3 is now held by codex
+/// (generation 4)`, with `data.holder` and `data.generation`. Any other error passes unchanged.
+fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardError) -> BoardError {
+    let (ErrorKind::Lapsed, Some(task)) = (e.kind, call.held_task()) else {
+        return e;
+    };
+    let Ok(view) = board.store(off).task(task, board.now_ms()) else {
+        return e;
+    };
+    let Some(holder) = view.holder else {
+        return e.with("task", task).with("generation", view.generation);
+    };
+    let message = format!(
+        "{}; task {task} is now held by {holder} (generation {})",
+        e.message, view.generation
+    );
+    BoardError { message, ..e }
+        .with("task", task)
+        .with("holder", holder)
+        .with("generation", view.generation)
 }

@@ -181,7 +181,11 @@ impl Client {
                 }
             }
             let line = self.read_line();
-            check_protocol(&hello?)?;
+            // A refused `hello` (an ended session: `lapsed`) was refused for the same reason as
+            // the method, whose answer says more (the task's holder now): pass that on.
+            if let Ok(h) = &hello {
+                check_protocol(h)?;
+            }
             return line;
         }
         self.read_line()
@@ -216,8 +220,15 @@ impl Client {
             }
         }
         let out = self.read_response();
-        check_protocol(&hello?)?;
-        out
+        match (hello, out) {
+            (Ok(h), out) => {
+                check_protocol(&h)?;
+                out
+            }
+            // Refused for the same reason as `hello` (an ended session), and saying more.
+            (Err(_), Err(method)) => Err(method),
+            (Err(hello), Ok(_)) => Err(hello),
+        }
     }
 
     /// Whether the board has closed this connection (it stopped or restarted since): a request

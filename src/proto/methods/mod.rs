@@ -86,6 +86,20 @@ macro_rules! methods {
             }
         }
 
+        impl Call {
+            /// The task a holder write names (`done`, `release`, `note`, `check` with a task):
+            /// the task whose current holder a refusal of this call should name.
+            pub fn held_task(&self) -> Option<i64> {
+                match self {
+                    Call::Done(p) => Some(p.task),
+                    Call::Release(p) => Some(p.task),
+                    Call::Note(p) => Some(p.task),
+                    Call::Check(p) => p.task,
+                    _ => None,
+                }
+            }
+        }
+
         /// (method, params schema, result schema) of every method, with their named parts added
         /// to the generators' definitions. Params use `params`' deserialize contract, results
         /// `results`' serialize contract (so an `Option` member is required, as null).

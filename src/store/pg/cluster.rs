@@ -32,6 +32,9 @@ pub struct Options {
     pub fsync: bool,
     /// Also listen on 127.0.0.1 on a free port (the default is the Unix socket only).
     pub tcp: bool,
+    /// With `tcp`: TLS on, with a self-signed certificate for 127.0.0.1 made at start
+    /// ([`Cluster::ca_file`] is the certificate a client must trust).
+    pub tls: bool,
 }
 
 /// A running (or stopped) private cluster; stopped in immediate mode and deleted on drop.
@@ -238,8 +241,94 @@ impl Cluster {
             &["-a", path_str(&template)?, path_str(&c.data())?],
             c.dir.path(),
         )?;
+        if opts.tls {
+            c.make_certificate()?;
+        }
         c.start_again()?;
         Ok(c)
+    }
+
+    /// The CA certificate (PEM) that signed a [`Options::tls`] cluster's certificate: what a
+    /// client must trust.
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.crt")
+    }
+
+    /// `openssl`: a throwaway CA, and a key and certificate for 127.0.0.1 signed by it, owned
+    /// by the server's user (the server refuses a key others can read).
+    fn make_certificate(&self) -> Result<(), String> {
+        let d = self.dir.path();
+        let ext = d.join("server.ext");
+        std::fs::write(
+            &ext,
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+        )
+        .map_err(|e| format!("{}: {e}", ext.display()))?;
+        let openssl = |args: &[&str]| -> Result<(), String> {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .map_err(|e| format!("openssl: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "openssl {}: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&out.stderr)
+                ))
+            }
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=board test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+        ])?;
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ])?;
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ])?;
+        let key = d.join("server.key");
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|e| format!("chmod {}: {e}", key.display()))?;
+        chown_to_owner(&key)?;
+        chown_to_owner(&d.join("server.crt"))
     }
 
     /// One cluster for the whole test process, started on first use. Statics are never
@@ -429,6 +518,14 @@ impl Cluster {
         }
         if !self.opts.fsync {
             opts.push_str(" -c fsync=off");
+        }
+        if self.opts.tls {
+            let key = self.dir.path().join("server.key");
+            opts.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                path_str(&self.dir.path().join("server.crt"))?,
+                path_str(&key)?
+            ));
         }
         let log = self.dir.path().join("server.log");
         let started = Instant::now();

@@ -7,6 +7,17 @@ use crate::proto::error::BoardResult;
 use crate::proto::{HostView, StoreInfo};
 use crate::store::{EventKind, Events, HostBeat};
 
+/// SQL condition on host row `h`: the server has been up for at least that host's TTL. After a
+/// restart of the server (or a failover), no host could beat while it was down; each gets one
+/// TTL to beat again before it can be declared dead, so an outage longer than the TTL does not
+/// end every host the moment the server is back.
+macro_rules! up_one_ttl {
+    () => {
+        "board_now_ms() - (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
+             >= h.expires_ms - h.beat_ms"
+    };
+}
+
 impl PgStore {
     pub(in crate::store) fn describe(&self) -> StoreInfo {
         StoreInfo {
@@ -86,7 +97,8 @@ impl PgStore {
         })
     }
 
-    /// One statement: ends every host row whose expiry passed on the server's clock, the live
+    /// One statement: ends every host row whose expiry passed on the server's clock (once the
+    /// server has been up for that host's TTL, see `up_one_ttl`), the live
     /// agent sessions of those hosts (unless a live row of the same name took over) and their
     /// live claims (expelled; the reason names the host and how long it had been silent),
     /// reopens the tasks and appends the events. A cheap read skips the write when no host is
@@ -95,8 +107,13 @@ impl PgStore {
         let due = self.read(|c| {
             col::<bool>(
                 &c.one(
-                    "SELECT EXISTS (SELECT 1 FROM hosts
-                                    WHERE ended_at IS NULL AND expires_ms <= board_now_ms())",
+                    concat!(
+                        "SELECT EXISTS (SELECT 1 FROM hosts h
+                                        WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
+                                          AND ",
+                        up_one_ttl!(),
+                        ")"
+                    ),
                     &[],
                 )?,
                 0,
@@ -113,7 +130,9 @@ impl PgStore {
                          UPDATE hosts h SET ended_at = board_wall(),
                                 end_reason = format('no heartbeat for %s ms; ended by host %s',
                                                     board_now_ms() - h.beat_ms, $1::text)
-                         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
+                         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms() AND ",
+                    up_one_ttl!(),
+                    "
                          RETURNING h.name, h.beat_ms),
                      lost AS (
                          SELECT DISTINCT ON (d.name) d.name,

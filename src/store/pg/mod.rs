@@ -23,8 +23,8 @@
 //!   event (`epoch`), detect a failover or restore on connect.
 //! - **Connection.** One connection (the board serializes store calls); lost, it is reopened
 //!   by the next call, and the call that found it lost answers `unavailable` (exit 8) naming
-//!   the store. TLS is not offered yet (`NoTls`): use a Unix socket, a local server, or a
-//!   tunnel until it is.
+//!   the store. TLS ([`tls`]) when the server offers or the URL demands it, the server's
+//!   certificate always verified.
 
 #[cfg(test)]
 pub(crate) mod cluster;
@@ -45,6 +45,7 @@ mod tasks;
 mod terminal;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod tls;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -53,7 +54,7 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use postgres::{Client, Row, Statement};
 
 use super::{EventKind, Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
@@ -174,12 +175,6 @@ impl PgStore {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
             BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
         })?;
-        if config.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(BoardError::usage(
-                "the PostgreSQL store URL asks for TLS (sslmode=require), which this board does \
-                 not support yet: use a Unix socket, a local server, or a tunnel",
-            ));
-        }
         config.application_name(&format!("board {host}"));
         config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
         if config.get_connect_timeout().is_none() {
@@ -255,7 +250,7 @@ impl PgStore {
                 )));
             }
         }
-        let client = match self.config.connect(NoTls) {
+        let client = match self.config.connect(tls::connector()?) {
             Ok(c) => c,
             Err(e) => {
                 let backoff = match self.retry.get() {
@@ -282,10 +277,13 @@ impl PgStore {
     }
 
     fn unreachable(&self, why: &str) -> BoardError {
-        BoardError::unavailable(format!(
-            "the PostgreSQL store at {} is unreachable: {why}",
-            self.location
-        ))
+        BoardError::store_down(
+            "postgres",
+            format!(
+                "the PostgreSQL store at {} is unreachable: {why}",
+                self.location
+            ),
+        )
         .with("store", self.location.clone())
     }
 

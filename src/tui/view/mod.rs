@@ -55,6 +55,14 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Red),
         }),
     }
+    if let Some(e) = &app.store_error {
+        out.push(Banner {
+            text: format!(
+                "✖ STORE UNREACHABLE: {e} — claims, done and check fail closed; showing the last known board"
+            ),
+            style: t.bar(Color::Red),
+        });
+    }
     if let Some(e) = &app.config_error {
         out.push(Banner {
             text: format!("board.toml error, previous settings in force: {e}"),

@@ -282,11 +282,25 @@ impl TestBoard {
 
     /// Starts `board serve` as a child and waits until it answers on the socket; its pid.
     pub fn serve(&mut self) -> i32 {
+        self.serve_via(&[])
+    }
+
+    /// Starts `WRAPPER… board serve` (e.g. `unshare --time …`) like [`TestBoard::serve`]; the
+    /// wrapper must exec the board, so the child's pid is the board's.
+    pub fn serve_via(&mut self, wrapper: &[&str]) -> i32 {
         assert!(self.serve.is_none(), "already serving");
         self.serves += 1;
         let log = File::create(self.root().join(format!("serve-{}.out", self.serves))).unwrap();
-        let child = self
-            .board_cmd(&["serve"])
+        let mut cmd = match wrapper.split_first() {
+            None => self.command(BOARD),
+            Some((program, args)) => {
+                let mut c = self.command(program);
+                c.args(args).arg(BOARD);
+                c
+            }
+        };
+        let child = cmd
+            .arg("serve")
             .env("BOARD_LOG", "info,board::daemon::watchers=debug")
             .stdout(log.try_clone().unwrap())
             .stderr(log)

@@ -1,0 +1,144 @@
+//! Boards on several hosts sharing one PostgreSQL store: this host's heartbeat, the end of
+//! hosts that stopped answering, and the board's clock on the server's time.
+//!
+//! Each `board serve` holds a host session in the store, renewed every `[store] heartbeat`
+//! with expiry = server time + `[store] host_ttl`. The same beat ends every host whose session
+//! expired, with its agent sessions and their claims (whichever host beats first does it; the
+//! store's conditional statement makes the others' attempts no-ops). So a host that crashes,
+//! freezes or is cut off stops blocking its agents' tasks after at most `host_ttl + heartbeat`,
+//! and when it comes back it learns from its next beat that its sessions ended; its agents'
+//! later writes are refused as `lapsed`, like any holder whose lease ran out.
+//!
+//! Expiries are computed and compared by the store with the server's clock, so skew between
+//! hosts cannot move a lease. The board's own clock ([`ServerClock`]) is the server's time
+//! estimated locally: it only schedules sweeps and shows "expires in".
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::lease::{BootClock, Clock, Tick};
+use super::state::{Board, OffReactor};
+use crate::proto::error::BoardResult;
+
+/// The server's clock seen from this host: `CLOCK_BOOTTIME` plus an offset measured at each
+/// heartbeat (the server's time minus the local time at the middle of the round trip, as in
+/// Cristian 1989, "Probabilistic clock synchronization"). Monotonic between beats.
+#[derive(Debug, Default)]
+pub struct ServerClock {
+    offset_ms: AtomicI64,
+}
+
+impl ServerClock {
+    /// Sets the offset from one reading: `server_ms` taken between `before_ms` and `after_ms`
+    /// of the local lease clock.
+    pub fn observe(&self, before_ms: i64, server_ms: i64, after_ms: i64) {
+        let local = before_ms + (after_ms - before_ms) / 2;
+        self.offset_ms.store(server_ms - local, Ordering::Relaxed);
+    }
+
+    /// The current offset (ms), server minus local.
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms.load(Ordering::Relaxed)
+    }
+}
+
+impl Clock for ServerClock {
+    fn now_ms(&self) -> i64 {
+        BootClock.now_ms() + self.offset_ms()
+    }
+
+    fn tick(&self) -> Tick {
+        // The same offset on both keeps their difference, which is what tells suspend apart.
+        let t = BootClock.tick();
+        let off = self.offset_ms();
+        Tick {
+            boot_ms: t.boot_ms + off,
+            mono_ms: t.mono_ms + off,
+        }
+    }
+}
+
+/// The heartbeat settings (ms).
+#[derive(Debug, Clone, Copy)]
+pub struct Beat {
+    /// Host session lifetime without a heartbeat.
+    pub ttl_ms: i64,
+    /// Heartbeat period.
+    pub every_ms: i64,
+}
+
+/// Beats until the board stops. A failed beat (store unreachable) is logged and tried again
+/// one period later; the board's writes fail closed meanwhile (the store answers
+/// `unavailable`), and [`Board::store_unreachable`] says so to `board status` and the TUI.
+pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
+    let every = Duration::from_millis(beat.every_ms.max(1) as u64);
+    loop {
+        let c = Arc::clone(&clock);
+        match board
+            .blocking(move |b, off| beat_once(b, off, &c, beat))
+            .await
+        {
+            Ok(Ok(())) => board.set_store_unreachable(None),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "heartbeat failed");
+                board.set_store_unreachable(Some(e.message.clone()));
+            }
+            Err(e) => tracing::error!(error = %e, "heartbeat task failed"),
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// One beat: measure the server's clock, renew (or retake) this host's session, end the hosts
+/// that stopped, and publish what that changed.
+pub fn beat_once(
+    board: &Board,
+    off: &OffReactor,
+    clock: &ServerClock,
+    beat: Beat,
+) -> BoardResult<()> {
+    let mut store = board.store(off);
+    let before = BootClock.now_ms();
+    let server = store.clock_ms()?;
+    let after = BootClock.now_ms();
+    if let Some(server) = server {
+        clock.observe(before, server, after);
+    }
+    let renewed = store.host_beat(beat.ttl_ms)?;
+    if let Some(reason) = &renewed.ended_by_others {
+        tracing::warn!(%reason, "this host had been declared gone by another host; its agents' claims ended");
+    }
+    let ended = store.end_dead_hosts()?;
+    drop(store);
+    let mut events = renewed.events;
+    events.extend(ended);
+    board.publish(events);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offset_is_taken_at_the_middle_of_the_round_trip() {
+        let c = ServerClock::default();
+        c.observe(1_000, 50_010, 1_020);
+        assert_eq!(c.offset_ms(), 50_010 - 1_010);
+        let now = c.now_ms();
+        assert!((now - (BootClock.now_ms() + 49_000)).abs() < 1_000);
+    }
+
+    #[test]
+    fn a_skewed_server_keeps_the_gap_between_boot_and_monotonic_time() {
+        let c = ServerClock::default();
+        c.observe(0, 3_600_000, 0);
+        let t = c.tick();
+        let local = BootClock.tick();
+        assert_eq!(
+            (t.boot_ms - t.mono_ms) / 100,
+            (local.boot_ms - local.mono_ms) / 100
+        );
+    }
+}
