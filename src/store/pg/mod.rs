@@ -60,10 +60,8 @@ use super::{EventKind, Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::EventView;
 
-/// See `PgStore::tx`: a transaction that writes one WAL record (a logical message, which any
-/// role may emit and no table receives), so that its commit waits for the WAL flush. A
-/// transaction that only took an id would not: its commit counts as having written nothing.
-const DURABLE: &str = "BEGIN; SELECT pg_logical_emit_message(true, 'board', 'durable'); COMMIT";
+/// See `PgStore::tx`: a transaction that only takes an id, committed with a flush.
+const DURABLE: &str = "BEGIN; SELECT pg_current_xact_id(); COMMIT";
 
 /// The key of the advisory lock every write transaction takes first (see the module docs).
 /// "board" in ASCII; any constant shared by all hosts does.
@@ -343,9 +341,9 @@ impl PgStore {
     /// the write lock; commits on `Ok`, rolls back on `Err`. Deadlocks and serialization
     /// failures of an outermost transaction are retried.
     ///
-    /// Every commit is made durable before this returns ([`DURABLE`]): a transaction that wrote
-    /// WAL commits with a flush (`synchronous_commit` on), and the WAL is flushed in order, so
-    /// it flushes the write transaction committed just before it too.
+    /// Every commit is made durable before this returns ([`DURABLE`]): a transaction with an
+    /// id commits with a flush (`synchronous_commit` on), and the WAL is flushed in order, so it flushes the write
+    /// transaction committed just before it too.
     ///
     /// Why not flush inside the write transaction: every write transaction holds the one write
     /// lock until it commits (event ids commit in id order), so a flush inside it would make
