@@ -60,9 +60,6 @@ use super::{EventKind, Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::EventView;
 
-/// See `PgStore::tx`: a transaction that only takes an id, committed with a flush.
-const DURABLE: &str = "BEGIN; SELECT pg_current_xact_id(); COMMIT";
-
 /// The key of the advisory lock every write transaction takes first (see the module docs).
 /// "board" in ASCII; any constant shared by all hosts does.
 const WRITE_LOCK: i64 = 0x0062_6F61_7264;
@@ -340,17 +337,6 @@ impl PgStore {
     /// Runs `f` in one write transaction (a savepoint inside an open one) that first takes
     /// the write lock; commits on `Ok`, rolls back on `Err`. Deadlocks and serialization
     /// failures of an outermost transaction are retried.
-    ///
-    /// Every commit is made durable before this returns ([`DURABLE`]): a transaction with an
-    /// id commits with a flush (`synchronous_commit` on), and the WAL is flushed in order, so it flushes the write
-    /// transaction committed just before it too.
-    ///
-    /// Why not flush inside the write transaction: every write transaction holds the one write
-    /// lock until it commits (event ids commit in id order), so a flush inside it would make
-    /// every board wait for every other board's disk flush in turn. Committed without the
-    /// flush (`synchronous_commit = off` for that transaction only) and flushed after the lock
-    /// is released, the flushes of several boards overlap (group commit). The answer is sent
-    /// only after this returns, so nothing acknowledged is lost in a crash.
     fn tx<T>(
         &mut self,
         mut f: impl FnMut(&mut Conn, &mut Events) -> BoardResult<T>,
@@ -379,10 +365,7 @@ impl PgStore {
         let depth = self.depth;
         let (begin, commit, rollback) = if depth == 0 {
             (
-                format!(
-                    "BEGIN; SET LOCAL synchronous_commit = off; \
-                     SELECT pg_advisory_xact_lock({WRITE_LOCK})"
-                ),
+                format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"),
                 "COMMIT".to_string(),
                 "ROLLBACK".to_string(),
             )
@@ -404,10 +387,7 @@ impl PgStore {
                 .and_then(|()| self.apply_clock(c))
                 .and_then(|()| f(c, &mut events));
             match r {
-                Ok(out) => c
-                    .batch(&commit)
-                    .and_then(|()| if depth == 0 { c.batch(DURABLE) } else { Ok(()) })
-                    .map(|()| (out, events)),
+                Ok(out) => c.batch(&commit).map(|()| (out, events)),
                 Err(e) => {
                     // Best effort: a lost connection has rolled back already.
                     let _ = c.batch(&rollback);
