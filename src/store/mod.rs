@@ -20,14 +20,19 @@ mod holder_writes;
 mod hosts;
 pub mod identity;
 mod import;
+mod import_rules;
 mod lapse;
+mod message_rules;
 mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
 pub mod pg;
+mod refusal;
 mod refusals;
+mod session_rules;
 mod sessions;
+mod task_rules;
 mod tasks;
 mod terminal;
 #[cfg(test)]
