@@ -18,6 +18,15 @@ pub fn s(v: &Value) -> String {
 
 pub use crate::proto::countdown;
 
+/// The task ids of a JSON array as people read them (`#3`, `#12`); empty for anything else.
+fn task_refs(ids: &Value) -> Vec<String> {
+    ids.as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| format!("#{x}"))
+        .collect()
+}
+
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {
     let state = t["state"].as_str().unwrap_or("?");
@@ -29,13 +38,7 @@ pub fn task_line(t: &Value) -> String {
             countdown(t["expires_in_ms"].as_i64().unwrap_or(0))
         ),
         Ok(TaskState::Open) if t["ready"].as_bool() == Some(false) => {
-            let waits: Vec<String> = t["blocked_by"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|x| format!("#{x}"))
-                .collect();
-            format!("blocked by {}", waits.join(" "))
+            format!("blocked by {}", task_refs(&t["blocked_by"]).join(" "))
         }
         Ok(TaskState::Open) => ListState::Ready.to_string(),
         Ok(TaskState::Done) => format!("done by {}", s(&t["done_by"])),
@@ -233,12 +236,7 @@ fn human_result(method: &str, v: &Value) -> String {
             }
             list.iter()
                 .map(|a| {
-                    let claims: Vec<String> = a["claims"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|x| format!("#{x}"))
-                        .collect();
+                    let claims = task_refs(&a["claims"]);
                     let mut line = format!(
                         "{:<16} {:<8} pid {:<8} claims {}",
                         s(&a["id"]),
