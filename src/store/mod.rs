@@ -16,6 +16,7 @@ mod sql;
 mod api;
 mod claims;
 mod events;
+mod holder_rules;
 mod holder_writes;
 mod hosts;
 pub mod identity;

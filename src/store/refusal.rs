@@ -214,3 +214,26 @@ pub(crate) fn force_refused(task: i64, given: Option<i64>, facts: TaskFacts) -> 
         .with("state", state.as_str())
         .with("generation", current)
 }
+
+/// `lapsed` for a renewal by `agent` that found no live claim because it lost `lost` (claims
+/// ended without its asking, not yet told): names each task and how its claim ended.
+pub(crate) fn lost_claims(agent: &str, lost: &[crate::store::LostClaim]) -> BoardError {
+    let list = lost
+        .iter()
+        .map(|l| format!("task {} ({})", l.task, l.end))
+        .collect::<Vec<_>>()
+        .join(", ");
+    BoardError::new(
+        ErrorKind::Lapsed,
+        format!("agent session {agent} holds no live claim; it lost {list}"),
+    )
+    .with("lost", serde_json::to_value(lost).unwrap_or_default())
+}
+
+/// `lapsed` for a `check` by `agent` naming no task, when it holds no live claim.
+pub(crate) fn holds_no_claim(agent: &str) -> BoardError {
+    BoardError::new(
+        ErrorKind::Lapsed,
+        format!("agent session {agent} holds no live claim"),
+    )
+}
