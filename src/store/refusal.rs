@@ -237,3 +237,78 @@ pub(crate) fn holds_no_claim(agent: &str) -> BoardError {
         format!("agent session {agent} holds no live claim"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(live: Option<(&str, i64)>, state: TaskState) -> TaskFacts {
+        TaskFacts {
+            state,
+            live: live.map(|(h, g)| (h.to_string(), g)),
+            current: live.map_or(3, |(_, g)| g),
+            done_by: None,
+        }
+    }
+
+    #[test]
+    fn a_stale_generation_of_the_live_holder_is_lapsed_and_names_both_generations() {
+        let e = write_refused(
+            "a",
+            7,
+            Some(1),
+            facts(Some(("a", 2)), TaskState::Claimed),
+            None,
+        );
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(
+            e.message,
+            "generation 1 is stale: task 7 is at generation 2"
+        );
+        assert_eq!(e.data["given_generation"], 1);
+        assert_eq!(e.data["generation"], 2);
+        assert_eq!(e.data["holder"], "a");
+    }
+
+    #[test]
+    fn an_ended_claim_says_when_and_why_and_who_holds_the_task_now() {
+        let mine = Some((1, Some("t0".to_string()), Some("expel".to_string())));
+        let e = write_refused(
+            "a",
+            7,
+            None,
+            facts(Some(("b", 2)), TaskState::Claimed),
+            mine,
+        );
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(
+            e.message,
+            "your claim on task 7 (generation 1) ended at t0: expel; \
+             task 7 is now held by b (generation 2)"
+        );
+        assert_eq!(e.data["end_reason"], "expel");
+        assert_eq!(e.data["holder"], "b");
+    }
+
+    #[test]
+    fn a_write_without_any_claim_on_a_done_task_names_who_finished_it() {
+        let mut f = facts(None, TaskState::Done);
+        f.done_by = Some("b".into());
+        let e = write_refused("a", 7, None, f, None);
+        assert_eq!(
+            e.message,
+            "you hold no claim on task 7; task 7 is done (by b)"
+        );
+        assert_eq!(e.data["holder"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_forced_release_at_another_generation_is_lapsed_and_an_unclaimed_one_a_conflict() {
+        let e = force_refused(7, Some(1), facts(Some(("b", 2)), TaskState::Claimed));
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(e.data["holder"], "b");
+        let e = force_refused(7, None, facts(None, TaskState::Open));
+        assert_eq!(e.kind, ErrorKind::Conflict);
+        assert_eq!(e.message, "task 7 is open, not claimed: nothing to release");
+    }
+}
