@@ -5,10 +5,11 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::lapse::lapse_expired;
+use super::refusal;
 use super::refusals::{explain_claim_refusal, explain_write_refusal};
 use super::tasks::task_view;
 use super::*;
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardResult, ErrorKind};
 
 impl SqliteStore {
     // ----- claims -----------------------------------------------------------------------------
@@ -186,16 +187,7 @@ impl SqliteStore {
         if claims.is_empty() {
             let lost = self.take_lost(agent)?;
             if !lost.is_empty() {
-                let list = lost
-                    .iter()
-                    .map(|l| format!("task {} ({})", l.task, l.end))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(BoardError::new(
-                    ErrorKind::Lapsed,
-                    format!("agent session {agent} holds no live claim; it lost {list}"),
-                )
-                .with("lost", serde_json::to_value(&lost).unwrap_or_default()));
+                return Err(refusal::lost_claims(agent, &lost));
             }
             let last: Option<(i64, i64)> = self
                 .conn
@@ -288,10 +280,7 @@ impl SqliteStore {
                     generation.map(i64::from),
                 )?)
             }
-            (None, None) => Err(BoardError::new(
-                ErrorKind::Lapsed,
-                format!("agent session {agent} holds no live claim"),
-            )),
+            (None, None) => Err(refusal::holds_no_claim(agent)),
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::holder_rules;
 use super::lapse::{lapse_expired, reopen};
 use super::refusals::{explain_force_refusal, explain_write_refusal};
 use super::tasks::{insert_note, task_view};
@@ -20,9 +21,7 @@ impl SqliteStore {
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(DoneOutcome, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
+        holder_rules::check_note(note)?;
         self.tx_refusable(|tx, ev| {
             let ended = end_own_claim(
                 tx,
@@ -93,9 +92,7 @@ impl SqliteStore {
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
+        holder_rules::check_note(note)?;
         self.tx_refusable(|tx, ev| {
             let (generation, holder) = match agent {
                 Some(agent) => {
@@ -144,10 +141,7 @@ impl SqliteStore {
             if let Some(n) = note {
                 insert_note(tx, task.0, author, Some(generation.0), n)?;
             }
-            let reason = match agent {
-                Some(_) => "released by holder".to_string(),
-                None => format!("force-released by operator (held by {holder})"),
-            };
+            let reason = holder_rules::release_reason(agent.is_none(), &holder);
             emit(
                 tx,
                 ev,

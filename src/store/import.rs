@@ -5,12 +5,9 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::tasks::{current_goal, set_deps};
-use super::{
-    agent_opt, check_text, emit, now_wall, EventKind, Events, SqliteStore, TaskState, MAX_TEXT,
-    MAX_TITLE,
-};
+use super::{agent_opt, emit, import_rules, now_wall, EventKind, Events, SqliteStore, TaskState};
 use crate::proto::backlog::Backlog;
-use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::error::BoardResult;
 
 /// What an import created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,17 +26,7 @@ impl SqliteStore {
         backlog: &Backlog,
         by: &str,
     ) -> BoardResult<(Imported, Events)> {
-        backlog
-            .check()
-            .map_err(|e| BoardError::invalid(e.to_string()))?;
-        for t in &backlog.tasks {
-            let name = |what: &str| format!("{what} of task {:?}", short(&t.key));
-            check_text(&name("title"), &t.title, MAX_TITLE, false)?;
-            check_text(&name("body"), &t.body, MAX_TEXT, true)?;
-        }
-        if let Some(g) = &backlog.goal {
-            check_text("goal", g, MAX_TEXT, false)?;
-        }
+        import_rules::check_backlog(backlog)?;
         self.tx(|tx, ev| {
             let now = now_wall();
             let mut ids: HashMap<&str, i64> = HashMap::new();
@@ -74,9 +61,8 @@ impl SqliteStore {
                     &t.title,
                 )?;
             }
-            for t in &backlog.tasks {
-                let after: Vec<i64> = t.after.iter().map(|k| ids[k.as_str()]).collect();
-                set_deps(tx, ids[t.key.as_str()], &after)?;
+            for (id, after) in import_rules::resolved_deps(backlog, &ids)? {
+                set_deps(tx, id, &after)?;
             }
             let mut goal_set = false;
             if let Some(g) = &backlog.goal {
@@ -97,8 +83,4 @@ impl SqliteStore {
             })
         })
     }
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(64).collect()
 }

@@ -7,10 +7,18 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::*;
 use crate::proto::error::BoardResult;
 
+/// The end reason of a claim the sweep lapsed: its lease of `lease_ms` was not renewed.
+pub(crate) fn due_reason(lease_ms: i64) -> String {
+    format!("lease expired (not renewed for {})", fmt_ms(lease_ms))
+}
+
+/// The end reason of an expired claim lapsed by a later call on its task (before the sweep).
+pub(crate) const FOUND_LATE: &str = "lease expired (not renewed in time; found by a later call)";
+
 impl SqliteStore {
     pub(super) fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
-            let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
+            let reason = due_reason(lease_ms);
             let ended = {
                 let mut st = tx.prepare(concat!(
                     "UPDATE claims SET ended_at = ?2, end_kind = ",
@@ -157,7 +165,7 @@ pub(super) fn lapse_expired(
     now_ms: i64,
     told: bool,
 ) -> BoardResult<Option<(String, i64)>> {
-    let reason = "lease expired (not renewed in time; found by a later call)";
+    let reason = FOUND_LATE;
     let ended: Option<(String, i64)> = tx
         .query_row(
             concat!(

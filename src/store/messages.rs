@@ -2,8 +2,9 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use super::message_rules;
 use super::{check_text, emit, now_wall, EventKind, Events, SqliteStore, MAX_TEXT, OPERATOR};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::MessageView;
 
 /// Answer of a successful `send`.
@@ -46,17 +47,9 @@ impl SqliteStore {
                 let ids: Vec<String> = st
                     .query_map([to], |r| r.get(0))?
                     .collect::<Result<_, _>>()?;
-                match ids.as_slice() {
-                    [] => return Err(no_recipient(tx, to)?),
-                    [one] => one.clone(),
-                    [first, ..] if first == to => first.clone(),
-                    several => {
-                        return Err(BoardError::usage(format!(
-                        "{} live agent sessions are named {to:?} ({}): send to one of these ids",
-                        several.len(),
-                        several.join(", ")
-                    )))
-                    }
+                match message_rules::pick_recipient(to, &ids)? {
+                    Some(id) => id,
+                    None => return Err(no_recipient(tx, to)?),
                 }
             };
             let sent_at = now_wall();
@@ -66,17 +59,9 @@ impl SqliteStore {
                 params![from, recipient, text, sent_at, answer],
                 |r| r.get(0),
             )?;
-            let sender_agent = (from != OPERATOR).then_some(from);
+            let (about, said) = message_rules::message_event(from, &recipient, text);
+            emit(tx, ev, EventKind::Message, None, about, None, &said)?;
             let to_agent = (recipient != OPERATOR).then_some(recipient.as_str());
-            emit(
-                tx,
-                ev,
-                EventKind::Message,
-                None,
-                to_agent.or(sender_agent),
-                None,
-                &format!("{from} → {recipient}: {text}"),
-            )?;
             let ended_wait = answer
                 && to_agent.is_some()
                 && tx.execute(
@@ -147,22 +132,12 @@ impl SqliteStore {
         let senders: Vec<String> = st
             .query_map([recipient], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        let mut from: Vec<String> = Vec::new();
-        for s in &senders {
-            if !from.contains(s) {
-                from.push(s.clone());
-            }
-        }
-        Ok(Unread {
-            count: senders.len() as i64,
-            from,
-        })
+        Ok(message_rules::unread_of(senders))
     }
 }
 
 /// Why `to` names no live session: it ended (say when), or it never existed.
 fn no_recipient(tx: &rusqlite::Connection, to: &str) -> BoardResult<BoardError> {
-    let shown: String = to.chars().take(64).collect();
     let ended: Option<(String, Option<String>)> = tx
         .query_row(
             "SELECT ended_at, end_reason FROM sessions
@@ -172,17 +147,5 @@ fn no_recipient(tx: &rusqlite::Connection, to: &str) -> BoardResult<BoardError> 
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    Ok(match ended {
-        Some((at, reason)) => BoardError::new(
-            ErrorKind::NotFound,
-            format!(
-                "agent session {shown:?} ended at {at} ({}); nobody reads its messages",
-                reason.unwrap_or_default()
-            ),
-        ),
-        None => BoardError::not_found(format!(
-            "no live agent session {shown:?} (`board agents` lists them)"
-        )),
-    }
-    .with("to", shown))
+    Ok(message_rules::no_recipient(to, ended))
 }

@@ -16,18 +16,24 @@ mod sql;
 mod api;
 mod claims;
 mod events;
+mod holder_rules;
 mod holder_writes;
 mod hosts;
 pub mod identity;
 mod import;
+mod import_rules;
 mod lapse;
+mod message_rules;
 mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
 pub mod pg;
+mod refusal;
 mod refusals;
+mod session_rules;
 mod sessions;
+mod task_rules;
 mod tasks;
 mod terminal;
 #[cfg(test)]

@@ -54,18 +54,10 @@ impl SqliteStore {
             return Ok(decode(&saved));
         }
         let answer = op(self);
-        let keep = match &answer {
-            Ok(_) => true,
-            Err(e) => !matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable),
-        };
-        if keep {
-            let saved = match &answer {
-                Ok(v) => json!({ "result": v }),
-                Err(e) => json!({ "error": e.to_json() }),
-            };
+        if let Some(saved) = encode(&answer) {
             self.conn.execute(
                 "INSERT INTO op_results (identity, op_id, response, at) VALUES (?1, ?2, ?3, ?4)",
-                params![identity, op_id, saved.to_string(), now_wall()],
+                params![identity, op_id, saved, now_wall()],
             )?;
         }
         Ok(answer)
@@ -126,6 +118,21 @@ fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<
         .optional()?)
 }
 
+/// The answer to keep for retries, as stored (`{"result": …}` or `{"error": …}`); `None` for
+/// an `internal` or `unavailable` refusal, which a retry should run again rather than repeat.
+pub(super) fn encode(answer: &Answer) -> Option<String> {
+    let saved = match answer {
+        Ok(v) => json!({ "result": v }),
+        Err(e) if matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable) => return None,
+        Err(e) => json!({ "error": e.to_json() }),
+    };
+    Some(saved.to_string())
+}
+
+/// A kept answer (see [`encode`]) as the operation gave it.
+///
+/// # Errors
+/// `internal` when the stored text is not JSON.
 pub(super) fn decode(saved: &str) -> Answer {
     let v: Value = serde_json::from_str(saved)
         .map_err(|e| BoardError::internal(format!("a saved op answer is not JSON: {e}")))?;

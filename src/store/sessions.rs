@@ -3,8 +3,9 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::lapse::reopen;
+use super::session_rules;
 use super::*;
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::SessionView;
 
 impl SqliteStore {
@@ -22,12 +23,7 @@ impl SqliteStore {
         let base = session_base_name(name)?;
         self.tx(|tx, ev| {
             let now = now_wall();
-            for n in 1..10_000 {
-                let id = if n == 1 {
-                    base.clone()
-                } else {
-                    format!("{base}-{n}")
-                };
+            for id in session_rules::candidate_ids(&base) {
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
                                            launcher_start, started_at, branch, attention_ms)
@@ -58,9 +54,7 @@ impl SqliteStore {
                     return Ok(id);
                 }
             }
-            Err(BoardError::internal(format!(
-                "no free session id for {base:?}"
-            )))
+            Err(session_rules::no_free_id(&base))
         })
     }
 
@@ -87,10 +81,7 @@ impl SqliteStore {
             )?)
         })?;
         if n == 0 {
-            return Err(BoardError::new(
-                ErrorKind::Lapsed,
-                format!("agent session {id} has ended"),
-            ));
+            return Err(session_rules::attach_ended(id));
         }
         Ok(())
     }
@@ -266,10 +257,8 @@ impl SqliteStore {
             let started_at: String = r.get(6)?;
             let contacted: Option<String> = r.get(14)?;
             let attention_ms: Option<i64> = r.get(15)?;
-            let attention = match (&contacted, attention_ms) {
-                (None, Some(ms)) => needs_attention(&started_at, ms, now),
-                _ => None,
-            };
+            let attention =
+                session_rules::attention_of(&started_at, contacted.as_deref(), attention_ms, now);
             Ok(SessionView {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -296,23 +285,14 @@ impl SqliteStore {
         let mut out: Vec<SessionView> = rows.collect::<Result<_, _>>()?;
         for s in &mut out {
             // None from `state_of`: its process runs, and what it does decides.
-            let known = match (&s.ended_at, &s.waiting) {
-                (Some(_), _) => Some(AgentState::Gone),
-                (None, Some(_)) => Some(AgentState::Waiting),
-                (None, None) => match self.session(&s.id)? {
+            let known = match session_rules::known_state(s) {
+                Some(state) => Some(state),
+                None => match self.session(&s.id)? {
                     Some(row) => state_of(&row),
                     None => Some(AgentState::Gone),
                 },
             };
-            s.state = match known {
-                Some(state) => {
-                    s.attention = None;
-                    state
-                }
-                None if s.attention.is_some() => AgentState::NeedsAttention,
-                None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
-                None => AgentState::Working,
-            };
+            session_rules::settle_state(s, known);
         }
         Ok(out)
     }
@@ -323,25 +303,13 @@ pub(super) const SESSION_ROW: &str =
     pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
 
 pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
-    let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
-        (Some(p), Some(s)) => Some((p as i32, s as u64)),
-        _ => None,
-    };
-    let pane = match (
-        r.get::<_, Option<String>>(7)?,
-        r.get::<_, Option<i64>>(8)?,
-        r.get::<_, Option<i64>>(9)?,
-    ) {
-        (Some(id), Some(p), Some(s)) => Some((id, p as i32, s as u64)),
-        _ => None,
-    };
     Ok(SessionRow {
         id: r.get(0)?,
         token_hash: r.get(1)?,
         boot_id: r.get(2)?,
-        launcher: pair(r.get(3)?, r.get(4)?),
-        agent: pair(r.get(5)?, r.get(6)?),
-        pane,
+        launcher: session_rules::pid_pair(r.get(3)?, r.get(4)?),
+        agent: session_rules::pid_pair(r.get(5)?, r.get(6)?),
+        pane: session_rules::pane_triple(r.get(7)?, r.get(8)?, r.get(9)?),
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
         idle_since: r.get(12)?,

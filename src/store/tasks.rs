@@ -4,8 +4,9 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::lapse::end_live_claims_of_task;
+use super::task_rules;
 use super::*;
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{GoalView, NoteView, TaskView};
 
 impl SqliteStore {
@@ -38,8 +39,7 @@ impl SqliteStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        check_text("title", title, MAX_TITLE, false)?;
-        check_text("body", body, MAX_TEXT, true)?;
+        task_rules::check_task_text(Some(title), Some(body))?;
         self.tx(|tx, ev| {
             let now = now_wall();
             tx.execute(
@@ -65,12 +65,7 @@ impl SqliteStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        if let Some(t) = title {
-            check_text("title", t, MAX_TITLE, false)?;
-        }
-        if let Some(b) = body {
-            check_text("body", b, MAX_TEXT, true)?;
-        }
+        task_rules::check_task_text(title, body)?;
         self.tx(|tx, ev| {
             let n = tx.execute(
                 "UPDATE tasks SET title = COALESCE(?2, title), body = COALESCE(?3, body),
@@ -115,12 +110,7 @@ impl SqliteStore {
                 params![id, now_wall()],
             )?;
             if n == 0 {
-                let state = task_state(tx, id)?;
-                return Err(BoardError::new(
-                    ErrorKind::Conflict,
-                    format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
-                )
-                .with("state", state.as_str()));
+                return Err(task_rules::not_cancellable(id, task_state(tx, id)?));
             }
             end_live_claims_of_task(tx, ev, id, ClaimEnd::Cancel, "task cancelled")?;
             emit(
@@ -151,39 +141,14 @@ impl SqliteStore {
         limit: Option<i64>,
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
-        // SQL filters by stored state; `ready` and `blocked` are open tasks told apart by their
-        // dependencies, which are known only once the views are built.
-        let by_readiness = states.is_some_and(|s| {
-            s.iter()
-                .any(|x| matches!(x, ListState::Ready | ListState::Blocked))
-        });
-        let stored: Option<Vec<TaskState>> = states.map(|s| s.iter().map(|x| x.stored()).collect());
-        // One row more than asked tells whether another page follows.
-        let ask = limit.map(|l| l.saturating_add(1)).unwrap_or(-1);
+        let ask = task_rules::page_ask(states, limit);
         let pick = Pick::Page {
-            states: stored.as_deref(),
+            states: ask.stored.as_deref(),
             after: after.0,
-            limit: ask,
+            limit: ask.rows.unwrap_or(-1),
         };
-        let mut views = task_views(&self.conn, pick, now_ms)?;
-        let next = match limit {
-            Some(l) if views.len() as i64 > l => {
-                views.truncate(usize::try_from(l).unwrap_or(usize::MAX));
-                views.last().map(|v| v.id)
-            }
-            _ => None,
-        };
-        if let (true, Some(s)) = (by_readiness, states) {
-            let wanted = |t: &TaskView, s: ListState| match s {
-                ListState::Ready => t.ready,
-                ListState::Blocked => t.state == TaskState::Open && !t.ready,
-                other => t.state == other.stored(),
-            };
-            // The cursor stays the last task looked at, so a page thinned by this filter (even
-            // to nothing) still moves the cursor on.
-            views.retain(|t| s.iter().any(|x| wanted(t, *x)));
-        }
-        Ok((views, next))
+        let views = task_views(&self.conn, pick, now_ms)?;
+        Ok(task_rules::finish_page(views, states, limit))
     }
 
     pub(super) fn ready_tasks(
@@ -248,11 +213,7 @@ pub(super) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
 
 pub(super) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<()> {
     for &a in after {
-        if a == id {
-            return Err(BoardError::invalid(format!(
-                "task {id} cannot wait for itself"
-            )));
-        }
+        task_rules::check_not_self(id, a)?;
         task_state(tx, a)?;
         // Adding id → a closes a cycle when a already (transitively) waits for id.
         let cycle: bool = tx.query_row(
@@ -261,11 +222,7 @@ pub(super) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<(
             params![a, id],
             |r| r.get(0),
         )?;
-        if cycle {
-            return Err(BoardError::invalid(format!(
-                "task {id} cannot wait for task {a}: task {a} already waits for task {id}"
-            )));
-        }
+        task_rules::check_no_cycle(id, a, cycle)?;
         tx.execute(
             "INSERT OR IGNORE INTO task_deps (task_id, after_id) VALUES (?1, ?2)",
             params![id, a],

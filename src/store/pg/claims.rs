@@ -6,8 +6,9 @@ use super::lapse::lapse_expired;
 use super::refusals::{explain_claim_refusal, explain_write_refusal};
 use super::tasks::task_view;
 use super::{col, word, Conn, PgStore};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardResult, ErrorKind};
 use crate::proto::EventView;
+use crate::store::refusal;
 use crate::store::{
     ClaimInfo, ClaimOutcome, EventKind, Events, Generation, LostClaim, TaskId, TaskState,
 };
@@ -203,16 +204,7 @@ impl PgStore {
         if claims.is_empty() {
             let lost = self.take_lost(agent)?;
             if !lost.is_empty() {
-                let list = lost
-                    .iter()
-                    .map(|l| format!("task {} ({})", l.task, l.end))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(BoardError::new(
-                    ErrorKind::Lapsed,
-                    format!("agent session {agent} holds no live claim; it lost {list}"),
-                )
-                .with("lost", serde_json::to_value(&lost).unwrap_or_default()));
+                return Err(refusal::lost_claims(agent, &lost));
             }
             let err = self.read(|c| {
                 let last = c.opt(
@@ -304,10 +296,7 @@ impl PgStore {
             match (found, task) {
                 (Some(r), _) => claim_info(&r),
                 (None, Some(t)) => Err(explain_write_refusal(c, agent, t, generation)?),
-                (None, None) => Err(BoardError::new(
-                    ErrorKind::Lapsed,
-                    format!("agent session {agent} holds no live claim"),
-                )),
+                (None, None) => Err(refusal::holds_no_claim(agent)),
             }
         })
     }

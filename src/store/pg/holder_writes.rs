@@ -9,6 +9,7 @@ use super::tasks::{insert_note, task_view};
 use super::{col, emit, task_state, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::{NoteView, TaskView};
+use crate::store::holder_rules;
 use crate::store::{
     check_text, ClaimEnd, DoneOutcome, EventKind, Events, Generation, TaskId, MAX_TEXT, OPERATOR,
 };
@@ -22,9 +23,7 @@ impl PgStore {
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(DoneOutcome, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
+        holder_rules::check_note(note)?;
         self.at(now_ms);
         let generation = generation.map(i64::from);
         self.refusable(|c, ev| {
@@ -93,9 +92,7 @@ impl PgStore {
         note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        if let Some(n) = note {
-            check_text("note", n, MAX_TEXT, false)?;
-        }
+        holder_rules::check_note(note)?;
         self.at(now_ms);
         let generation = generation.map(i64::from);
         self.refusable(|c, ev| {
@@ -136,10 +133,7 @@ impl PgStore {
             if let Some(n) = note {
                 insert_note(c, task.0, author, Some(generation), n)?;
             }
-            let reason = match agent {
-                Some(_) => "released by holder".to_string(),
-                None => format!("force-released by operator (held by {holder})"),
-            };
+            let reason = holder_rules::release_reason(agent.is_none(), &holder);
             emit(
                 c,
                 ev,

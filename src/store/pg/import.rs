@@ -5,10 +5,8 @@ use std::collections::HashMap;
 use super::tasks::{current_goal, set_deps};
 use super::{col, emit, PgStore};
 use crate::proto::backlog::Backlog;
-use crate::proto::error::{BoardError, BoardResult};
-use crate::store::{
-    agent_opt, check_text, EventKind, Events, Imported, TaskState, MAX_TEXT, MAX_TITLE,
-};
+use crate::proto::error::BoardResult;
+use crate::store::{agent_opt, import_rules, EventKind, Events, Imported, TaskState};
 
 impl PgStore {
     pub(in crate::store) fn import(
@@ -16,17 +14,7 @@ impl PgStore {
         backlog: &Backlog,
         by: &str,
     ) -> BoardResult<(Imported, Events)> {
-        backlog
-            .check()
-            .map_err(|e| BoardError::invalid(e.to_string()))?;
-        for t in &backlog.tasks {
-            let name = |what: &str| format!("{what} of task {:?}", short(&t.key));
-            check_text(&name("title"), &t.title, MAX_TITLE, false)?;
-            check_text(&name("body"), &t.body, MAX_TEXT, true)?;
-        }
-        if let Some(g) = &backlog.goal {
-            check_text("goal", g, MAX_TEXT, false)?;
-        }
+        import_rules::check_backlog(backlog)?;
         self.tx(|c, ev| {
             let mut ids: HashMap<&str, i64> = HashMap::new();
             let mut order = Vec::with_capacity(backlog.tasks.len());
@@ -61,9 +49,8 @@ impl PgStore {
                     &t.title,
                 )?;
             }
-            for t in &backlog.tasks {
-                let after: Vec<i64> = t.after.iter().map(|k| ids[k.as_str()]).collect();
-                set_deps(c, ids[t.key.as_str()], &after)?;
+            for (id, after) in import_rules::resolved_deps(backlog, &ids)? {
+                set_deps(c, id, &after)?;
             }
             let mut goal_set = false;
             if let Some(g) = &backlog.goal {
@@ -84,8 +71,4 @@ impl PgStore {
             })
         })
     }
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(64).collect()
 }

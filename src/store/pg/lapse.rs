@@ -4,7 +4,8 @@
 
 use super::{col, emit, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
-use crate::store::{fmt_ms, ClaimEnd, EventKind, Events};
+use crate::store::lapse::{due_reason, FOUND_LATE};
+use crate::store::{ClaimEnd, EventKind, Events};
 
 impl PgStore {
     /// One statement: ends every live claim whose expiry passed on the server's clock, reopens
@@ -15,7 +16,7 @@ impl PgStore {
         lease_ms: i64,
     ) -> BoardResult<Events> {
         self.at(now_ms);
-        let reason = format!("lease expired (not renewed for {})", fmt_ms(lease_ms));
+        let reason = due_reason(lease_ms);
         let (_, ev) = self.tx(|c, ev| {
             let rows = c.rows(
                 concat!(
@@ -157,7 +158,7 @@ pub(super) fn lapse_expired(
     holder: Option<&str>,
     told: bool,
 ) -> BoardResult<Option<(String, i64)>> {
-    let reason = "lease expired (not renewed in time; found by a later call)";
+    let reason = FOUND_LATE;
     let ended = c.opt(
         concat!(
             "UPDATE claims SET ended_at = board_wall(), end_kind = ",

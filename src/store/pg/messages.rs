@@ -1,8 +1,9 @@
 //! Messages between agent sessions and operators (PostgreSQL; see `store::messages`).
 
 use super::{col, emit, Conn, PgStore};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::MessageView;
+use crate::store::message_rules;
 use crate::store::{check_text, EventKind, Events, Sent, Unread, MAX_TEXT, OPERATOR};
 
 impl PgStore {
@@ -27,17 +28,9 @@ impl PgStore {
                     .iter()
                     .map(|r| col(r, 0))
                     .collect::<BoardResult<_>>()?;
-                match ids.as_slice() {
-                    [] => return Err(no_recipient(c, to)?),
-                    [one] => one.clone(),
-                    [first, ..] if first == to => first.clone(),
-                    several => {
-                        return Err(BoardError::usage(format!(
-                        "{} live agent sessions are named {to:?} ({}): send to one of these ids",
-                        several.len(),
-                        several.join(", ")
-                    )))
-                    }
+                match message_rules::pick_recipient(to, &ids)? {
+                    Some(id) => id,
+                    None => return Err(no_recipient(c, to)?),
                 }
             };
             let r = c.one(
@@ -46,17 +39,9 @@ impl PgStore {
                 &[&from, &recipient, &text, &answer],
             )?;
             let (id, sent_at): (i64, String) = (col(&r, 0)?, col(&r, 1)?);
-            let sender_agent = (from != OPERATOR).then_some(from);
+            let (about, said) = message_rules::message_event(from, &recipient, text);
+            emit(c, ev, EventKind::Message, None, about, None, &said)?;
             let to_agent = (recipient != OPERATOR).then_some(recipient.as_str());
-            emit(
-                c,
-                ev,
-                EventKind::Message,
-                None,
-                to_agent.or(sender_agent),
-                None,
-                &format!("{from} → {recipient}: {text}"),
-            )?;
             let ended_wait = answer
                 && to_agent.is_some()
                 && c.exec(
@@ -129,42 +114,20 @@ impl PgStore {
             .map(|r| col(r, 0))
             .collect()
         })?;
-        let mut from: Vec<String> = Vec::new();
-        for s in &senders {
-            if !from.contains(s) {
-                from.push(s.clone());
-            }
-        }
-        Ok(Unread {
-            count: senders.len() as i64,
-            from,
-        })
+        Ok(message_rules::unread_of(senders))
     }
 }
 
 /// Why `to` names no live session: it ended (say when), or it never existed.
 fn no_recipient(c: &mut Conn, to: &str) -> BoardResult<BoardError> {
-    let shown: String = to.chars().take(64).collect();
     let ended = c.opt(
         "SELECT ended_at, end_reason FROM sessions
          WHERE (id = $1 OR name = $1) AND ended_at IS NOT NULL
          ORDER BY started_at DESC LIMIT 1",
         &[&to],
     )?;
-    Ok(match ended {
-        Some(r) => {
-            let (at, reason): (String, Option<String>) = (col(&r, 0)?, col(&r, 1)?);
-            BoardError::new(
-                ErrorKind::NotFound,
-                format!(
-                    "agent session {shown:?} ended at {at} ({}); nobody reads its messages",
-                    reason.unwrap_or_default()
-                ),
-            )
-        }
-        None => BoardError::not_found(format!(
-            "no live agent session {shown:?} (`board agents` lists them)"
-        )),
-    }
-    .with("to", shown))
+    let ended = ended
+        .map(|r| Ok::<_, BoardError>((col(&r, 0)?, col(&r, 1)?)))
+        .transpose()?;
+    Ok(message_rules::no_recipient(to, ended))
 }

@@ -3,11 +3,9 @@
 //! so two racing attempts with one `op_id` (from boards of two hosts, even) are serialized and
 //! the second finds the first one's answer. Each store step inside is a savepoint.
 
-use serde_json::json;
-
 use super::{col, Conn, PgStore, WRITE_LOCK};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::store::op_results::{decode, Answer};
+use crate::proto::error::{BoardError, BoardResult};
+use crate::store::op_results::{decode, encode, Answer};
 use crate::store::Store;
 
 impl PgStore {
@@ -56,20 +54,12 @@ impl PgStore {
             return Ok(decode(&saved));
         }
         let answer = op(self);
-        let keep = match &answer {
-            Ok(_) => true,
-            Err(e) => !matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable),
-        };
-        if keep {
-            let saved = match &answer {
-                Ok(v) => json!({ "result": v }),
-                Err(e) => json!({ "error": e.to_json() }),
-            };
+        if let Some(saved) = encode(&answer) {
             self.read(|c| {
                 c.exec(
                     "INSERT INTO op_results (identity, op_id, response, at)
                      VALUES ($1, $2, $3, board_wall())",
-                    &[&identity, &op_id, &saved.to_string()],
+                    &[&identity, &op_id, &saved],
                 )
             })?;
         }

@@ -4,9 +4,10 @@
 
 use super::lapse::reopen;
 use super::{col, emit, Conn, PgStore};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
-use crate::store::sessions::{needs_attention, session_base_name};
+use crate::store::session_rules;
+use crate::store::sessions::session_base_name;
 use crate::store::{check_text, AgentState, EventKind, Events, SessionRow, MAX_TEXT};
 
 /// The columns of a [`SessionRow`], in [`session_row`]'s order.
@@ -35,12 +36,7 @@ impl PgStore {
         let launcher_pid = launcher.map(|l| i64::from(l.0));
         let launcher_start = launcher.map(|l| l.1 as i64);
         self.tx(|c, ev| {
-            for n in 1..10_000 {
-                let id = if n == 1 {
-                    base.clone()
-                } else {
-                    format!("{base}-{n}")
-                };
+            for id in session_rules::candidate_ids(&base) {
                 let inserted = c.exec(
                     "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
                                            launcher_start, started_at, branch, attention_ms)
@@ -71,9 +67,7 @@ impl PgStore {
                     return Ok(id);
                 }
             }
-            Err(BoardError::internal(format!(
-                "no free session id for {base:?}"
-            )))
+            Err(session_rules::no_free_id(&base))
         })
     }
 
@@ -100,10 +94,7 @@ impl PgStore {
             )
         })?;
         if n == 0 {
-            return Err(BoardError::new(
-                ErrorKind::Lapsed,
-                format!("agent session {id} has ended"),
-            ));
+            return Err(session_rules::attach_ended(id));
         }
         Ok(())
     }
@@ -297,10 +288,8 @@ impl PgStore {
             let contacted: Option<String> = col(r, 14)?;
             let attention_ms: Option<i64> = col(r, 15)?;
             let host: String = col(r, 16)?;
-            let attention = match (&contacted, attention_ms) {
-                (None, Some(ms)) => needs_attention(&started_at, ms, now),
-                _ => None,
-            };
+            let attention =
+                session_rules::attention_of(&started_at, contacted.as_deref(), attention_ms, now);
             let mut s = SessionView {
                 id: col(r, 0)?,
                 name: col(r, 1)?,
@@ -321,24 +310,15 @@ impl PgStore {
                 state: AgentState::Starting,
                 host: Some(host.clone()),
             };
-            let known = match (&s.ended_at, &s.waiting) {
-                (Some(_), _) => Some(AgentState::Gone),
-                (None, Some(_)) => Some(AgentState::Waiting),
-                (None, None) if host == self.host => match self.session(&s.id)? {
+            let known = match session_rules::known_state(&s) {
+                Some(state) => Some(state),
+                None if host == self.host => match self.session(&s.id)? {
                     Some(row) => state_of(&row),
                     None => Some(AgentState::Gone),
                 },
-                (None, None) => None,
+                None => None,
             };
-            s.state = match known {
-                Some(state) => {
-                    s.attention = None;
-                    state
-                }
-                None if s.attention.is_some() => AgentState::NeedsAttention,
-                None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
-                None => AgentState::Working,
-            };
+            session_rules::settle_state(&mut s, known);
             out.push(s);
         }
         Ok(out)
@@ -351,25 +331,13 @@ fn one_session(c: &mut Conn, id: &str) -> BoardResult<Option<SessionRow>> {
 }
 
 fn session_row(r: &postgres::Row) -> BoardResult<SessionRow> {
-    let pair = |p: Option<i64>, s: Option<i64>| match (p, s) {
-        (Some(p), Some(s)) => Some((p as i32, s as u64)),
-        _ => None,
-    };
-    let pane = match (
-        col::<Option<String>>(r, 7)?,
-        col::<Option<i64>>(r, 8)?,
-        col::<Option<i64>>(r, 9)?,
-    ) {
-        (Some(id), Some(p), Some(s)) => Some((id, p as i32, s as u64)),
-        _ => None,
-    };
     Ok(SessionRow {
         id: col(r, 0)?,
         token_hash: col(r, 1)?,
         boot_id: col(r, 2)?,
-        launcher: pair(col(r, 3)?, col(r, 4)?),
-        agent: pair(col(r, 5)?, col(r, 6)?),
-        pane,
+        launcher: session_rules::pid_pair(col(r, 3)?, col(r, 4)?),
+        agent: session_rules::pid_pair(col(r, 5)?, col(r, 6)?),
+        pane: session_rules::pane_triple(col(r, 7)?, col(r, 8)?, col(r, 9)?),
         waiting: col(r, 10)?,
         ended_at: col(r, 11)?,
         idle_since: col(r, 12)?,

@@ -3,11 +3,12 @@
 
 use super::lapse::end_live_claims_of_task;
 use super::{col, emit, task_state, word, Conn, PgStore};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{GoalView, NoteView, TaskView};
+use crate::store::task_rules;
 use crate::store::{
     agent_opt, check_text, task_not_found, ClaimEnd, EventKind, Events, ListState, TaskId,
-    TaskState, MAX_TEXT, MAX_TITLE,
+    TaskState, MAX_TEXT,
 };
 
 impl PgStore {
@@ -40,8 +41,7 @@ impl PgStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        check_text("title", title, MAX_TITLE, false)?;
-        check_text("body", body, MAX_TEXT, true)?;
+        task_rules::check_task_text(Some(title), Some(body))?;
         self.at(now_ms);
         self.tx(|c, ev| {
             let r = c.one(
@@ -67,12 +67,7 @@ impl PgStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        if let Some(t) = title {
-            check_text("title", t, MAX_TITLE, false)?;
-        }
-        if let Some(b) = body {
-            check_text("body", b, MAX_TEXT, true)?;
-        }
+        task_rules::check_task_text(title, body)?;
         self.at(now_ms);
         self.tx(|c, ev| {
             let n = c.exec(
@@ -119,12 +114,7 @@ impl PgStore {
                 &[&id],
             )?;
             if n == 0 {
-                let state = task_state(c, id)?;
-                return Err(BoardError::new(
-                    ErrorKind::Conflict,
-                    format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
-                )
-                .with("state", state.as_str()));
+                return Err(task_rules::not_cancellable(id, task_state(c, id)?));
             }
             end_live_claims_of_task(c, ev, id, ClaimEnd::Cancel, "task cancelled")?;
             emit(
@@ -156,34 +146,14 @@ impl PgStore {
         now_ms: i64,
     ) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
         self.at(now_ms);
-        let by_readiness = states.is_some_and(|s| {
-            s.iter()
-                .any(|x| matches!(x, ListState::Ready | ListState::Blocked))
-        });
-        let stored: Option<Vec<TaskState>> = states.map(|s| s.iter().map(|x| x.stored()).collect());
-        let ask = limit.map(|l| l.saturating_add(1));
+        let ask = task_rules::page_ask(states, limit);
         let pick = Pick::Page {
-            states: stored.as_deref(),
+            states: ask.stored.as_deref(),
             after: after.0,
-            limit: ask,
+            limit: ask.rows,
         };
-        let mut views = self.read(|c| task_views(c, pick))?;
-        let next = match limit {
-            Some(l) if views.len() as i64 > l => {
-                views.truncate(usize::try_from(l).unwrap_or(usize::MAX));
-                views.last().map(|v| v.id)
-            }
-            _ => None,
-        };
-        if let (true, Some(s)) = (by_readiness, states) {
-            let wanted = |t: &TaskView, s: ListState| match s {
-                ListState::Ready => t.ready,
-                ListState::Blocked => t.state == TaskState::Open && !t.ready,
-                other => t.state == other.stored(),
-            };
-            views.retain(|t| s.iter().any(|x| wanted(t, *x)));
-        }
-        Ok((views, next))
+        let views = self.read(|c| task_views(c, pick))?;
+        Ok(task_rules::finish_page(views, states, limit))
     }
 
     pub(in crate::store) fn ready_tasks(
@@ -251,11 +221,7 @@ pub(super) fn current_goal(c: &mut Conn) -> BoardResult<Option<GoalView>> {
 
 pub(super) fn set_deps(c: &mut Conn, id: i64, after: &[i64]) -> BoardResult<()> {
     for &a in after {
-        if a == id {
-            return Err(BoardError::invalid(format!(
-                "task {id} cannot wait for itself"
-            )));
-        }
+        task_rules::check_not_self(id, a)?;
         task_state(c, a)?;
         // Adding id → a closes a cycle when a already (transitively) waits for id.
         let r = c.one(
@@ -263,11 +229,7 @@ pub(super) fn set_deps(c: &mut Conn, id: i64, after: &[i64]) -> BoardResult<()> 
              SELECT EXISTS (SELECT 1 FROM up WHERE x = $2)",
             &[&a, &id],
         )?;
-        if col::<bool>(&r, 0)? {
-            return Err(BoardError::invalid(format!(
-                "task {id} cannot wait for task {a}: task {a} already waits for task {id}"
-            )));
-        }
+        task_rules::check_no_cycle(id, a, col::<bool>(&r, 0)?)?;
         c.exec(
             "INSERT INTO task_deps (task_id, after_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
             &[&id, &a],

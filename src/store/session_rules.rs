@@ -1,0 +1,92 @@
+//! The backend-independent rules of agent sessions: candidate ids, the refusals of a
+//! registration or an attachment, the parts of a [`SessionRow`], and how a listed session's
+//! state is decided. Pure: both stores call them with what they read.
+
+use std::time::SystemTime;
+
+use crate::proto::error::{BoardError, ErrorKind};
+use crate::proto::SessionView;
+use crate::store::sessions::needs_attention;
+use crate::store::AgentState;
+
+/// The ids tried, in order, for a session named `base`: `base`, then `base-2` … `base-9999`.
+pub(crate) fn candidate_ids(base: &str) -> impl Iterator<Item = String> + '_ {
+    (1..10_000).map(move |n| {
+        if n == 1 {
+            base.to_string()
+        } else {
+            format!("{base}-{n}")
+        }
+    })
+}
+
+/// `internal`: every candidate id of `base` is taken.
+pub(crate) fn no_free_id(base: &str) -> BoardError {
+    BoardError::internal(format!("no free session id for {base:?}"))
+}
+
+/// `lapsed`: the agent session `id` to attach processes to has ended.
+pub(crate) fn attach_ended(id: &str) -> BoardError {
+    BoardError::new(ErrorKind::Lapsed, format!("agent session {id} has ended"))
+}
+
+/// A process identity `(pid, start time in clock ticks)` from its two stored columns; `None`
+/// unless both are set.
+pub(crate) fn pid_pair(pid: Option<i64>, start: Option<i64>) -> Option<(i32, u64)> {
+    match (pid, start) {
+        (Some(p), Some(s)) => Some((p as i32, s as u64)),
+        _ => None,
+    }
+}
+
+/// A tmux pane `(pane id, pane pid, its start time)` from its three stored columns; `None`
+/// unless all are set.
+pub(crate) fn pane_triple(
+    id: Option<String>,
+    pid: Option<i64>,
+    start: Option<i64>,
+) -> Option<(String, i32, u64)> {
+    match (id, pid, start) {
+        (Some(id), Some(p), Some(s)) => Some((id, p as i32, s as u64)),
+        _ => None,
+    }
+}
+
+/// Why a session started at `started_at` (RFC 3339) needs attention at `now`: only while it
+/// was never contacted and has an `attention_ms` deadline (see `needs_attention`).
+pub(crate) fn attention_of(
+    started_at: &str,
+    contacted: Option<&str>,
+    attention_ms: Option<i64>,
+    now: SystemTime,
+) -> Option<String> {
+    match (contacted, attention_ms) {
+        (None, Some(ms)) => needs_attention(started_at, ms, now),
+        _ => None,
+    }
+}
+
+/// What a listed session's state is known to be before asking its processes: `gone` once
+/// ended, `waiting` while it asks a question; `None`: ask (`probe`).
+pub(crate) fn known_state(s: &SessionView) -> Option<AgentState> {
+    match (&s.ended_at, &s.waiting) {
+        (Some(_), _) => Some(AgentState::Gone),
+        (None, Some(_)) => Some(AgentState::Waiting),
+        (None, None) => None,
+    }
+}
+
+/// Sets `s.state` from `known` (its ended/waiting state or what its processes say). `None`
+/// means its process runs and what it does decides: needs attention, idle (idle or holding no
+/// claim) or working. A known state clears the attention reason.
+pub(crate) fn settle_state(s: &mut SessionView, known: Option<AgentState>) {
+    s.state = match known {
+        Some(state) => {
+            s.attention = None;
+            state
+        }
+        None if s.attention.is_some() => AgentState::NeedsAttention,
+        None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
+        None => AgentState::Working,
+    };
+}
