@@ -29,7 +29,7 @@ mod messages;
 mod model_tests;
 mod op_results;
 pub mod pg;
-mod refusal;
+pub(crate) mod refusal;
 mod refusals;
 mod session_rules;
 mod sessions;

@@ -24,6 +24,11 @@ pub(crate) enum ClaimFacts {
     Other(TaskState),
 }
 
+/// `task 7 is now held by b (generation 2)`: how every refusal names a task's current holder.
+pub(crate) fn now_held_by(task: i64, holder: &str, generation: i64) -> String {
+    format!("task {task} is now held by {holder} (generation {generation})")
+}
+
 /// `lapsed`: the claiming agent session has ended, with its stored end reason.
 pub(crate) fn session_ended(agent: &str, reason: Option<String>) -> BoardError {
     BoardError::new(
@@ -126,7 +131,7 @@ pub(crate) fn write_refused(
         done_by,
     } = facts;
     let now_held = match &live {
-        Some((h, g)) if h != agent => format!("task {task} is now held by {h} (generation {g})"),
+        Some((h, g)) if h != agent => now_held_by(task, h, *g),
         Some((_, g)) => format!("task {task} is at generation {g}"),
         None => match state {
             TaskState::Done => format!(

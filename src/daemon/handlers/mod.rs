@@ -331,8 +331,9 @@ fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardErr
         return e.with("task", task).with("generation", view.generation);
     };
     let message = format!(
-        "{}; task {task} is now held by {holder} (generation {})",
-        e.message, view.generation
+        "{}; {}",
+        e.message,
+        crate::store::refusal::now_held_by(task, &holder, view.generation)
     );
     BoardError { message, ..e }
         .with("task", task)
