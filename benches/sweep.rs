@@ -71,7 +71,7 @@ fn main() {
         ids.push(id);
     }
     let board = Arc::new(Board::new(
-        Box::new(store),
+        vec![Box::new(store)],
         Arc::new(BootClock),
         cfg,
         paths,

@@ -12,6 +12,7 @@ pub mod reload;
 pub mod server;
 pub mod state;
 pub mod status;
+pub mod store_pool;
 pub mod sweep;
 pub mod team;
 pub mod terminal;
@@ -74,16 +75,24 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let _lock = take_lock(lock_file, &paths)?;
     let _log_guard = init_logging(&paths)?;
     // Opened before the runtime starts: opening migrates, and nothing else runs yet.
-    let (store, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
+    let (stores, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
     let pidfd = crate::os::pidfd::supported();
-    let board = Arc::new(Board::new(store, clock, cfg, paths.clone(), boot_id, pidfd));
+    let connections = stores.len();
+    let board = Arc::new(Board::new(
+        stores,
+        clock,
+        cfg,
+        paths.clone(),
+        boot_id,
+        pidfd,
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        // Every request takes the one store lock, so more blocking threads add no speed on two
-        // cores; each one would keep its own malloc arena (and the memory of the largest answer
-        // it ever built) mapped.
-        .max_blocking_threads(4)
+        // Every request waits for one of the store's connections (one for the embedded file),
+        // so threads beyond those add no speed on two cores; each one would keep its own malloc
+        // arena (and the memory of the largest answer it ever built) mapped.
+        .max_blocking_threads(connections + 3)
         .enable_all()
         .build()?;
     let result = rt.block_on(run(Arc::clone(&board), paths.clone(), shared));
@@ -109,8 +118,8 @@ struct Shared {
     beat: hosts::Beat,
 }
 
-/// An opened store with the clock the board keeps its leases on.
-type Opened = (Box<dyn Store>, Arc<dyn Clock>, Option<Shared>);
+/// The opened stores (one connection each) with the clock the board keeps its leases on.
+type Opened = (Vec<Box<dyn Store>>, Arc<dyn Clock>, Option<Shared>);
 
 /// Opens the store `[store]` chooses, with the clock the board keeps its leases on: the lease
 /// clock for the embedded SQLite file; for a shared PostgreSQL store, the server's clock (see
@@ -124,15 +133,20 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
         StoreChoice::Sqlite => {
             let (store, opened) = SqliteStore::open_board(&paths.db, new_epoch)?;
             tracing::info!(?opened, db = %paths.db.display(), "store opened");
-            Ok((Box::new(store), Arc::new(BootClock), None))
+            Ok((vec![Box::new(store)], Arc::new(BootClock), None))
         }
         StoreChoice::Postgres {
             url,
             host,
             host_ttl_ms,
             heartbeat_ms,
+            connections,
         } => {
             let store = PgStore::connect(&url, &host, &paths.data_dir.join(PG_MARK))?;
+            let mut stores: Vec<Box<dyn Store>> = (1..connections)
+                .map(|_| Box::new(store.sibling()) as Box<dyn Store>)
+                .collect();
+            stores.push(Box::new(store));
             tracing::info!(url = %redact_url(&url), %host, "store opened");
             let clock = Arc::new(hosts::ServerClock::default());
             let shared = Shared {
@@ -143,7 +157,7 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
                     every_ms: heartbeat_ms,
                 },
             };
-            Ok((Box::new(store), clock, Some(shared)))
+            Ok((stores, clock, Some(shared)))
         }
     }
 }

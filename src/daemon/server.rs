@@ -19,6 +19,10 @@ use crate::proto::error::BoardError;
 use crate::proto::line::{read_line_async, Line};
 use crate::proto::{self, error_line, parse_request, result_line, Call, Id, MAX_LINE};
 
+/// How soon an event stream looks again at events held back behind a gap (see
+/// [`crate::store::Store::events_waiting`]): a gap usually closes within a commit's time.
+const GAP_RETRY: Duration = Duration::from_millis(5);
+
 /// The requests being answered, and whether the board is stopping (see the module docs).
 #[derive(Debug, Default)]
 pub struct InFlight {
@@ -188,9 +192,10 @@ async fn connection(
 
 /// Streams events in id order with no gaps: first those after `after` (or, without `after`,
 /// from the next event on), then each new one, until the client hangs up. Events are always
-/// read from the log by id ([`crate::daemon::events::EventBus`] only wakes the stream): the log
-/// is written by one connection in commit order, so reading past the last id sent can neither
-/// skip nor repeat an event, however the threads that committed them were scheduled.
+/// read from the log by id ([`crate::daemon::events::EventBus`] only wakes the stream), and the
+/// store answers only ids below which nothing can still commit ([`crate::store::Store::events`]), so reading
+/// past the last id sent can neither skip nor repeat an event, however the transactions that
+/// committed them were scheduled.
 async fn subscribe(
     board: Arc<Board>,
     mut wr: tokio::net::unix::OwnedWriteHalf,
@@ -240,8 +245,22 @@ async fn subscribe(
             wr.write_all(out.as_bytes()).await?;
             sent = last;
         }
+        // Events held back behind a gap a slower transaction may still fill (a shared store):
+        // look again shortly even if no commit wakes this stream.
+        let waiting = board
+            .with_store(|s| s.events_waiting())
+            .await
+            .unwrap_or(false);
+        let retry = async {
+            if waiting {
+                tokio::time::sleep(GAP_RETRY).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
             alive = wake.wait() => if !alive { return Ok(()) },
+            () = retry => {}
             line = read_line_async(&mut rd, MAX_LINE) => {
                 if matches!(line, Ok(Line::Eof) | Err(_)) {
                     return Ok(());

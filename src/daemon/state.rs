@@ -58,7 +58,7 @@ impl OffReactor {
 
 /// Everything the board's tasks share. Cheap to clone behind an `Arc`.
 pub struct Board {
-    store: Mutex<Box<dyn Store>>,
+    stores: super::store_pool::StorePool,
     /// The lease clock (CLOCK_BOOTTIME in production).
     clock: Arc<dyn Clock>,
     /// Configuration in force (replaced on a valid edit of `board.toml`).
@@ -92,21 +92,23 @@ pub struct Board {
 }
 
 impl Board {
-    /// A board around an opened store (any backend).
+    /// A board around its opened stores (any backend; one connection each, at least one).
     pub fn new(
-        store: Box<dyn Store>,
+        stores: Vec<Box<dyn Store>>,
         clock: Arc<dyn Clock>,
         config: Config,
         paths: Paths,
         boot_id: String,
         pidfd: bool,
     ) -> Self {
-        let mut store = store;
         let events = EventBus::default();
-        let bus = events.clone();
-        store.set_notify(Box::new(move |ev| bus.publish(ev)));
+        let stores = super::store_pool::StorePool::new(stores);
+        stores.each(|s| {
+            let bus = events.clone();
+            s.set_notify(Box::new(move |ev| bus.publish(ev)));
+        });
         Board {
-            store: Mutex::new(store),
+            stores,
             clock: Arc::clone(&clock),
             config: RwLock::new(config),
             config_error: RwLock::new(None),
@@ -125,11 +127,11 @@ impl Board {
         }
     }
 
-    /// The store, locked, for code that runs off the reactor (`off` proves it). Held only for
-    /// one store call or one handler's transaction: statements take microseconds.
-    pub fn store(&self, off: &OffReactor) -> MutexGuard<'_, Box<dyn Store>> {
+    /// A store of the pool, for code that runs off the reactor (`off` proves it), waiting while
+    /// every one is in use. Held only for one store call or one handler's transaction.
+    pub fn store(&self, off: &OffReactor) -> super::store_pool::StoreGuard<'_> {
         let _ = off;
-        self.store.lock().unwrap_or_else(|p| p.into_inner())
+        self.stores.get()
     }
 
     /// Runs `f` on the blocking pool with a token for [`Board::store`]: how async code reaches

@@ -45,6 +45,9 @@ pub struct StoreSection {
     pub host_ttl: Dur,
     /// How often a board renews its host session and looks for hosts that are gone (default 5 s).
     pub heartbeat: Dur,
+    /// Connections each board keeps to the store for requests (default 4, at most 32), besides
+    /// the one that listens for other hosts' events: requests beyond these wait their turn.
+    pub connections: usize,
 }
 
 /// Default of `[store] host_ttl`.
@@ -53,6 +56,10 @@ pub const DEFAULT_HOST_TTL: Duration = Duration::from_secs(30);
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
 /// Longest host name, in bytes.
 const MAX_HOST: usize = 64;
+/// Default of `[store] connections`.
+pub const DEFAULT_CONNECTIONS: usize = 4;
+/// Most `[store] connections` a board may hold.
+const MAX_CONNECTIONS: usize = 32;
 
 impl Default for StoreSection {
     fn default() -> Self {
@@ -62,6 +69,7 @@ impl Default for StoreSection {
             host: None,
             host_ttl: Dur(DEFAULT_HOST_TTL),
             heartbeat: Dur(DEFAULT_HEARTBEAT),
+            connections: DEFAULT_CONNECTIONS,
         }
     }
 }
@@ -81,6 +89,8 @@ pub enum StoreChoice {
         host_ttl_ms: i64,
         /// Heartbeat period (ms).
         heartbeat_ms: i64,
+        /// Connections for requests.
+        connections: usize,
     },
 }
 
@@ -99,6 +109,12 @@ impl StoreSection {
         }
         if let Some(h) = &self.host {
             check_host(h)?;
+        }
+        if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
+            return Err(format!(
+                "store.connections must be 1 to {MAX_CONNECTIONS}, not {}",
+                self.connections
+            ));
         }
         Ok(())
     }
@@ -129,6 +145,7 @@ impl StoreSection {
             host,
             host_ttl_ms: ms(self.host_ttl.0),
             heartbeat_ms: ms(self.heartbeat.0),
+            connections: self.connections,
         })
     }
 }

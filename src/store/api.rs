@@ -284,11 +284,18 @@ store_api! {
 
     // ----- the event log (events.rs) --------------------------------------------
 
-    /// The id of the newest event (0 for an empty log).
+    /// The id of the newest event (0 for an empty log); on a store whose writers commit side
+    /// by side, the newest below which no running transaction can still add one.
     fn last_event_id(&self) -> BoardResult<i64>;
 
-    /// Events with id > `after`, oldest first, at most `limit`.
+    /// Events with id > `after`, oldest first, at most `limit`; never one above
+    /// [`Store::last_event_id`]'s answer at the time of the call.
     fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>>;
+
+    /// Whether events committed may be held back, waiting for a slower transaction to fill a
+    /// gap below them (a stream asks again shortly). Always false on the embedded store, whose
+    /// one writer commits in id order.
+    fn events_waiting(&self) -> bool;
 
     /// The last `limit` events, oldest first.
     fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>>;

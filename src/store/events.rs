@@ -13,6 +13,11 @@ impl SqliteStore {
             .query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
     }
 
+    /// One writer commits in id order: nothing is ever held back.
+    pub(super) fn events_waiting(&self) -> bool {
+        false
+    }
+
     // ----- events -----------------------------------------------------------------------------
 
     pub(super) fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>> {

@@ -55,8 +55,8 @@ pub struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    /// The store, locked ([`Board::store`]).
-    pub fn store(&self) -> std::sync::MutexGuard<'_, Box<dyn Store>> {
+    /// A store of the pool ([`Board::store`]).
+    pub fn store(&self) -> crate::daemon::store_pool::StoreGuard<'_> {
         self.board.store(self.off)
     }
 }
@@ -188,6 +188,9 @@ pub fn handle(
     let out = {
         let mut store = board.store(off);
         let mut run = |store: &mut dyn Store| {
+            // A store may run the scope again after a conflict it rolled back: only the events
+            // of the attempt that committed count.
+            events.clear();
             let out = write(&cx, store, &mut events, &req.call);
             if let Err(e) = &out {
                 record_rejection(store, &mut events, &req.call, &caller, e);

@@ -56,7 +56,7 @@ impl PgStore {
         self.at(now_ms);
         let task = task.map(i64::from);
         let lease = expires_ms - now_ms;
-        self.tx(|c, ev| {
+        self.tx_shared(|c, ev| {
             if let Some(id) = task {
                 let mine = c.opt(
                     concat!(
@@ -127,7 +127,7 @@ impl PgStore {
     ) -> BoardResult<Vec<ClaimInfo>> {
         self.at(now_ms);
         let lease = expires_ms - now_ms;
-        let (claims, _) = self.tx(|c, _| renew(c, agent, lease))?;
+        let (claims, _) = self.tx_shared(|c, _| renew(c, agent, lease))?;
         Ok(claims)
     }
 
@@ -143,7 +143,7 @@ impl PgStore {
         self.at(now_ms);
         let lease = expires_ms - now_ms;
         let list: Vec<&str> = agents.to_vec();
-        let (renewed, _) = self.tx(|c, _| {
+        let (renewed, _) = self.tx_shared(|c, _| {
             let rows = c.rows(
                 concat!(
                     "WITH seen AS (
@@ -246,7 +246,7 @@ impl PgStore {
         if !any {
             return Ok(Vec::new());
         }
-        let (mut lost, _) = self.tx(|c, _| {
+        let (mut lost, _) = self.tx_shared(|c, _| {
             let rows = c.rows(
                 "UPDATE claims SET told = true
                  WHERE session_id = $1 AND NOT told AND ended_at IS NOT NULL

@@ -108,16 +108,16 @@ impl Hwm {
 /// The epoch check of a new connection (see the module docs), in one write transaction.
 /// Returns the events of a new epoch (none when nothing changed).
 pub(super) fn check(store: &PgStore, c: &mut Conn) -> BoardResult<Events> {
-    c.batch(&format!(
-        "BEGIN; SELECT pg_advisory_xact_lock({})",
-        super::WRITE_LOCK
-    ))?;
+    // The stores of a pool connect one after another through here, each comparing with the
+    // mark the previous check left: held across the transaction, so a second connection never
+    // sees the mark from before a new epoch and opens another one.
+    let mut hwm = store.hwm();
+    c.batch(&format!("BEGIN; {}", super::Lock::Exclusive.sql()))?;
     let mut ev = Events::new();
-    let r = decide(store, c, &mut ev);
+    let r = decide(store, &hwm, c, &mut ev);
     match r {
         Ok(server) => {
             c.batch("COMMIT")?;
-            let mut hwm = store.hwm.borrow_mut();
             if hwm.system.as_ref() != Some(&server.0) || hwm.timeline != Some(server.1) {
                 hwm.system = Some(server.0);
                 hwm.timeline = Some(server.1);
@@ -140,7 +140,7 @@ pub(super) fn check(store: &PgStore, c: &mut Conn) -> BoardResult<Events> {
 }
 
 /// Decides and, when needed, opens the new epoch. Returns the server's (system, timeline).
-fn decide(store: &PgStore, c: &mut Conn, ev: &mut Events) -> BoardResult<(String, i64)> {
+fn decide(store: &PgStore, hwm: &Hwm, c: &mut Conn, ev: &mut Events) -> BoardResult<(String, i64)> {
     let r = c.one(
         "SELECT (pg_control_system()).system_identifier::text,
                 ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint",
@@ -172,7 +172,6 @@ fn decide(store: &PgStore, c: &mut Conn, ev: &mut Events) -> BoardResult<(String
             ));
         }
     }
-    let hwm = store.hwm.borrow().clone();
     if hwm.event > 0 && hwm.system.as_deref() == Some(system.as_str()) {
         let found = c.opt("SELECT at FROM events WHERE id = $1", &[&hwm.event])?;
         let at: Option<String> = match &found {
@@ -248,7 +247,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
 
 impl PgStore {
     pub(in crate::store) fn mark_clean_stop(&mut self) -> BoardResult<()> {
-        self.hwm.get_mut().save(&self.hwm_path)
+        self.hwm().save(&self.hwm_path)
     }
 
     /// "ok" when the server answers: PostgreSQL checks its own pages (checksums, WAL); there

@@ -39,7 +39,7 @@ impl PgStore {
     pub(in crate::store) fn host_beat(&mut self, ttl_ms: i64) -> BoardResult<HostBeat> {
         let host = self.host.clone();
         let pid = i64::from(std::process::id());
-        let mine = self.host_id;
+        let mine = *self.host_id();
         let ((id, ended_by_others), events) = self.tx(|c, ev| {
             if let Some(id) = mine {
                 let renewed = c.exec(
@@ -89,8 +89,8 @@ impl PgStore {
             }
             Ok((id, ended))
         })?;
-        self.host_id = Some(id);
-        self.hwm.get_mut().save(&self.hwm_path)?;
+        *self.host_id() = Some(id);
+        self.hwm().save(&self.hwm_path)?;
         Ok(HostBeat {
             ended_by_others,
             events,

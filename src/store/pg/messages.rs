@@ -15,7 +15,7 @@ impl PgStore {
         answer: bool,
     ) -> BoardResult<(Sent, Events)> {
         check_text("message", text, MAX_TEXT, false)?;
-        self.tx(|c, ev| {
+        self.tx_shared(|c, ev| {
             let recipient = if to == OPERATOR {
                 OPERATOR.to_string()
             } else {
@@ -81,7 +81,7 @@ impl PgStore {
     }
 
     pub(in crate::store) fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>> {
-        let (mut out, _) = self.tx(|c, _| {
+        let (mut out, _) = self.tx_shared(|c, _| {
             c.rows(
                 "UPDATE messages SET read_at = board_wall() WHERE recipient = $1 AND read_at IS NULL
                  RETURNING id, sender, recipient, text, sent_at, answer",

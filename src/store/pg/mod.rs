@@ -10,19 +10,23 @@
 //!   the server clock (a board on this store estimates it with [`super::Store::clock_ms`]).
 //!   `extend_after_stall` changes nothing: a host that stalled looks cut off to the others, and
 //!   the server's clock, which did not stall, is the truth.
-//! - **Write order.** Every write transaction first takes one transaction-scoped advisory lock
-//!   (`WRITE_LOCK`), so write transactions commit one at a time and event ids commit in id
-//!   order: a reader on another host asking for `id > last` never misses an event that a
-//!   slower transaction commits later with a lower id (a sequence alone hands out ids in
-//!   transaction start order, not commit order). Writes were serialized on SQLite too (one
-//!   writer); here it costs one extra lock per transaction, held for its few statements.
+//! - **Write order.** Write transactions run side by side, so their commits can share the
+//!   disk's flush (group commit). Each takes one transaction-scoped advisory lock first
+//!   (`WRITE_LOCK`): the fenced writes of holders (claim, renew, done, release, note, messages)
+//!   in shared mode, since each decides by one conditional statement on the rows it changes
+//!   (row locks order them); every other write (tasks and their dependencies, sessions, hosts,
+//!   sweeps, epochs) in exclusive mode, so those never interleave with anything. Event ids then
+//!   commit out of id order: readers see the log only up to a frontier below which no
+//!   transaction still running can add an id (`events`). Every write transaction gets its
+//!   transaction id before it takes an event id, which is what the frontier relies on.
 //! - **Hosts.** Each board holds a host session row (`hosts`); agent sessions belong to the
 //!   host that registered them, and the per-host reads (`live_sessions`, `sessions_with_pids`,
 //!   the terminals of live claims) see only that host's.
 //! - **Epoch.** The server's system identifier and timeline, and this host's last written
 //!   event (`epoch`), detect a failover or restore on connect.
-//! - **Connection.** One connection (the board serializes store calls); lost, it is reopened
-//!   by the next call, and the call that found it lost answers `unavailable` (exit 8) naming
+//! - **Connections.** A board holds a small pool of these stores ([`PgStore::sibling`]), one
+//!   connection each, sharing the host session, the high-water mark and the event frontier;
+//!   a lost connection is reopened by the next call, and the call that found it lost answers `unavailable` (exit 8) naming
 //!   the store. TLS ([`tls`]) when the server offers or the URL demands it, the server's
 //!   certificate always verified.
 
@@ -51,6 +55,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
@@ -63,6 +68,27 @@ use crate::proto::EventView;
 /// The key of the advisory lock every write transaction takes first (see the module docs).
 /// "board" in ASCII; any constant shared by all hosts does.
 const WRITE_LOCK: i64 = 0x0062_6F61_7264;
+
+/// How a write transaction holds [`WRITE_LOCK`] (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lock {
+    /// Beside other shared writers: a holder's fenced write, decided on its own rows.
+    Shared,
+    /// Alone: every other write.
+    Exclusive,
+}
+
+impl Lock {
+    /// The statement that takes the lock, and the transaction id (so it is assigned before any
+    /// event id is taken: the event frontier relies on it).
+    fn sql(self) -> String {
+        let f = match self {
+            Lock::Shared => "pg_advisory_xact_lock_shared",
+            Lock::Exclusive => "pg_advisory_xact_lock",
+        };
+        format!("SELECT {f}({WRITE_LOCK}), pg_current_xact_id()")
+    }
+}
 
 /// Deadlocks and serialization failures are retried this many times before they are errors.
 const RETRIES: usize = 3;
@@ -132,6 +158,16 @@ where
         .map_err(|e| BoardError::internal(format!("PostgreSQL store: column {i}: {e}")))
 }
 
+/// What the stores of one board's pool share (see [`PgStore::sibling`]).
+struct Shared {
+    /// This board's host session row, once taken.
+    host_id: Mutex<Option<i64>>,
+    /// The newest event id this host has written (persisted by heartbeats and clean stops).
+    hwm: Mutex<epoch::Hwm>,
+    /// How far the event log is settled (see `events`).
+    frontier: Mutex<events::Frontier>,
+}
+
 /// The board's store on a PostgreSQL server, shared by the boards of several hosts.
 pub struct PgStore {
     conn: RefCell<Option<Conn>>,
@@ -140,12 +176,9 @@ pub struct PgStore {
     location: String,
     /// This board's host name (`hosts.name`, `sessions.host`).
     host: String,
-    /// This board's host session row, once taken.
-    host_id: Option<i64>,
     /// The local high-water mark file: the last event this host wrote (see `epoch`).
     hwm_path: PathBuf,
-    /// The newest event id this host has written (persisted by heartbeats and clean stops).
-    hwm: RefCell<epoch::Hwm>,
+    shared: Arc<Shared>,
     /// Open transaction depth: 0 outside, 1 in a transaction, more in savepoints (`with_op`).
     depth: usize,
     notify: Option<Notify>,
@@ -201,9 +234,12 @@ impl PgStore {
             config,
             location,
             host: host.to_string(),
-            host_id: None,
             hwm_path: hwm_path.to_path_buf(),
-            hwm: RefCell::new(hwm),
+            shared: Arc::new(Shared {
+                host_id: Mutex::new(None),
+                hwm: Mutex::new(hwm),
+                frontier: Mutex::new(events::Frontier::default()),
+            }),
             depth: 0,
             notify: None,
             pending_hwm: None,
@@ -212,6 +248,38 @@ impl PgStore {
         };
         store.ensure_connected()?;
         Ok(store)
+    }
+
+    /// Another store of this board's pool: its own connection (opened by its first call), the
+    /// same host session, high-water mark and event frontier. The [`Notify`] hook is not
+    /// copied (the board sets it on each).
+    pub fn sibling(&self) -> PgStore {
+        PgStore {
+            conn: RefCell::new(None),
+            config: self.config.clone(),
+            location: self.location.clone(),
+            host: self.host.clone(),
+            hwm_path: self.hwm_path.clone(),
+            shared: Arc::clone(&self.shared),
+            depth: 0,
+            notify: None,
+            pending_hwm: None,
+            caller_clock: Cell::new(self.caller_clock.get()),
+            retry: Cell::new(None),
+        }
+    }
+
+    /// This host's high-water mark (shared by the pool).
+    fn hwm(&self) -> MutexGuard<'_, epoch::Hwm> {
+        self.shared.hwm.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// This board's host session row, once taken (shared by the pool).
+    fn host_id(&self) -> MutexGuard<'_, Option<i64>> {
+        self.shared
+            .host_id
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// For the store's tests: `board_now_ms()` becomes the `now_ms` of the last call that
@@ -335,16 +403,33 @@ impl PgStore {
     }
 
     /// Runs `f` in one write transaction (a savepoint inside an open one) that first takes
-    /// the write lock; commits on `Ok`, rolls back on `Err`. Deadlocks and serialization
-    /// failures of an outermost transaction are retried.
+    /// the write lock in exclusive mode; commits on `Ok`, rolls back on `Err`. Deadlocks and
+    /// serialization failures of an outermost transaction are retried.
     fn tx<T>(
         &mut self,
+        f: impl FnMut(&mut Conn, &mut Events) -> BoardResult<T>,
+    ) -> BoardResult<(T, Events)> {
+        self.tx_with(Lock::Exclusive, f)
+    }
+
+    /// [`PgStore::tx`] holding the write lock in shared mode: for a holder's fenced write,
+    /// decided by conditional statements on its own rows (see the module docs).
+    fn tx_shared<T>(
+        &mut self,
+        f: impl FnMut(&mut Conn, &mut Events) -> BoardResult<T>,
+    ) -> BoardResult<(T, Events)> {
+        self.tx_with(Lock::Shared, f)
+    }
+
+    fn tx_with<T>(
+        &mut self,
+        lock: Lock,
         mut f: impl FnMut(&mut Conn, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
         let mut attempt = 0;
         loop {
             let r = self
-                .tx_refusable(|c, ev| f(c, ev).map(Ok))
+                .tx_refusable(lock, |c, ev| f(c, ev).map(Ok))
                 .and_then(|(out, ev)| out.map(|v| (v, ev)));
             match r {
                 Err(e) if self.depth == 0 && attempt < RETRIES && retryable(&e) => attempt += 1,
@@ -359,19 +444,22 @@ impl PgStore {
     /// hook. The outer result of the returned pair is the refusal.
     fn tx_refusable<T>(
         &mut self,
+        lock: Lock,
         f: impl FnOnce(&mut Conn, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(BoardResult<T>, Events)> {
         self.ensure_connected()?;
         let depth = self.depth;
         let (begin, commit, rollback) = if depth == 0 {
             (
-                format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"),
+                format!("BEGIN; {}", lock.sql()),
                 "COMMIT".to_string(),
                 "ROLLBACK".to_string(),
             )
         } else {
             (
-                format!("SAVEPOINT s{depth}"),
+                // Inside an `op_id` scope, which began without the lock: a lock taken in a
+                // savepoint is held to the end of the transaction (unless rolled back to).
+                format!("SAVEPOINT s{depth}; {}", lock.sql()),
                 format!("RELEASE SAVEPOINT s{depth}"),
                 format!("ROLLBACK TO SAVEPOINT s{depth}; RELEASE SAVEPOINT s{depth}"),
             )
@@ -398,7 +486,7 @@ impl PgStore {
         let (out, events) = out.map_err(|e| self.shown(e))?;
         if let Some(last) = events.last() {
             if depth == 0 {
-                self.hwm.get_mut().wrote(last.id, &last.at);
+                self.hwm().wrote(last.id, &last.at);
             } else {
                 self.pending_hwm = Some((last.id, last.at.clone()));
             }
@@ -410,12 +498,13 @@ impl PgStore {
         Ok((out, events))
     }
 
-    /// Unwraps [`PgStore::tx_refusable`]'s answer the way callers of a refusable write want it.
+    /// Unwraps [`PgStore::tx_refusable`]'s answer the way callers of a refusable write want it:
+    /// a holder's fenced write, so the lock is shared.
     fn refusable<T>(
         &mut self,
         f: impl FnOnce(&mut Conn, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(T, Events)> {
-        let (out, ev) = self.tx_refusable(f)?;
+        let (out, ev) = self.tx_refusable(Lock::Shared, f)?;
         out.map(|v| (v, ev))
     }
 }
@@ -453,11 +542,14 @@ impl PgStore {
         generation: Option<i64>,
         reason: &str,
     ) -> BoardResult<Events> {
-        let ((), ev) = self.tx(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
+        let ((), ev) =
+            self.tx_shared(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
         Ok(ev)
     }
 }
 
+/// A deadlock (two writers upgrading the shared write lock) or a serialization failure: the
+/// transaction rolled back and may run again.
 fn retryable(e: &BoardError) -> bool {
     matches!(
         e.data.get("sqlstate").and_then(|v| v.as_str()),

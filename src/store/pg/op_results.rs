@@ -1,9 +1,11 @@
 //! Retries applied once (PostgreSQL; see `store::op_results`): the `op_id` lookup, the
-//! operation and its saved answer are one transaction, holding the write lock from the start,
-//! so two racing attempts with one `op_id` (from boards of two hosts, even) are serialized and
-//! the second finds the first one's answer. Each store step inside is a savepoint.
+//! operation and its saved answer are one transaction. The scope itself takes no write lock
+//! (each store step inside is a savepoint that takes its own, see `PgStore::tx_refusable`), so
+//! two racing attempts with one `op_id` (from boards of two hosts, even) can both run the
+//! operation; the second to save its answer fails on the primary key, rolls back whatever it
+//! did, and runs again: then it finds the first one's answer.
 
-use super::{col, Conn, PgStore, WRITE_LOCK};
+use super::{col, retryable, Conn, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::op_results::{decode, encode, Answer};
 use crate::store::Store;
@@ -18,13 +20,25 @@ impl PgStore {
         if self.depth > 0 {
             return Err(BoardError::internal("nested op_id scopes"));
         }
+        let mut attempt = 0;
+        loop {
+            match self.op_scope(identity, op_id, op) {
+                Err(e) if attempt < RETRIES && (retryable(&e) || saved_twice(&e)) => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt of [`PgStore::with_op`]: one transaction.
+    fn op_scope(
+        &mut self,
+        identity: &str,
+        op_id: &str,
+        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
+    ) -> BoardResult<Answer> {
         self.ensure_connected()?;
-        let begun = self.read(|c| {
-            c.batch(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
-            ))
-        });
-        begun?;
+        // The transaction id first, before any step takes an event id (see `events`).
+        self.read(|c| c.batch("BEGIN; SELECT pg_current_xact_id()"))?;
         self.depth = 1;
         self.pending_hwm = None;
         let out = self.op_body(identity, op_id, op);
@@ -39,7 +53,7 @@ impl PgStore {
         let pending = self.pending_hwm.take();
         committed?;
         if let (Ok(_), Some((id, at))) = (&out, pending) {
-            self.hwm.get_mut().wrote(id, &at);
+            self.hwm().wrote(id, &at);
         }
         out
     }
@@ -84,4 +98,11 @@ fn lookup(c: &mut Conn, identity: &str, op_id: &str) -> BoardResult<Option<Strin
     )?
     .map(|r| col(&r, 0))
     .transpose()
+}
+
+/// The answer of this `op_id` was saved by a racing attempt first (unique violation on
+/// `op_results`).
+fn saved_twice(e: &BoardError) -> bool {
+    e.data.get("sqlstate").and_then(|v| v.as_str()) == Some("23505")
+        && e.message.contains("op_results")
 }

@@ -77,7 +77,7 @@ impl PgStore {
         agent: (i32, u64),
         pane: Option<(&str, i32, u64)>,
     ) -> BoardResult<()> {
-        let (n, _) = self.tx(|c, _| {
+        let (n, _) = self.tx_shared(|c, _| {
             c.exec(
                 "UPDATE sessions SET pid = $2, pid_start = $3,
                         pane_id = COALESCE($4, pane_id), pane_pid = COALESCE($5, pane_pid),
@@ -152,7 +152,7 @@ impl PgStore {
         if let Some(q) = question {
             check_text("question", q, MAX_TEXT, false)?;
         }
-        self.tx(|c, ev| {
+        self.tx_shared(|c, ev| {
             let n = c.exec(
                 "UPDATE sessions SET waiting = $2 WHERE id = $1 AND ended_at IS NULL
                    AND waiting IS DISTINCT FROM $2",
@@ -169,7 +169,7 @@ impl PgStore {
     }
 
     pub(in crate::store) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
-        let (n, _) = self.tx(|c, _| {
+        let (n, _) = self.tx_shared(|c, _| {
             c.exec(
                 "UPDATE sessions SET contacted_at = board_wall()
                  WHERE id = $1 AND ended_at IS NULL AND contacted_at IS NULL",
@@ -187,7 +187,7 @@ impl PgStore {
         if let Some(r) = reason {
             check_text("reason", r, MAX_TEXT, false)?;
         }
-        self.tx(|c, ev| {
+        self.tx_shared(|c, ev| {
             let n = match reason {
                 Some(r) => {
                     let n = c.exec(

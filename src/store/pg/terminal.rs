@@ -6,7 +6,7 @@ use crate::store::LiveClaim;
 
 impl PgStore {
     pub(in crate::store) fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()> {
-        self.tx(|c, _| {
+        self.tx_shared(|c, _| {
             c.exec(
                 "UPDATE sessions SET tty = $2 WHERE id = $1 AND ended_at IS NULL",
                 &[&id, &tty],

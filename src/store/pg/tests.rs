@@ -412,3 +412,76 @@ fn skewed_host_clocks_do_not_move_a_lease() {
         .check(&agent, Some(TaskId(t.id)), None, server - 5 * HOUR)
         .unwrap();
 }
+
+/// A writer of its own on the store's database, holding a transaction open the way a slow
+/// board would: its transaction id first, then an event.
+fn slow_writer(url: &str, reason: &str) -> postgres::Client {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .unwrap();
+    c.execute(
+        "INSERT INTO events (at, kind, reason) VALUES (board_wall(), 'warn', $1)",
+        &[&reason],
+    )
+    .unwrap();
+    c
+}
+
+fn reasons(events: &[crate::proto::EventView]) -> Vec<String> {
+    events.iter().filter_map(|e| e.reason.clone()).collect()
+}
+
+#[test]
+fn an_event_committed_behind_a_slower_transaction_waits_for_it_then_both_come_in_id_order() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let mut writer = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
+    let reader = PgStore::connect(&url, "host-r", &dir.path().join("r.hwm")).unwrap();
+    writer
+        .record(crate::store::EventKind::Warn, None, None, None, "first")
+        .unwrap();
+    let start = reader.last_event_id().unwrap();
+    let mut slow = slow_writer(&url, "slow");
+    writer
+        .record(crate::store::EventKind::Warn, None, None, None, "fast")
+        .unwrap();
+    assert!(
+        reader.events(start, 100).unwrap().is_empty(),
+        "the fast event is held back behind the slow one's lower id"
+    );
+    assert!(reader.events_waiting());
+    slow.batch_execute("COMMIT").unwrap();
+    let seen = reader.events(start, 100).unwrap();
+    assert_eq!(reasons(&seen), ["slow", "fast"]);
+    assert!(seen.windows(2).all(|w| w[0].id < w[1].id));
+    assert_eq!(reader.last_event_id().unwrap(), seen[1].id);
+}
+
+#[test]
+fn a_gap_left_by_a_rolled_back_writer_is_passed_once_its_contemporaries_ended() {
+    need_postgres!();
+    let (url, dir) = fresh_database();
+    let mut writer = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
+    let reader = PgStore::connect(&url, "host-r", &dir.path().join("r.hwm")).unwrap();
+    let start = reader.last_event_id().unwrap();
+    let mut gone = slow_writer(&url, "rolled back");
+    writer
+        .record(crate::store::EventKind::Warn, None, None, None, "after")
+        .unwrap();
+    assert!(reader.events(start, 100).unwrap().is_empty());
+    gone.batch_execute("ROLLBACK").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let seen = loop {
+        let seen = reader.events(start, 100).unwrap();
+        if !seen.is_empty() || std::time::Instant::now() > deadline {
+            break seen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert_eq!(
+        reasons(&seen),
+        ["after"],
+        "the rolled-back id never appears"
+    );
+    assert!(!reader.events_waiting());
+}
