@@ -315,6 +315,7 @@ timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIM
 # host = "laptop"      # this host's name among them (default: the machine's host name)
 # host_ttl = "30s"     # a host silent this long is gone: its agents' claims end
 # heartbeat = "5s"     # how often each board renews its host session
+# connections = 4      # connections each board keeps for requests (1 to 32)
 
 # What `board up` starts, one tmux pane each:
 # [[agents]]

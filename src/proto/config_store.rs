@@ -243,6 +243,26 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_of_no_connections_or_too_many_is_refused_by_name() {
+        for n in [0, 33] {
+            let s = StoreSection {
+                connections: n,
+                ..StoreSection::default()
+            };
+            let e = s.validate().unwrap_err();
+            assert!(
+                e.contains("store.connections") && e.contains(&n.to_string()),
+                "{e}"
+            );
+        }
+        let s = StoreSection {
+            connections: 32,
+            ..StoreSection::default()
+        };
+        assert_eq!(s.validate(), Ok(()));
+    }
+
+    #[test]
     fn a_host_name_with_escape_sequences_is_refused_by_name() {
         let s = StoreSection {
             host: Some("a\u{1b}[2Jb".into()),
