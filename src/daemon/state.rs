@@ -174,7 +174,7 @@ impl Board {
 
     /// Lease-clock now (ms) for a decision that may lapse a claim: read *before* looking for a
     /// stall, so a board stopped before this read has moved the expiries by then, and one
-    /// stopped after it acts on a time from before the stop. Do not call with the store locked.
+    /// stopped after it acts on a time from before the stop. Do not call while holding a store.
     pub fn now_checked(&self, off: &OffReactor) -> BoardResult<i64> {
         let now = self.clock.now_ms();
         self.check_stall(off)?;

@@ -80,3 +80,44 @@ impl Drop for StoreGuard<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::StorePool;
+    use crate::store::{SqliteStore, Store};
+
+    fn pool_of(n: usize, dir: &std::path::Path) -> StorePool {
+        let stores: Vec<Box<dyn Store>> = (0..n)
+            .map(|i| {
+                Box::new(SqliteStore::open(&dir.join(format!("{i}.db"))).unwrap()) as Box<dyn Store>
+            })
+            .collect();
+        StorePool::new(stores)
+    }
+
+    #[test]
+    fn a_caller_waits_while_every_store_is_in_use_and_gets_the_one_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Arc::new(pool_of(1, dir.path()));
+        let held = pool.get();
+        let (tx, rx) = mpsc::channel();
+        let p = Arc::clone(&pool);
+        let waiter = std::thread::spawn(move || {
+            let s = p.get();
+            tx.send(s.unfinished_count().unwrap()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "the only store is in use: the second caller waits"
+        );
+        drop(held);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), 0);
+        waiter.join().unwrap();
+    }
+}

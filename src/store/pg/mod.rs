@@ -55,6 +55,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -100,6 +101,8 @@ pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 pub(super) struct Conn {
     client: Client,
     cache: HashMap<&'static str, Statement>,
+    /// The pool's connection era when this connection was opened (see `Shared::era`).
+    era: u64,
 }
 
 impl Conn {
@@ -166,6 +169,10 @@ struct Shared {
     hwm: Mutex<epoch::Hwm>,
     /// How far the event log is settled (see `events`).
     frontier: Mutex<events::Frontier>,
+    /// Raised when a store of the pool finds the server gone: the others' connections are from
+    /// before the loss (a restart, a failover) and are reopened before their next call, so one
+    /// outage answers `unavailable` once per board instead of once per connection.
+    era: AtomicU64,
 }
 
 /// The board's store on a PostgreSQL server, shared by the boards of several hosts.
@@ -239,6 +246,7 @@ impl PgStore {
                 host_id: Mutex::new(None),
                 hwm: Mutex::new(hwm),
                 frontier: Mutex::new(events::Frontier::default()),
+                era: AtomicU64::new(0),
             }),
             depth: 0,
             notify: None,
@@ -302,10 +310,19 @@ impl PgStore {
     /// them). A new connection in the middle of a transaction is refused: what the transaction
     /// did is gone.
     fn ensure_connected(&self) -> BoardResult<()> {
-        if matches!(&*self.conn.borrow(), Some(c) if !c.client.is_closed()) {
+        let era = self.shared.era.load(Ordering::SeqCst);
+        // Inside a transaction the connection is kept whatever the era: dropping it would lose
+        // the transaction; if the server is really gone, the next statement says so.
+        let current = |c: &Conn| c.era >= era || self.depth > 0;
+        if matches!(&*self.conn.borrow(), Some(c) if !c.client.is_closed() && current(c)) {
             return Ok(());
         }
-        *self.conn.borrow_mut() = None;
+        if let Some(lost) = self.conn.borrow_mut().take() {
+            if lost.client.is_closed() {
+                // The server closed it: the pool's other connections are as old.
+                self.raise_era(lost.era);
+            }
+        }
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
@@ -333,6 +350,7 @@ impl PgStore {
         let mut c = Conn {
             client,
             cache: HashMap::new(),
+            era,
         };
         let events = migrate::run(&mut c)
             .and_then(|()| epoch::check(self, &mut c))
@@ -342,6 +360,16 @@ impl PgStore {
             n(events);
         }
         Ok(())
+    }
+
+    /// A connection opened in era `lost` was found gone: the pool's connections of that era are
+    /// reopened before their next call. Only a connection of the current era says something
+    /// new about the server.
+    fn raise_era(&self, lost: u64) {
+        let _ =
+            self.shared
+                .era
+                .compare_exchange(lost, lost + 1, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     fn unreachable(&self, why: &str) -> BoardError {
@@ -362,7 +390,9 @@ impl PgStore {
             return e;
         }
         if let Ok(mut c) = self.conn.try_borrow_mut() {
-            *c = None;
+            if let Some(lost) = c.take() {
+                self.raise_era(lost.era);
+            }
         }
         let detail = e
             .message

@@ -485,3 +485,25 @@ fn a_gap_left_by_a_rolled_back_writer_is_passed_once_its_contemporaries_ended() 
     );
     assert!(!reader.events_waiting());
 }
+
+#[test]
+fn after_a_restart_one_store_of_a_pool_answers_unavailable_and_the_others_reconnect_first() {
+    need_postgres!();
+    let cluster = Cluster::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let first = PgStore::connect(&cluster.url(), "h", &dir.path().join("hwm")).unwrap();
+    let pool: Vec<PgStore> = (0..3).map(|_| first.sibling()).collect();
+    for s in &pool {
+        s.unfinished_count().unwrap();
+    }
+    cluster.restart().unwrap();
+    let e = first.unfinished_count().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unavailable, "{e:?}");
+    for s in &pool {
+        assert_eq!(
+            s.unfinished_count().unwrap(),
+            0,
+            "a connection from before the restart is reopened, not reported lost again"
+        );
+    }
+}
