@@ -68,7 +68,8 @@ pub struct Beat {
     pub every_ms: i64,
 }
 
-/// Beats until the board stops. A failed beat (store unreachable) is logged and tried again
+/// Beats until the board stops. A board whose host name another board took over (two boards
+/// under one `[store] host`) stops instead of taking it back. A failed beat (store unreachable) is logged and tried again
 /// one period later; the board's writes fail closed meanwhile (the store answers
 /// `unavailable`), and [`Board::store_unreachable`] says so to `board status` and the TUI.
 pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
@@ -80,6 +81,13 @@ pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
             .await
         {
             Ok(Ok(())) => board.set_store_unreachable(None),
+            Ok(Err(e)) if e.data.contains_key("host_taken") => {
+                // Beating on would take the session back from the other board, which would
+                // take it back in turn: this board gives the name up and stops.
+                tracing::error!(error = %e, "this board's host name is taken; stopping");
+                board.shutdown().notify_one();
+                return;
+            }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "heartbeat failed");
                 board.set_store_unreachable(Some(e.message.clone()));

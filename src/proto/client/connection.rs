@@ -227,7 +227,10 @@ impl Client {
             }
             // Refused for the same reason as `hello` (an ended session), and saying more.
             (Err(_), Err(method)) => Err(method),
-            (Err(hello), Ok(_)) => Err(hello),
+            // `hello` failed on its own (a store connection lost for one call) but the request
+            // was answered: it may have been applied, so its answer is the truth, not `hello`'s
+            // error (a caller told "unavailable" would apply it again under a new `op_id`).
+            (Err(_), Ok(out)) => Ok(out),
         }
     }
 

@@ -3,7 +3,7 @@
 //! with its live agent sessions and their claims.
 
 use super::{col, emit, event_rows, PgStore};
-use crate::proto::error::BoardResult;
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{HostView, StoreInfo};
 use crate::store::{EventKind, Events, HostBeat};
 
@@ -17,6 +17,9 @@ macro_rules! up_one_ttl {
              >= h.expires_ms - h.beat_ms"
     };
 }
+
+/// Why a host row ended when a new board took its host name.
+const REPLACED: &str = "replaced by a new board on this host";
 
 impl PgStore {
     pub(in crate::store) fn describe(&self) -> StoreInfo {
@@ -51,6 +54,23 @@ impl PgStore {
                     return Ok((id, None));
                 }
             }
+            if let Some(id) = mine {
+                // Another board started under this host name and took the session over: taking
+                // it back would end that board's in turn, every beat. The newer board keeps it.
+                let taken = c.opt(
+                    "SELECT n.pid FROM hosts o JOIN hosts n ON n.name = o.name AND n.id > o.id
+                     WHERE o.id = $1 AND o.end_reason = $2 AND n.ended_at IS NULL
+                     ORDER BY n.id DESC LIMIT 1",
+                    &[&id, &REPLACED],
+                )?;
+                if let Some(r) = taken {
+                    let pid: i64 = col(&r, 0)?;
+                    return Err(BoardError::usage(format!(
+                        "another board (pid {pid}) took host name {host} over on the shared                          store; two boards must not share one host name: set a host of its                          own in [store] host"
+                    ))
+                    .with("host_taken", host.clone()));
+                }
+            }
             let ended: Option<String> = match mine {
                 Some(id) => c
                     .opt("SELECT end_reason FROM hosts WHERE id = $1", &[&id])?
@@ -66,11 +86,10 @@ impl PgStore {
                      VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3)
                      RETURNING id),
                  replaced AS (
-                     UPDATE hosts SET ended_at = board_wall(),
-                            end_reason = 'replaced by a new board on this host'
+                     UPDATE hosts SET ended_at = board_wall(), end_reason = $4
                      WHERE name = $1 AND ended_at IS NULL)
                  SELECT id FROM fresh",
-                &[&host, &pid, &ttl_ms],
+                &[&host, &pid, &ttl_ms, &REPLACED],
             )?;
             let id: i64 = col(&r, 0)?;
             if let Some(why) = &ended {

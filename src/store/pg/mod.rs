@@ -418,7 +418,18 @@ impl PgStore {
     }
 
     /// Runs a read (outside any transaction of ours, or inside the open `with_op` scope).
-    fn read<T>(&self, f: impl FnOnce(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {
+    /// Outside a transaction, a read that finds its connection dropped by the server (a
+    /// restart, a failover, an administrator) runs once more on a new one: nothing was done,
+    /// so nothing can be done twice.
+    fn read<T>(&self, mut f: impl FnMut(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {
+        let reused = self.depth == 0 && self.conn.borrow().is_some();
+        match self.read_once(&mut f) {
+            Err(e) if reused && connection_lost(&e) => self.read_once(&mut f),
+            other => other,
+        }
+    }
+
+    fn read_once<T>(&self, f: &mut impl FnMut(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {
         self.ensure_connected()?;
         let out = {
             let mut guard = self.conn.borrow_mut();
@@ -494,14 +505,24 @@ impl PgStore {
                 format!("ROLLBACK TO SAVEPOINT s{depth}; RELEASE SAVEPOINT s{depth}"),
             )
         };
+        if depth == 0 {
+            // As a read: on a connection the server dropped, it runs again on a new one.
+            if let Err(e) = self.read(|c| c.batch(&begin)) {
+                if let Some(c) = self.conn.borrow_mut().as_mut() {
+                    // Best effort: BEGIN may have run before the lock failed.
+                    let _ = c.batch("ROLLBACK");
+                }
+                return Err(e);
+            }
+        }
         let out = {
             let mut guard = self.conn.borrow_mut();
             let Some(c) = guard.as_mut() else {
                 return Err(self.unreachable("connection closed"));
             };
             let mut events = Vec::new();
-            let r = c
-                .batch(&begin)
+            let begun = if depth == 0 { Ok(()) } else { c.batch(&begin) };
+            let r = begun
                 .and_then(|()| self.apply_clock(c))
                 .and_then(|()| f(c, &mut events));
             match r {
@@ -575,6 +596,19 @@ impl PgStore {
         let ((), ev) =
             self.tx_shared(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
         Ok(ev)
+    }
+}
+
+/// The server dropped the connection (class 08, or 57P01–57P03: shut down, crashed,
+/// starting), as opposed to a timeout or a refused statement.
+fn connection_lost(e: &BoardError) -> bool {
+    if e.kind != ErrorKind::Unavailable {
+        return false;
+    }
+    match e.data.get("sqlstate").and_then(|v| v.as_str()) {
+        Some(code) => code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03"),
+        // No answer at all: the socket broke (e.g. a broken pipe on write).
+        None => !e.message.contains("the last attempt failed"),
     }
 }
 

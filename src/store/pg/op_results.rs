@@ -42,7 +42,8 @@ impl PgStore {
         self.depth = 1;
         self.pending_hwm = None;
         let out = self.op_body(identity, op_id, op);
-        self.depth = 0;
+        // Still inside the transaction: a connection lost by now must fail the COMMIT, never
+        // be replaced by a new one on which `COMMIT` would answer ok for nothing.
         let committed = match &out {
             Ok(_) => self.read(|c| c.batch("COMMIT")),
             Err(_) => Ok(()),
@@ -50,6 +51,7 @@ impl PgStore {
         if out.is_err() || committed.is_err() {
             let _ = self.read(|c| c.batch("ROLLBACK"));
         }
+        self.depth = 0;
         let pending = self.pending_hwm.take();
         committed?;
         if let (Ok(_), Some((id, at))) = (&out, pending) {
