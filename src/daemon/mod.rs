@@ -149,6 +149,12 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             stores.push(Box::new(store));
             tracing::info!(url = %redact_url(&url), %host, "store opened");
             let clock = Arc::new(hosts::ServerClock::default());
+            // The server's clock before the board's first tick: set by the first heartbeat
+            // instead, the jump from boot time to the server's time looked like a 57-year stall.
+            let before = BootClock.now_ms();
+            if let Some(server) = stores[0].clock_ms()? {
+                clock.observe(before, server, BootClock.now_ms());
+            }
             let shared = Shared {
                 url,
                 clock: Arc::clone(&clock),
