@@ -110,6 +110,13 @@ impl StoreSection {
         if let Some(h) = &self.host {
             check_host(h)?;
         }
+        if self.kind == StoreKind::Sqlite && self.url.is_some() {
+            // A url without `kind = "postgres"` would silently give this host a board of its
+            // own, and two hosts could claim the same task.
+            return Err(
+                "store.url is set but store.kind is \"sqlite\" (the default): add kind = \"postgres\", or remove url".into(),
+            );
+        }
         if !(1..=MAX_CONNECTIONS).contains(&self.connections) {
             return Err(format!(
                 "store.connections must be 1 to {MAX_CONNECTIONS}, not {}",
@@ -240,6 +247,19 @@ mod tests {
         };
         let e = s.validate().unwrap_err();
         assert!(e.contains("store.heartbeat"), "{e}");
+    }
+
+    #[test]
+    fn a_url_without_kind_postgres_is_refused_instead_of_ignored() {
+        let s = StoreSection {
+            url: Some("postgres:///board".into()),
+            ..StoreSection::default()
+        };
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.contains("store.url") && e.contains("kind = \"postgres\""),
+            "{e}"
+        );
     }
 
     #[test]
