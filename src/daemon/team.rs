@@ -98,13 +98,21 @@ pub fn add_inbox_notice(
         return;
     }
     let unread = match board.store(off).unread(agent) {
-        Ok(u) if u.count > 0 => u,
-        Ok(_) => return,
+        Ok(u) => u,
         Err(e) => {
             tracing::warn!(error = %e, "could not count unread messages");
             return;
         }
     };
+    put_inbox_notice(&unread, out);
+}
+
+/// Adds the inbox notice of `unread` (see [`add_inbox_notice`]) to `out`; nothing when there
+/// are no unread messages.
+pub fn put_inbox_notice(unread: &crate::store::Unread, out: &mut BoardResult<Value>) {
+    if unread.count == 0 {
+        return;
+    }
     let notice = json!({ "unread": unread.count, "from": unread.from, "read_with": "board inbox" });
     match out {
         Ok(Value::Object(m)) => {

@@ -139,6 +139,14 @@ store_api! {
     /// cancelled), `lapsed` if the session has ended.
     fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
 
+    /// `claim` of the best ready task by `agent` under `(identity, op_id)` as one round trip to
+    /// a store on the network (PostgreSQL: one statement, the op lookup, grant, answer and
+    /// event together; the rules are [`Store::claim`]'s and [`Store::with_op`]'s). None when
+    /// the backend has no such path (SQLite, whose calls cost no round trip) or nothing was
+    /// granted and nothing saved: the caller then runs [`Store::claim`] in [`Store::with_op`],
+    /// which explains a refusal.
+    fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<ClaimAtOnce>>;
+
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
     fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;

@@ -14,6 +14,19 @@ use crate::proto::error::{BoardResult, ErrorKind};
 impl SqliteStore {
     // ----- claims -----------------------------------------------------------------------------
 
+    /// No one-round-trip path: an embedded store's calls cost no round trip, so the general
+    /// path ([`SqliteStore::claim`] in an op scope) is as fast.
+    pub(super) fn claim_next_at_once(
+        &mut self,
+        _identity: &str,
+        _op_id: &str,
+        _agent: &str,
+        _now_ms: i64,
+        _expires_ms: i64,
+    ) -> BoardResult<Option<ClaimAtOnce>> {
+        Ok(None)
+    }
+
     pub(super) fn claim(
         &mut self,
         agent: &str,

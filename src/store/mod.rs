@@ -123,6 +123,20 @@ pub struct ClaimOutcome {
     pub already: bool,
 }
 
+/// What [`Store::claim_next_at_once`] answers: the `claim` answer (fresh or as saved under its
+/// `op_id`), the events to publish, and what the board adds to every agent's answer.
+#[derive(Debug)]
+pub struct ClaimAtOnce {
+    /// The `claim` result as the wire carries it, or a saved refusal.
+    pub answer: op_results::Answer,
+    /// The `grant` event (none when the answer was a saved one).
+    pub events: Events,
+    /// The agent has lost claims it was not told of yet ([`Store::take_lost`] has some).
+    pub lost_waiting: bool,
+    /// The agent's unread messages.
+    pub unread: Unread,
+}
+
 /// A claim its holder lost without asking (lapse, expel, force-release, cancel, new epoch), as
 /// reported on that agent's next call (`lost` in the answer). Shape on the wire:
 /// `{"task":3,"generation":2,"end":"lapse","reason":"lease expired …","ended_at":"…"}`.

@@ -57,6 +57,7 @@ mod real_cli_setup;
 mod restart;
 mod restored_database;
 mod sandboxed_socket;
+mod shared_store_claims;
 mod shared_store_outages;
 mod stopping_drains;
 mod strict_wire;

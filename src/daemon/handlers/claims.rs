@@ -7,8 +7,9 @@ use crate::proto::methods::{CheckParams, ClaimParams, DoneParams, NoteParams, Re
 use crate::proto::results::{
     CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
 };
-use crate::proto::Method;
+use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Generation, Store, TaskId};
+use serde_json::Value;
 
 /// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
 pub fn claim(
@@ -27,6 +28,39 @@ pub fn claim(
         expires_in_ms: out.claim.expires_ms - cx.now,
         already: out.already,
     })
+}
+
+/// `claim` of the best ready task by an agent with an `op_id`, in one round trip where the
+/// store can ([`crate::store::Store::claim_next_at_once`]): the answer with the claims the
+/// agent lost and its inbox notice, as [`super::handle`] would give it. None when the request is
+/// another one, or the store took no such path (the general path then runs).
+///
+/// Why: on a store across the network each statement is a round trip, and the general path of
+/// a claim is about ten of them (BENCHMARKS.md).
+pub fn claim_next_at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>> {
+    let (Caller::Agent(agent), Call::Claim(p), Some(op)) =
+        (cx.caller, &req.call, req.identity.op_id.as_deref())
+    else {
+        return Ok(None);
+    };
+    if p.task.is_some() {
+        return Ok(None);
+    }
+    let expires_ms = cx.board.rules().expiry(cx.now);
+    let Some(r) = cx
+        .store()
+        .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
+    else {
+        return Ok(None);
+    };
+    cx.board.publish(r.events);
+    let lost = match r.lost_waiting {
+        true => cx.store().take_lost(agent)?,
+        false => Vec::new(),
+    };
+    let mut out = super::with_lost(r.answer, &lost);
+    crate::daemon::team::put_inbox_notice(&r.unread, &mut out);
+    Ok(Some(out))
 }
 
 /// `done`: finishes the caller's task (fenced; idempotent for one agent and generation).

@@ -164,15 +164,18 @@ pub fn handle(
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients
     // send before every call and whose answer they do not show).
-    let lost = match &caller {
-        Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
-        _ => Vec::new(),
-    };
     let cx = Cx {
         board,
         caller: &caller,
         now: board.now_checked(off)?,
         off,
+    };
+    if let Some(out) = claims::claim_next_at_once(&cx, req)? {
+        return out.map(Answer::plain);
+    }
+    let lost = match &caller {
+        Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
+        _ => Vec::new(),
     };
     if !req.method.is_write() {
         let (value, tasks) = match &req.call {

@@ -13,37 +13,31 @@ use crate::store::{
     ClaimInfo, ClaimOutcome, EventKind, Events, Generation, LostClaim, TaskId, TaskState,
 };
 
-/// The grant, after the task row was picked: the task's generation is incremented (lifted
-/// above the floor of a new epoch first), the claim row and the `grant` event are inserted, in
-/// one statement. `$1` the task (NULL: the best ready one), `$2` the agent, `$3` the lease
-/// (ms), `$4` the event kind, `$5` its reason. `$pick` is the row lock: `FOR UPDATE` for a named
-/// task (a racing grant's lock is waited for, then its result seen), `FOR UPDATE SKIP LOCKED`
-/// for the best ready task (a task another transaction is granting is passed over).
-macro_rules! grant_sql {
-    ($pick:literal) => {
-        concat!(
-            "WITH g AS (
-                 UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = board_wall(),
-                     generation = GREATEST(generation,
-                         COALESCE((SELECT MAX(value::bigint) FROM meta WHERE key = 'generation_floor'), 0)) + 1
-                 WHERE id = (
-                     SELECT t.id FROM tasks t
-                     WHERE ($1::bigint IS NULL OR t.id = $1) AND ", ready!("t"), "
-                     ORDER BY t.priority DESC, t.id ASC LIMIT 1 ", $pick, ")
-                   AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2 AND s.ended_at IS NULL)
-                 RETURNING id, generation),
-             c AS (
-                 INSERT INTO claims (task_id, session_id, generation, granted_at, expires_ms)
-                 SELECT id, $2, generation, board_wall(), board_now_ms() + $3 FROM g
-                 RETURNING task_id, generation, expires_ms),
-             e AS (
-                 INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-                 SELECT board_wall(), $4, task_id, $2, generation, $5 FROM c
-                 RETURNING id, at)
-             SELECT c.task_id, c.generation, c.expires_ms, e.id, e.at FROM c, e"
-        )
-    };
-}
+/// The grant of a named task: its row is locked `FOR UPDATE` (a racing grant's lock is waited
+/// for, then its result seen), its generation incremented (lifted above the floor of a new
+/// epoch first), the claim row and the `grant` event inserted, in one statement. `$1` the task,
+/// `$2` the agent, `$3` the lease (ms), `$4` the event kind, `$5` its reason. The grant of the
+/// best ready task is the server function `board_grant_next` (`FOR UPDATE SKIP LOCKED`, in
+/// `migrations/postgres/0002_claim_in_one_round_trip.sql`), which one-round-trip claims share.
+const GRANT_NAMED: &str = concat!(
+    "WITH g AS (
+         UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = board_wall(),
+             generation = GREATEST(generation,
+                 COALESCE((SELECT MAX(value::bigint) FROM meta WHERE key = 'generation_floor'), 0)) + 1
+         WHERE id = (
+             SELECT t.id FROM tasks t WHERE t.id = $1 AND ", ready!("t"), " FOR UPDATE)
+           AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2 AND s.ended_at IS NULL)
+         RETURNING id, generation),
+     c AS (
+         INSERT INTO claims (task_id, session_id, generation, granted_at, expires_ms)
+         SELECT id, $2, generation, board_wall(), board_now_ms() + $3 FROM g
+         RETURNING task_id, generation, expires_ms),
+     e AS (
+         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+         SELECT board_wall(), $4, task_id, $2, generation, $5 FROM c
+         RETURNING id, at)
+     SELECT c.task_id, c.generation, c.expires_ms, e.id, e.at FROM c, e"
+);
 
 impl PgStore {
     pub(in crate::store) fn claim(
@@ -80,20 +74,23 @@ impl PgStore {
                 }
                 lapse_expired(c, ev, id, None, false)?;
             }
-            let sql = match task {
-                Some(_) => grant_sql!("FOR UPDATE"),
-                None => grant_sql!("FOR UPDATE SKIP LOCKED"),
+            let granted = match task {
+                Some(id) => c.opt(
+                    GRANT_NAMED,
+                    &[
+                        &id,
+                        &agent,
+                        &lease,
+                        &EventKind::Grant.as_str(),
+                        &TaskState::Claimed.as_str(),
+                    ],
+                )?,
+                None => c.opt(
+                    "SELECT granted_task, granted_generation, granted_expires_ms, event_id, event_at
+                     FROM board_grant_next($1, $2)",
+                    &[&agent, &lease],
+                )?,
             };
-            let granted = c.opt(
-                sql,
-                &[
-                    &task,
-                    &agent,
-                    &lease,
-                    &EventKind::Grant.as_str(),
-                    &TaskState::Claimed.as_str(),
-                ],
-            )?;
             let Some(r) = granted else {
                 return Err(explain_claim_refusal(c, agent, task)?);
             };

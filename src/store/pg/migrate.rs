@@ -8,10 +8,16 @@ use super::{col, Conn};
 use crate::proto::error::{BoardError, BoardResult};
 
 /// The migrations, in order: (version, SQL).
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    include_str!("../../../migrations/postgres/0001_init.sql"),
-)];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        include_str!("../../../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../migrations/postgres/0002_claim_in_one_round_trip.sql"),
+    ),
+];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.
 const MIGRATE_LOCK: i64 = 0x006D_6967_7261_7465;

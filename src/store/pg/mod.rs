@@ -33,6 +33,7 @@
 #[cfg(test)]
 pub(crate) mod cluster;
 
+mod claim_next;
 mod claims;
 mod epoch;
 mod events;

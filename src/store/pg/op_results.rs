@@ -104,7 +104,7 @@ fn lookup(c: &mut Conn, identity: &str, op_id: &str) -> BoardResult<Option<Strin
 
 /// The answer of this `op_id` was saved by a racing attempt first (unique violation on
 /// `op_results`).
-fn saved_twice(e: &BoardError) -> bool {
+pub(super) fn saved_twice(e: &BoardError) -> bool {
     e.data.get("sqlstate").and_then(|v| v.as_str()) == Some("23505")
         && e.message.contains("op_results")
 }

@@ -1,0 +1,97 @@
+//! A claim of the best ready task through a board on PostgreSQL takes the store's one-round-trip
+//! path (the server function `board_claim_next`): its answer, its retry under the same `op_id`,
+//! and the notices added to it must be what the general path gives on the embedded store.
+
+use serde_json::{json, Value};
+
+use crate::harness::test_board::{frozen, TestBoard};
+use crate::hosts_share_one_store::{cluster, host, JsonAgent, QUICK};
+
+/// `result` of a claim answer without what differs between two boards and two moments: the
+/// times and the time left.
+fn comparable(answer: &Value) -> Value {
+    let mut r = answer["result"].clone();
+    let m = r.as_object_mut().expect("a result object");
+    m.remove("expires_in_ms");
+    if let Some(task) = m.get_mut("task") {
+        let mut t = frozen(task);
+        for k in ["created_at", "updated_at"] {
+            t.as_object_mut().expect("task object").remove(k);
+        }
+        *task = t;
+    }
+    r
+}
+
+/// The same scene on one board: a waiting task behind the best one, an agent claiming next with
+/// a fixed `op_id`, then the same request again. Answers: the claim, its retry; and the agent,
+/// whose claim lasts as long as it does.
+fn claim_next_twice(board: &TestBoard) -> (Value, Value, JsonAgent) {
+    let first = board.json(&[
+        "add",
+        "first <\u{1b}[31m> \"quoted\" ünïcode",
+        "--priority",
+        "2",
+    ]);
+    let first = first["task"]["id"].as_i64().expect("task id");
+    board.json(&["add", "after first", "--after", &first.to_string()]);
+    board.json(&["add", "lower", "--priority", "1"]);
+    let mut agent = JsonAgent::start(board, "solo");
+    let claim = agent.call("claim", json!({"op_id": "claim-once"}));
+    let again = agent.call("claim", json!({"op_id": "claim-once"}));
+    (claim, again, agent)
+}
+
+#[test]
+fn a_claim_of_the_next_task_answers_on_postgres_as_on_the_embedded_store() {
+    let Some(pg) = cluster() else { return };
+    let on_pg = host(&pg, "a", &QUICK);
+    let on_sqlite = TestBoard::start();
+    let (pg_claim, pg_again, _pg_agent) = claim_next_twice(&on_pg);
+    let (sqlite_claim, sqlite_again, _sqlite_agent) = claim_next_twice(&on_sqlite);
+    assert!(pg_claim.get("result").is_some(), "{pg_claim}");
+    assert_eq!(comparable(&pg_claim), comparable(&sqlite_claim));
+    // The retry is answered as saved: the same claim, not a second grant.
+    assert_eq!(pg_again["result"], pg_claim["result"]);
+    assert_eq!(comparable(&pg_again), comparable(&sqlite_again));
+    let task = pg_claim["result"]["task"]["id"].as_i64().expect("task id");
+    let shown = on_pg.task(task);
+    assert_eq!(shown["generation"], 1, "one grant only: {shown}");
+    assert_eq!(frozen(&shown), frozen(&pg_claim["result"]["task"]));
+    let events = on_pg.show(task)["events"].clone();
+    let grants = events
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "grant")
+        .count();
+    assert_eq!(grants, 1, "{events}");
+}
+
+#[test]
+fn a_claim_of_the_next_task_on_postgres_tells_lost_claims_and_unread_messages() {
+    let Some(pg) = cluster() else { return };
+    let board = host(&pg, "a", &QUICK);
+    let first = board.add("first");
+    board.add("second");
+    let mut agent = JsonAgent::start(&board, "solo");
+    let r = agent.call("claim", json!({}));
+    assert_eq!(r["result"]["task"]["id"], first, "{r}");
+    board.json(&["release", "--force", &first.to_string()]);
+    board.json(&["send", &agent.id, "look at the second one"]);
+    let r = agent.call("claim", json!({}));
+    let result = &r["result"];
+    assert_eq!(
+        result["task"]["id"], first,
+        "the released task is ready again: {r}"
+    );
+    assert_eq!(result["generation"], 2, "{r}");
+    assert_eq!(result["lost"][0]["task"], first, "{r}");
+    assert_eq!(result["lost"][0]["generation"], 1, "{r}");
+    assert_eq!(result["inbox"]["unread"], 1, "{r}");
+    assert_eq!(result["inbox"]["from"], json!(["operator"]), "{r}");
+    // Told once: the next answer names no lost claim, the message stays unread until read.
+    let r = agent.call("claim", json!({}));
+    assert!(r["result"].get("lost").is_none(), "{r}");
+    assert_eq!(r["result"]["inbox"]["unread"], 1, "{r}");
+}
