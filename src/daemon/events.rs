@@ -4,7 +4,7 @@
 //! subscriber out of id order, and a follower resuming with `after` = the highest id it saw
 //! could lose the other one for good.
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::proto::EventView;
 
@@ -15,12 +15,16 @@ const CAPACITY: usize = 1024;
 #[derive(Clone)]
 pub struct EventBus {
     tx: broadcast::Sender<i64>,
+    /// The newest event id this board committed itself (0: none yet): what a shared store's
+    /// other hosts are told of (`follow`).
+    own: watch::Sender<i64>,
 }
 
 impl Default for EventBus {
     fn default() -> Self {
         let (tx, _) = broadcast::channel(CAPACITY);
-        EventBus { tx }
+        let (own, _) = watch::channel(0);
+        EventBus { tx, own }
     }
 }
 
@@ -34,7 +38,20 @@ impl EventBus {
         }
         if let Some(id) = last {
             let _ = self.tx.send(id);
+            self.own.send_if_modified(|newest| {
+                let newer = id > *newest;
+                if newer {
+                    *newest = id;
+                }
+                newer
+            });
         }
+    }
+
+    /// The newest event id this board committed itself, changing with each commit (several
+    /// commits between two looks show as the last of them).
+    pub fn own(&self) -> watch::Receiver<i64> {
+        self.own.subscribe()
     }
 
     /// Wakes every stream for events committed elsewhere (another host's board on the shared

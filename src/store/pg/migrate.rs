@@ -17,6 +17,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("../../../migrations/postgres/0002_claim_in_one_round_trip.sql"),
     ),
+    (
+        3,
+        include_str!("../../../migrations/postgres/0003_notify_after_commit.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

@@ -2,8 +2,7 @@
 //! (PostgreSQL; see `store::sessions`). A session belongs to the host whose board registered it
 //! (`sessions.host`); its id is unique across hosts.
 
-use super::lapse::reopen;
-use super::{col, emit, Conn, PgStore};
+use super::{col, emit, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
 use crate::store::session_rules;
@@ -113,32 +112,33 @@ impl PgStore {
             if n == 0 {
                 return Ok(false);
             }
-            let ended = c.rows(
+            // Every claim of the session in one statement: an agent may hold hundreds, and
+            // this transaction holds the write lock exclusively, so every other writer waits.
+            let short: String = reason.chars().take(500).collect();
+            let rows = c.rows(
                 concat!(
-                    "UPDATE claims SET ended_at = board_wall(), end_kind = ",
+                    "WITH ended AS (
+                         UPDATE claims SET ended_at = board_wall(), end_kind = ",
                     crate::sql_end!(expel),
                     ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
-                     RETURNING task_id, generation"
+                         RETURNING task_id, generation),
+                     reopened AS (
+                         UPDATE tasks SET state = ",
+                    crate::sql_state!(open),
+                    ", updated_at = board_wall()
+                         WHERE id IN (SELECT task_id FROM ended) AND state = ",
+                    crate::sql_state!(claimed),
+                    ")
+                     INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+                     SELECT board_wall(), $3, task_id, $1, generation, $4 FROM ended
+                     ORDER BY task_id
+                     RETURNING id, at, kind, task_id, session_id, generation, reason"
                 ),
-                &[&id, &reason],
+                &[&id, &reason, &EventKind::Expel.as_str(), &short],
             )?;
-            let mut ended: Vec<(i64, i64)> = ended
-                .iter()
-                .map(|r| Ok((col(r, 0)?, col(r, 1)?)))
-                .collect::<BoardResult<_>>()?;
-            ended.sort_unstable();
-            for (task, generation) in ended {
-                reopen(c, task)?;
-                emit(
-                    c,
-                    ev,
-                    EventKind::Expel,
-                    Some(task),
-                    Some(id),
-                    Some(generation),
-                    reason,
-                )?;
-            }
+            let mut expelled = event_rows(&rows)?;
+            expelled.sort_by_key(|e| e.id);
+            ev.extend(expelled);
             emit(c, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
             Ok(true)
         })
