@@ -145,7 +145,14 @@ store_api! {
     /// the backend has no such path (SQLite, whose calls cost no round trip) or nothing was
     /// granted and nothing saved: the caller then runs [`Store::claim`] in [`Store::with_op`],
     /// which explains a refusal.
-    fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<ClaimAtOnce>>;
+    fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<AtOnce>>;
+
+    /// `done` of `task` (at `generation`, when given; no note) by `agent` under
+    /// `(identity, op_id)` as one round trip, like [`Store::claim_next_at_once`]. None when the
+    /// backend has no such path or the caller holds no live, unexpired claim there and nothing
+    /// was saved: the caller then runs [`Store::done`] in [`Store::with_op`], which answers a
+    /// repeated `done` or explains the refusal.
+    fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>>;
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.

@@ -23,7 +23,20 @@ impl SqliteStore {
         _agent: &str,
         _now_ms: i64,
         _expires_ms: i64,
-    ) -> BoardResult<Option<ClaimAtOnce>> {
+    ) -> BoardResult<Option<AtOnce>> {
+        Ok(None)
+    }
+
+    /// No one-round-trip path either (see [`SqliteStore::claim_next_at_once`]).
+    pub(super) fn done_at_once(
+        &mut self,
+        _identity: &str,
+        _op_id: &str,
+        _agent: &str,
+        _task: i64,
+        _generation: Option<i64>,
+        _now_ms: i64,
+    ) -> BoardResult<Option<AtOnce>> {
         Ok(None)
     }
 

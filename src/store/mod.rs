@@ -123,13 +123,14 @@ pub struct ClaimOutcome {
     pub already: bool,
 }
 
-/// What [`Store::claim_next_at_once`] answers: the `claim` answer (fresh or as saved under its
-/// `op_id`), the events to publish, and what the board adds to every agent's answer.
+/// What [`Store::claim_next_at_once`] and [`Store::done_at_once`] answer: the request's answer
+/// (fresh or as saved under its `op_id`), the events to publish, and what the board adds to
+/// every agent's answer.
 #[derive(Debug)]
-pub struct ClaimAtOnce {
-    /// The `claim` result as the wire carries it, or a saved refusal.
+pub struct AtOnce {
+    /// The result as the wire carries it, or a saved refusal.
     pub answer: op_results::Answer,
-    /// The `grant` event (none when the answer was a saved one).
+    /// The `grant` or `done` event (none when the answer was a saved one).
     pub events: Events,
     /// The agent has lost claims it was not told of yet ([`Store::take_lost`] has some).
     pub lost_waiting: bool,

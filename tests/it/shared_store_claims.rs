@@ -15,7 +15,7 @@ fn comparable(answer: &Value) -> Value {
     m.remove("expires_in_ms");
     if let Some(task) = m.get_mut("task") {
         let mut t = frozen(task);
-        for k in ["created_at", "updated_at"] {
+        for k in ["created_at", "updated_at", "done_at"] {
             t.as_object_mut().expect("task object").remove(k);
         }
         *task = t;
@@ -94,4 +94,61 @@ fn a_claim_of_the_next_task_on_postgres_tells_lost_claims_and_unread_messages() 
     let r = agent.call("claim", json!({}));
     assert!(r["result"].get("lost").is_none(), "{r}");
     assert_eq!(r["result"]["inbox"]["unread"], 1, "{r}");
+}
+
+/// The same scene on one board: the agent claims a task and finishes it with a fixed `op_id`,
+/// asks again with that `op_id`, finishes it again under a new one, and then tries to finish a
+/// task it does not hold. Answers, in that order.
+fn done_four_ways(board: &TestBoard) -> Vec<Value> {
+    board.add("to finish");
+    let other = board.add("someone else's");
+    let mut agent = JsonAgent::start(board, "finisher");
+    let claim = agent.call("claim", json!({}));
+    let task = claim["result"]["task"]["id"].clone();
+    let generation = claim["result"]["generation"].clone();
+    let params = json!({"task": task, "generation": generation, "op_id": "done-once"});
+    vec![
+        agent.call("done", params.clone()),
+        agent.call("done", params),
+        agent.call("done", json!({"task": task, "generation": generation})),
+        agent.call("done", json!({"task": other, "generation": 1})),
+    ]
+}
+
+/// `result` or `error` of an answer without the times.
+fn comparable_answer(answer: &Value) -> Value {
+    if answer.get("result").is_some() {
+        return comparable(answer);
+    }
+    let mut e = answer["error"].clone();
+    e.as_object_mut().expect("an error object").remove("message");
+    e
+}
+
+#[test]
+fn a_done_on_postgres_answers_as_on_the_embedded_store() {
+    let Some(pg) = cluster() else { return };
+    let on_pg = host(&pg, "a", &QUICK);
+    let on_sqlite = TestBoard::start();
+    let pg_answers = done_four_ways(&on_pg);
+    let sqlite_answers = done_four_ways(&on_sqlite);
+    for (p, s) in pg_answers.iter().zip(&sqlite_answers) {
+        assert_eq!(comparable_answer(p), comparable_answer(s), "{p}\n{s}");
+    }
+    let [done, again, repeated, refused] = &pg_answers[..] else {
+        panic!("four answers")
+    };
+    assert_eq!(done["result"]["task"]["state"], "done", "{done}");
+    assert_eq!(done["result"]["already"], false, "{done}");
+    assert_eq!(again["result"], done["result"], "a retry is answered as saved");
+    assert_eq!(repeated["result"]["already"], true, "{repeated}");
+    assert!(refused.get("error").is_some(), "{refused}");
+    let task = done["result"]["task"]["id"].as_i64().expect("task id");
+    let dones = on_pg.show(task)["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "done")
+        .count();
+    assert_eq!(dones, 1, "one done event");
 }

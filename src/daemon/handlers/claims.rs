@@ -30,27 +30,31 @@ pub fn claim(
     })
 }
 
-/// `claim` of the best ready task by an agent with an `op_id`, in one round trip where the
-/// store can ([`crate::store::Store::claim_next_at_once`]): the answer with the claims the
-/// agent lost and its inbox notice, as [`super::handle`] would give it. None when the request is
-/// another one, or the store took no such path (the general path then runs).
+/// An agent's `claim` of the best ready task or its `done` without a note, with an `op_id`, in
+/// one round trip where the store can ([`crate::store::Store::claim_next_at_once`],
+/// [`crate::store::Store::done_at_once`]): the answer with the claims the agent lost and its
+/// inbox notice, as [`super::handle`] would give it. None when the request is another one, or
+/// the store took no such path (the general path then runs).
 ///
 /// Why: on a store across the network each statement is a round trip, and the general path of
-/// a claim is about ten of them (BENCHMARKS.md).
-pub fn claim_next_at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>> {
-    let (Caller::Agent(agent), Call::Claim(p), Some(op)) =
-        (cx.caller, &req.call, req.identity.op_id.as_deref())
-    else {
+/// these writes is about ten of them (BENCHMARKS.md).
+pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>> {
+    let (Caller::Agent(agent), Some(op)) = (cx.caller, req.identity.op_id.as_deref()) else {
         return Ok(None);
     };
-    if p.task.is_some() {
-        return Ok(None);
-    }
-    let expires_ms = cx.board.rules().expiry(cx.now);
-    let Some(r) = cx
-        .store()
-        .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
-    else {
+    let done = match &req.call {
+        Call::Claim(p) if p.task.is_none() => {
+            let expires_ms = cx.board.rules().expiry(cx.now);
+            cx.store()
+                .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
+        }
+        Call::Done(p) if p.note.is_none() => {
+            cx.store()
+                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
+        }
+        _ => return Ok(None),
+    };
+    let Some(r) = done else {
         return Ok(None);
     };
     cx.board.publish(r.events);

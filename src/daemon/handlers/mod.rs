@@ -170,7 +170,7 @@ pub fn handle(
         now: board.now_checked(off)?,
         off,
     };
-    if let Some(out) = claims::claim_next_at_once(&cx, req)? {
+    if let Some(out) = claims::at_once(&cx, req)? {
         return out.map(Answer::plain);
     }
     let lost = match &caller {

@@ -15,7 +15,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (
         2,
-        include_str!("../../../migrations/postgres/0002_claim_in_one_round_trip.sql"),
+        include_str!("../../../migrations/postgres/0002_claim_and_done_in_one_round_trip.sql"),
     ),
     (
         3,

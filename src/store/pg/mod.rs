@@ -33,7 +33,7 @@
 #[cfg(test)]
 pub(crate) mod cluster;
 
-mod claim_next;
+mod at_once;
 mod claims;
 mod epoch;
 mod events;
