@@ -144,13 +144,19 @@ fn with_board_toml_broken_and_no_board_a_client_fails_at_once() {
     let b = lease("120s").unserved();
     b.write_config("[lease\n");
     // The client starts a board (autostart), which refuses the broken file and exits: the
-    // client says so instead of waiting out its 5 s connect deadline.
+    // client says what is wrong in the file (bad input: exit 2), instead of waiting out its
+    // 5 s connect deadline or starting boards that would refuse it too.
     let started = std::time::Instant::now();
     let out = b.board_json(&["ready"]);
     let (code, v) = (out.code, out.json());
     let took = started.elapsed();
-    assert_eq!(code, 8, "{v}");
-    assert_eq!(v["data"]["kind"], "unavailable", "{v}");
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["data"]["kind"], "usage", "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("board.toml is invalid") && message.contains("line 1"),
+        "the error names the file and the place: {v}"
+    );
     assert!(
         took < Duration::from_secs(4),
         "the client waited {took:?} for a board that had already exited: {v}"

@@ -121,7 +121,9 @@ fn comparable_answer(answer: &Value) -> Value {
         return comparable(answer);
     }
     let mut e = answer["error"].clone();
-    e.as_object_mut().expect("an error object").remove("message");
+    e.as_object_mut()
+        .expect("an error object")
+        .remove("message");
     e
 }
 
@@ -140,7 +142,10 @@ fn a_done_on_postgres_answers_as_on_the_embedded_store() {
     };
     assert_eq!(done["result"]["task"]["state"], "done", "{done}");
     assert_eq!(done["result"]["already"], false, "{done}");
-    assert_eq!(again["result"], done["result"], "a retry is answered as saved");
+    assert_eq!(
+        again["result"], done["result"],
+        "a retry is answered as saved"
+    );
     assert_eq!(repeated["result"]["already"], true, "{repeated}");
     assert!(refused.get("error").is_some(), "{refused}");
     let task = done["result"]["task"]["id"].as_i64().expect("task id");

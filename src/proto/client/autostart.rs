@@ -58,6 +58,12 @@ pub(super) fn start_and_connect(target: &Target, paths: &Paths) -> BoardResult<U
         // Read before connecting: a board that lost a start race to another one
         // exits only once that one answers, so a connect after its exit succeeds.
         let exited = started.try_recv().ok();
+        if exited.is_some() {
+            // Starting it again would not help: say what is wrong in the file.
+            if let Some(e) = invalid_config(paths) {
+                return Err(e);
+            }
+        }
         match UnixStream::connect(&target.socket) {
             Ok(s) => return Ok(s),
             Err(e) if sandboxed(&e) => return Err(sandbox_error(&target.socket, &e)),
@@ -68,8 +74,8 @@ pub(super) fn start_and_connect(target: &Target, paths: &Paths) -> BoardResult<U
                 started = start_board(paths)?;
                 starts += 1;
             }
-            // The board it started gave up (an invalid board.toml, say): waiting
-            // out the deadline would only stall the caller.
+            // The board it started gave up: waiting out the deadline would only stall
+            // the caller.
             Err(e) if exited.is_some() => {
                 return Err(BoardError::unavailable(format!(
                     "started a board but it exited ({}) without answering at {} ({e}); \
@@ -88,6 +94,15 @@ pub(super) fn start_and_connect(target: &Target, paths: &Paths) -> BoardResult<U
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
         }
     }
+}
+
+/// The `usage` error (exit 2) for a `board.toml` the board refuses to start with, naming what
+/// is wrong in it; None when the file loads.
+fn invalid_config(paths: &Paths) -> Option<BoardError> {
+    let e = crate::proto::config::Config::load(&paths.config).err()?;
+    Some(BoardError::usage(format!(
+        "the board cannot start: {e}; fix it and run the command again"
+    )))
 }
 
 /// Removes the board identity variables from a child's environment, so a board or agent started
