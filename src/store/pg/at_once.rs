@@ -1,6 +1,6 @@
 //! An agent's `claim` of the best ready task and its `done` (without a note), each with its
 //! `op_id` answer, in one round trip (PostgreSQL): the server functions `board_claim_next` and
-//! `board_done_at_once` (`migrations/postgres/0002_claim_and_done_in_one_round_trip.sql`) are
+//! `board_done_at_once` (`migrations/postgres/0004_claim_and_done_in_one_round_trip.sql`) are
 //! the whole transaction, so the request costs one statement instead of the ten or so of the
 //! general path (begin, op lookup, savepoint and lock, the write, the task view, release, saved
 //! answer, commit, lost claims, unread messages).

@@ -18,7 +18,8 @@ use crate::store::{
 /// epoch first), the claim row and the `grant` event inserted, in one statement. `$1` the task,
 /// `$2` the agent, `$3` the lease (ms), `$4` the event kind, `$5` its reason. The grant of the
 /// best ready task is the server function `board_grant_next` (`FOR UPDATE SKIP LOCKED`, in
-/// `migrations/postgres/0002_claim_and_done_in_one_round_trip.sql`), which one-round-trip claims share.
+/// `migrations/postgres/0004_claim_and_done_in_one_round_trip.sql`), which one-round-trip
+/// claims share.
 const GRANT_NAMED: &str = concat!(
     "WITH g AS (
          UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = board_wall(),

@@ -15,11 +15,15 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (
         2,
-        include_str!("../../../migrations/postgres/0002_claim_and_done_in_one_round_trip.sql"),
+        include_str!("../../../migrations/postgres/0002_claim_in_one_round_trip.sql"),
     ),
     (
         3,
         include_str!("../../../migrations/postgres/0003_notify_after_commit.sql"),
+    ),
+    (
+        4,
+        include_str!("../../../migrations/postgres/0004_claim_and_done_in_one_round_trip.sql"),
     ),
 ];
 

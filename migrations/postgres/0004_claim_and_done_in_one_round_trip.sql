@@ -1,6 +1,8 @@
--- board schema for the PostgreSQL store, version 2: an agent's claim of the best ready task and
--- its `done` as server functions, so each request with its op_id costs the board one round trip
--- to the server instead of about ten (BENCHMARKS.md, "Claims through boards on a shared PostgreSQL store").
+-- board schema for the PostgreSQL store, version 4: an agent's `done` (without a note) as a
+-- server function too, so it costs the board one round trip to the server like a claim of the
+-- best ready task (version 2); the task's JSON made by one function for both; the grant of
+-- the best ready task in PL/pgSQL instead of SQL. Every function of version 2 is replaced
+-- whole, so this file is what they are.
 
 -- The grant of the best ready task to agent session p_agent for p_lease ms, in one conditional
 -- statement: the task row is picked with FOR UPDATE SKIP LOCKED (a task another transaction is
@@ -9,7 +11,7 @@
 -- session has ended; nothing changed. The grant of a named task is in src/store/pg/claims.rs.
 -- PL/pgSQL rather than SQL: a session plans the statement once and keeps the plan, where an
 -- SQL function with a data-modifying WITH is planned again on every call (~1 ms here).
-CREATE FUNCTION board_grant_next(p_agent text, p_lease bigint)
+CREATE OR REPLACE FUNCTION board_grant_next(p_agent text, p_lease bigint)
 RETURNS TABLE (granted_task bigint, granted_generation bigint, granted_expires_ms bigint,
                event_id bigint, event_at text)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -41,7 +43,7 @@ $$;
 
 -- A task as the board shows it (the `task` object of the wire format, src/proto/views.rs), with
 -- its dependencies and live claim; NULL for no such task.
-CREATE FUNCTION board_task_json(p_task bigint) RETURNS json
+CREATE OR REPLACE FUNCTION board_task_json(p_task bigint) RETURNS json
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     RETURN (
@@ -76,7 +78,7 @@ $$;
 -- No row: nothing was granted and nothing saved; the board then runs the claim the general way,
 -- which explains the refusal. Two attempts racing with one op_id: the second fails on the
 -- primary key of op_results, rolls back and runs again, finding the first one's answer.
-CREATE FUNCTION board_claim_next(p_identity text, p_op text, p_agent text, p_lease bigint,
+CREATE OR REPLACE FUNCTION board_claim_next(p_identity text, p_op text, p_agent text, p_lease bigint,
                                  p_lock bigint)
 RETURNS TABLE (out_saved text, out_event_id bigint, out_event_at text, out_task bigint,
                out_generation bigint, out_lost boolean, out_unread text[])
@@ -119,7 +121,7 @@ $$;
 -- the `done` event, and the answer (the `done` result) saved under the op_id. No row: the
 -- caller holds no such claim and nothing changed; the board then runs `done` the general way,
 -- which answers a repeated `done` or explains the refusal (lapsing the caller's expired claim).
-CREATE FUNCTION board_done_at_once(p_identity text, p_op text, p_agent text, p_task bigint,
+CREATE OR REPLACE FUNCTION board_done_at_once(p_identity text, p_op text, p_agent text, p_task bigint,
                                    p_generation bigint, p_lock bigint)
 RETURNS TABLE (out_saved text, out_event_id bigint, out_event_at text, out_generation bigint,
                out_lost boolean, out_unread text[])
