@@ -303,6 +303,12 @@ fn postgres_figures() {
         100.0 * (run.rate / 2.0) / engine
     );
     drop(hosts);
+    let statement = board_statement_claims_per_s(&pg);
+    println!(
+        "claims through the boards / the board's own claim statement: claims only {:.0} %, claim → done {:.0} %",
+        100.0 * claims.rate / statement,
+        100.0 * (run.rate / 2.0) / statement
+    );
     let one_pg = Bench::start(&pg_store_toml(&url, "solo"));
     one_pg.fill(600);
     let pg_run = run_workers(&[&one_pg], 1, 500);
@@ -320,36 +326,23 @@ fn postgres_figures() {
     );
 }
 
-/// The engine's own limit: `pgbench`, 16 clients, 10 s, the bare claim statement on a table of
-/// the board's shape (200 000 open tasks, the partial index on open tasks), synchronous commit
-/// on. Claims per second.
-fn engine_claims_per_s(pg: &cluster::Cluster) -> f64 {
-    let psql = |db: &str, sql: &str| {
-        let ok = std::process::Command::new("psql")
-            .args([&pg.url_for(db), "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
-            .stdout(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "psql: {sql}");
-    };
-    psql("postgres", "CREATE DATABASE engine");
-    psql(
-        "engine",
-        "CREATE TABLE tasks (id bigserial PRIMARY KEY, state text NOT NULL DEFAULT 'open', \
-         priority bigint NOT NULL DEFAULT 0, generation bigint NOT NULL DEFAULT 0); \
-         CREATE INDEX tasks_open ON tasks (priority DESC, id) WHERE state = 'open'; \
-         INSERT INTO tasks (priority) SELECT i % 5 FROM generate_series(1, 200000) i",
-    );
-    psql("engine", "VACUUM ANALYZE tasks");
-    let script = tempfile::NamedTempFile::new().expect("pgbench script");
-    std::fs::write(
-        script.path(),
-        "UPDATE tasks SET state = 'claimed', generation = generation + 1 \
-         WHERE id = (SELECT id FROM tasks WHERE state = 'open' \
-         ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, generation;\n",
-    )
-    .expect("pgbench script");
+/// Runs `sql` with `psql` on database `db` of the cluster; panics naming the statement if it
+/// fails.
+fn psql(pg: &cluster::Cluster, db: &str, sql: &str) {
+    let ok = std::process::Command::new("psql")
+        .args([&pg.url_for(db), "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "psql: {sql}");
+}
+
+/// `pgbench -n -M prepared -c 16 -j 2 -T 10` running `script` on database `db`: transactions
+/// per second.
+fn pgbench(pg: &cluster::Cluster, db: &str, script: &str) -> f64 {
+    let file = tempfile::NamedTempFile::new().expect("pgbench script");
+    std::fs::write(file.path(), script).expect("pgbench script");
     let pgbench = cluster::find_bin()
         .expect("PostgreSQL binaries")
         .join("pgbench");
@@ -357,8 +350,8 @@ fn engine_claims_per_s(pg: &cluster::Cluster) -> f64 {
         .args([
             "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", "10", "-f",
         ])
-        .arg(script.path())
-        .arg(pg.url_for("engine"))
+        .arg(file.path())
+        .arg(pg.url_for(db))
         .output()
         .expect("pgbench");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -367,13 +360,75 @@ fn engine_claims_per_s(pg: &cluster::Cluster) -> f64 {
         "pgbench: {text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tps = text
-        .lines()
+    text.lines()
         .find(|l| l.starts_with("tps = "))
         .and_then(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
-        .expect("pgbench tps");
+        .expect("pgbench tps")
+}
+
+/// The engine's own limit: `pgbench`, 16 clients, 10 s, the bare claim statement on a table of
+/// the board's shape (200 000 open tasks, the partial index on open tasks), synchronous commit
+/// on. Claims per second.
+fn engine_claims_per_s(pg: &cluster::Cluster) -> f64 {
+    psql(pg, "postgres", "CREATE DATABASE engine");
+    psql(
+        pg,
+        "engine",
+        "CREATE TABLE tasks (id bigserial PRIMARY KEY, state text NOT NULL DEFAULT 'open', \
+         priority bigint NOT NULL DEFAULT 0, generation bigint NOT NULL DEFAULT 0); \
+         CREATE INDEX tasks_open ON tasks (priority DESC, id) WHERE state = 'open'; \
+         INSERT INTO tasks (priority) SELECT i % 5 FROM generate_series(1, 200000) i",
+    );
+    psql(pg, "engine", "VACUUM ANALYZE tasks");
+    let tps = pgbench(
+        pg,
+        "engine",
+        "UPDATE tasks SET state = 'claimed', generation = generation + 1 \
+         WHERE id = (SELECT id FROM tasks WHERE state = 'open' \
+         ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id, generation;\n",
+    );
     println!(
         "engine limit: the bare claim statement, pgbench 16 clients, 10 s, synchronous commit on: {tps:.0} claims/s; load average {}",
+        load()
+    );
+    tps
+}
+
+/// The limit of the board's own claim statement: `pgbench`, 16 clients, 10 s, calling the
+/// server function a board calls for an agent's claim of the best ready task
+/// (`board_claim_next`: the op lookup, the lock, the grant with its claim row and event, the
+/// saved answer) on the boards' store, for 16 live sessions of a host of its own, with 120 000
+/// more open tasks. No board, no agent process: what the store alone allows. Claims per second.
+/// Also printed: the grant alone (`board_grant_next`), on the tasks left.
+fn board_statement_claims_per_s(pg: &cluster::Cluster) -> f64 {
+    psql(
+        pg,
+        "postgres",
+        "INSERT INTO sessions (id, host, name, token_hash, boot_id, started_at) \
+         SELECT 'pgbench-' || i, 'pgbench', 'pgbench-' || i, '', '', board_wall() \
+         FROM generate_series(1, 16) i; \
+         INSERT INTO tasks (title, priority, created_at, updated_at) \
+         SELECT 'pgbench ' || i, i % 5, board_wall(), board_wall() FROM generate_series(1, 120000) i",
+    );
+    psql(pg, "postgres", "VACUUM ANALYZE tasks");
+    let tps = pgbench(
+        pg,
+        "postgres",
+        "\\set op random(1, 1000000000000)\n\
+         SELECT out_task FROM board_claim_next('pgbench-' || :client_id + 1, :client_id || '-' || :op, \
+         'pgbench-' || :client_id + 1, 120000, 422775452260);\n",
+    );
+    println!(
+        "the board's claim statement (board_claim_next), pgbench 16 clients, 10 s, no board: {tps:.0} claims/s; load average {}",
+        load()
+    );
+    let grant = pgbench(
+        pg,
+        "postgres",
+        "SELECT granted_task FROM board_grant_next('pgbench-' || :client_id + 1, 120000);\n",
+    );
+    println!(
+        "its grant alone (board_grant_next: the task, the claim row and the event; no lock, no saved answer): {grant:.0} claims/s; load average {}",
         load()
     );
     tps
