@@ -12,7 +12,10 @@
 //! claim statement (`UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING`) on a
 //! table of the board's shape with its partial index on open tasks; then the latency one claim
 //! and one done add on PostgreSQL over the embedded SQLite store (one session, medians). The
-//! sessions first only claim (as the engine's statement does), then claim and finish.
+//! sessions first only claim (as the engine's statement does), then claim and finish. Last,
+//! with the boards stopped, `pgbench` calls the boards' own claim statement (the server
+//! function `board_claim_next`) and its grant alone on their store: what the store allows a
+//! board at most.
 
 // A benchmark that cannot set itself up has nothing to measure: failing loudly is right.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
