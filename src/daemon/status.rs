@@ -40,7 +40,7 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
         uptime_s: board.started().0.elapsed().as_secs(),
         root: board.paths().root.display().to_string(),
         socket: board.paths().socket.display().to_string(),
-        db: board.paths().db.display().to_string(),
+        db: store_info.location.clone(),
         log: board.paths().log.display().to_string(),
         lease: LeaseSettings {
             duration_ms: rules.duration_ms,

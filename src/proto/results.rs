@@ -69,7 +69,8 @@ pub struct StatusResult {
     pub root: String,
     /// Socket path.
     pub socket: String,
-    /// Database path.
+    /// The database: the SQLite file, or the PostgreSQL store's URL without its password (the
+    /// same as `store.location`).
     pub db: String,
     /// Log file path.
     pub log: String,

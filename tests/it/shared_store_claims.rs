@@ -157,3 +157,15 @@ fn a_done_on_postgres_answers_as_on_the_embedded_store() {
         .count();
     assert_eq!(dones, 1, "one done event");
 }
+
+#[test]
+fn status_on_a_shared_store_names_the_store_as_its_database_not_a_local_file() {
+    let Some(pg) = cluster() else { return };
+    let board = host(&pg, "a", &QUICK);
+    let status = board.json(&["status"]);
+    assert_eq!(status["store"]["kind"], "postgres", "{status}");
+    assert_eq!(status["db"], status["store"]["location"], "{status}");
+    let db = status["db"].as_str().expect("db");
+    assert!(db.starts_with("postgres"), "{status}");
+    assert!(!db.contains("board.db"), "{status}");
+}
