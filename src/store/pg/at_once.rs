@@ -121,7 +121,9 @@ fn answered(store: &PgStore, r: &Row, agent: &str, write: Write) -> BoardResult<
 }
 
 /// An answer made by a server function is what the board's own type `T` would make: a field
-/// it lacks or adds is an internal error (it would otherwise reach the agent).
+/// it lacks or adds is an internal error (it would otherwise reach the agent). Checked on every
+/// answer, not only in tests: the functions are whatever the newest board that migrated the
+/// shared store installed, and hosts may run different board versions.
 fn checked<T: DeserializeOwned + Serialize>(
     v: serde_json::Value,
 ) -> BoardResult<serde_json::Value> {
