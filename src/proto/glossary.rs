@@ -203,10 +203,16 @@ words! {
         SessionStart = "session_start",
         /// An agent session ended.
         SessionEnd = "session_end",
-        /// An agent waits for a human.
+        /// A CLI's permission prompt: the agent waits for a human to let it go on.
         Wait = "wait",
-        /// A wait ended.
+        /// A permission prompt or a question ended (the CLI moved on, the agent withdrew its
+        /// question, its session ended).
         Resume = "resume",
+        /// An agent asked a person a question (`board wait`); it stays open until answered,
+        /// withdrawn or the session ends.
+        Question = "question",
+        /// A person answered an agent's question; the answer is in the agent's inbox.
+        Answer = "answer",
         /// A hook said the agent finished its turn.
         Idle = "idle",
         /// The board started.

@@ -77,7 +77,8 @@ impl Theme {
             EventKind::Lapse => self.bold(Color::Yellow),
             EventKind::Reject => self.bold(Color::Magenta),
             EventKind::Release | EventKind::Cancel => self.fg(Color::Blue),
-            EventKind::Wait => self.bold(Color::Yellow),
+            EventKind::Wait | EventKind::Question => self.bold(Color::Yellow),
+            EventKind::Answer => self.fg(Color::Green),
             EventKind::Renew => self.dim(),
             _ => Style::new(),
         }
