@@ -83,7 +83,9 @@ pub fn inbox(cx: &Cx, store: &mut dyn Store) -> BoardResult<InboxResult> {
 
 /// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread
 /// messages: `inbox: {unread, from, read_with}` is added to the result object, or to the error's
-/// `data`. Nothing is added when there are none, so answers stay as they were.
+/// `data`. The operator is told on `status` only (the TUI's refresh, `board status`): the place
+/// it looks at the board as a whole, not every command it types. Nothing is added when there
+/// are none, so answers stay as they were.
 pub fn add_inbox_notice(
     board: &Board,
     off: &OffReactor,
@@ -91,13 +93,15 @@ pub fn add_inbox_notice(
     caller: &Caller,
     out: &mut BoardResult<Value>,
 ) {
-    let Caller::Agent(agent) = caller else {
-        return;
+    let recipient = match caller {
+        Caller::Agent(agent) => agent.as_str(),
+        Caller::Operator if method == Method::Status => caller.name(),
+        Caller::Operator => return,
     };
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
-    let unread = match board.store(off).unread(agent) {
+    let unread = match board.store(off).unread(recipient) {
         Ok(u) => u,
         Err(e) => {
             tracing::warn!(error = %e, "could not count unread messages");

@@ -203,6 +203,7 @@ pub fn sample_snapshot() -> Snapshot {
         tasks,
         agents,
         events,
+        ..Snapshot::default()
     }
 }
 
@@ -340,5 +341,6 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
         tasks,
         agents,
         events,
+        ..Snapshot::default()
     }
 }

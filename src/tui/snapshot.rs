@@ -4,6 +4,8 @@
 //! Text written by agents is untrusted. It is made inert when a snapshot is taken in, so the view
 //! only ever sees text without control characters.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::app::{show_call, App, Effect, Mode};
@@ -36,6 +38,20 @@ pub struct Snapshot {
     pub agents: Vec<SessionView>,
     /// Recent events, oldest first (`log`).
     pub events: Vec<EventView>,
+    /// Each agent session's open question, by session id, when the board sends questions apart
+    /// from permission prompts (`question` beside `waiting`); empty from a board that does not.
+    pub questions: BTreeMap<String, Option<String>>,
+    /// The operator's unread messages (`inbox` of the `status` answer).
+    pub unread: Unread,
+}
+
+/// Unread messages to the operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unread {
+    /// How many.
+    pub count: i64,
+    /// Their senders (session ids or `operator`), raw.
+    pub from: Vec<String>,
 }
 
 impl Snapshot {
@@ -64,8 +80,37 @@ impl Snapshot {
             tasks: field(list, "tasks")?,
             agents: field(agents, "agents")?,
             events: field(log, "events")?,
+            questions: questions_of(agents),
+            unread: Unread {
+                count: status["inbox"]["unread"].as_i64().unwrap_or(0),
+                from: status["inbox"]["from"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            },
         })
     }
+}
+
+/// The `question` member of each session of an `agents` answer that has one (null: no open
+/// question). Read apart from [`SessionView`] so that a board that sends no `question` still
+/// shows its `waiting` text as a question, as it always did.
+fn questions_of(agents: &Value) -> BTreeMap<String, Option<String>> {
+    let Some(list) = agents["agents"].as_array() else {
+        return BTreeMap::new();
+    };
+    list.iter()
+        .filter_map(|a| {
+            let id = a["id"].as_str()?;
+            let q = a.get("question")?;
+            Some((id.to_string(), q.as_str().map(String::from)))
+        })
+        .collect()
 }
 
 /// The backlog's sections, in the order they are shown.
@@ -192,8 +237,10 @@ pub struct AgentItem {
     pub state: AgentState,
     /// tmux pane id, inert ("" when unknown).
     pub pane: String,
-    /// The question, when waiting for a human; inert.
-    pub waiting: Option<String>,
+    /// The question it asked a person (`board wait`), open until answered; inert.
+    pub question: Option<String>,
+    /// What its CLI's permission prompt asks (its hooks said it waits), inert.
+    pub permission: Option<String>,
     /// Why it ended, inert.
     pub end_reason: Option<String>,
     /// Why it needs attention (it never reached its prompt), inert.
@@ -261,7 +308,9 @@ impl App {
         for t in &self.tasks {
             self.totals[t.group.index()] += 1;
         }
-        self.take_agents(snap.agents);
+        self.take_agents(snap.agents, &snap.questions);
+        self.unread = snap.unread;
+        super::agents::check_stopping(self);
         self.events = snap
             .events
             .into_iter()
@@ -286,25 +335,36 @@ impl App {
         }
     }
 
-    fn take_agents(&mut self, sessions: Vec<SessionView>) {
-        let selected = self
-            .agents
-            .get(self.agent_selected)
-            .map(|a| a.view.id.clone());
-        let item = |v: SessionView| AgentItem {
-            id: inert_line(&v.id),
-            state: v.state,
-            pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-            waiting: v.waiting.as_deref().map(inert_line),
-            end_reason: v.end_reason.as_deref().map(inert_line),
-            attention: v.attention.as_deref().map(inert_line),
-            last_heard_ms: v
-                .ended_at
-                .as_deref()
-                .or(v.last_seen_at.as_deref())
-                .or(Some(v.started_at.as_str()))
-                .and_then(parse_ms),
-            view: v,
+    fn take_agents(
+        &mut self,
+        sessions: Vec<SessionView>,
+        questions: &BTreeMap<String, Option<String>>,
+    ) {
+        let item = |v: SessionView| {
+            let (question, permission) = match questions.get(&v.id) {
+                // A board that tells questions apart: `waiting` is the permission prompt.
+                Some(q) => (
+                    q.clone(),
+                    v.waiting.clone().filter(|w| Some(w) != q.as_ref()),
+                ),
+                None => (v.waiting.clone(), None),
+            };
+            AgentItem {
+                id: inert_line(&v.id),
+                state: v.state,
+                pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
+                question: question.as_deref().map(inert_line),
+                permission: permission.as_deref().map(inert_line),
+                end_reason: v.end_reason.as_deref().map(inert_line),
+                attention: v.attention.as_deref().map(inert_line),
+                last_heard_ms: v
+                    .ended_at
+                    .as_deref()
+                    .or(v.last_seen_at.as_deref())
+                    .or(Some(v.started_at.as_str()))
+                    .and_then(parse_ms),
+                view: v,
+            }
         };
         let (live, ended): (Vec<_>, Vec<_>) =
             sessions.into_iter().partition(|s| s.ended_at.is_none());
@@ -319,10 +379,30 @@ impl App {
         ended.sort_by_key(|a| std::cmp::Reverse(a.last_heard_ms));
         ended.truncate(GONE_SHOWN);
         self.agents = live.into_iter().map(item).chain(ended).collect();
-        self.agent_selected = selected
-            .and_then(|id| self.agents.iter().position(|a| a.view.id == id))
-            .unwrap_or(self.agent_selected)
-            .min(self.agents.len().saturating_sub(1));
+        self.follow_agent();
+    }
+
+    /// Puts the agent selection back on the agent it was on (by session id), wherever its row
+    /// moved; on the first live agent when that agent is no longer shown.
+    pub(super) fn follow_agent(&mut self) {
+        let by_id = self
+            .agent_selected_id
+            .as_ref()
+            .and_then(|id| self.agents.iter().position(|a| &a.view.id == id));
+        self.agent_selected = by_id.or_else(|| self.first_live_agent()).unwrap_or(0);
+        self.remember_agent();
+    }
+
+    /// Row of the first live agent.
+    pub(super) fn first_live_agent(&self) -> Option<usize> {
+        self.agents.iter().position(|a| a.view.ended_at.is_none())
+    }
+
+    pub(super) fn remember_agent(&mut self) {
+        self.agent_selected_id = self
+            .agents
+            .get(self.agent_selected)
+            .map(|a| a.view.id.clone());
     }
 
     pub(super) fn matches(&self, t: &TaskItem, terms: &[String]) -> bool {

@@ -5,10 +5,14 @@ use std::sync::Arc;
 
 use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::methods::{ActivityKind, ActivityParams, AgentsParams, LogParams, WaitParams};
-use crate::proto::results::{
-    ActivityResult, AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
+use crate::proto::methods::{
+    ActivityKind, ActivityParams, AgentsParams, LogParams, SessionStopParams, WaitParams,
 };
+use crate::proto::results::{
+    ActivityResult, AgentsResult, HelloResult, LogResult, SessionStopResult, StatusResult,
+    StopResult, WaitResult,
+};
+use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{Method, PROTOCOL_VERSION};
 
 /// `hello`: protocol version, board version and pid, and who the caller is.
@@ -87,6 +91,43 @@ pub fn log(cx: &Cx, p: &LogParams) -> BoardResult<LogResult> {
         None => store.recent_events(limit)?,
     };
     Ok(LogResult { events })
+}
+
+/// `session.stop`: operators only; a live agent session of this host gets SIGTERM, SIGKILL
+/// after `[run] hangup_grace` ([`crate::daemon::stop_agent`]). Errors: `unauthorized` for an
+/// agent caller, `not_found` for an unknown session or a process already gone, `usage` for an
+/// ended session or one this board does not watch.
+pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopResult> {
+    if cx.caller.agent().is_some() {
+        return Err(BoardError::unauthorized(
+            "only a person (an operator) can stop an agent session",
+        ));
+    }
+    let shown = truncate_width(&one_line(&p.session), 80);
+    let row = cx
+        .store()
+        .session(&p.session)?
+        .ok_or_else(|| BoardError::not_found(format!("no agent session {shown}")))?;
+    if row.ended_at.is_some() {
+        return Err(BoardError::usage(format!(
+            "agent session {shown} has ended already"
+        )));
+    }
+    if row.boot_id != cx.board.boot_id() {
+        return Err(BoardError::usage(format!(
+            "agent session {shown} runs on another host: stop it from that host's board"
+        )));
+    }
+    let (pid, start) = row.agent.ok_or_else(|| {
+        BoardError::usage(format!("agent session {shown} has no agent process yet"))
+    })?;
+    let grace = cx.board.config().run.hangup_grace.0;
+    crate::daemon::stop_agent::stop(pid, start, grace)?;
+    Ok(SessionStopResult {
+        session: p.session.clone(),
+        pid: i64::from(pid),
+        kill_after_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 /// `stop`: operators only; the board drains and exits after answering.

@@ -174,6 +174,9 @@ methods! {
     Send = "send", Write, SendParams => SendResult;
     /// Read the caller's unread messages, oldest first; each is returned once (marked read).
     Inbox = "inbox", Write, InboxParams => InboxResult;
+    /// Operators only: stop an agent session of this host the way a closed pane ends it
+    /// (SIGTERM to its process group, SIGKILL to its tree after `[run] hangup_grace`).
+    SessionStop = "session.stop", Read, SessionStopParams => SessionStopResult;
 }
 
 impl Method {

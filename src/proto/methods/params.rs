@@ -355,3 +355,11 @@ pub struct SessionExitParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+/// `session.stop` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStopParams {
+    /// The agent session to stop, by id (`agent` names the caller on the wire).
+    pub session: String,
+}

@@ -147,3 +147,34 @@ fn filter_prompt_shows_in_the_footer() {
     let text = screen(&app, 80, 24);
     assert!(text.lines().last().unwrap().contains("filter: refund"));
 }
+
+#[test]
+fn needs_you_list_and_question_banner_120x40() {
+    let mut snap = fixture::sample_snapshot();
+    snap.questions
+        .insert("gemini-1".into(), snap.agents[2].waiting.clone());
+    snap.questions.insert("codex-1".into(), None);
+    snap.agents[1].waiting = Some("Codex asks permission to run `cargo publish`".into());
+    snap.unread = crate::tui::snapshot::Unread {
+        count: 2,
+        from: vec!["claude-1".into(), "operator".into()],
+    };
+    let mut app = fixture::app_with(snap, true);
+    insta::assert_snapshot!("question_banner_120x40", screen(&app, 120, 40));
+    app.on_key(key(KeyCode::Char('i')));
+    insta::assert_snapshot!("needs_you_120x40", screen(&app, 120, 40));
+}
+
+#[test]
+fn agents_panel_footer_lists_only_its_keys_80x24() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    let text = screen(&app, 80, 24);
+    let footer = text.lines().last().unwrap();
+    for k in ["pane", "start", "restart", "stop", "message", "answer"] {
+        assert!(footer.contains(k), "{footer}");
+    }
+    for k in ["edit", "cancel", "release", "add", "filter"] {
+        assert!(!footer.contains(k), "{footer}");
+    }
+}
