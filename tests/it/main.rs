@@ -17,6 +17,7 @@ mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
+mod agents_panel_in_the_tui;
 mod answer_from_the_tui;
 mod backlog_import_export;
 mod board_crash_and_restart;

@@ -105,12 +105,25 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Yellow),
         });
     }
-    let prompts: Vec<&str> = app.at_permission_prompt().map(|a| a.id.as_str()).collect();
-    if !prompts.is_empty() {
+    let prompts: Vec<&AgentItem> = app.at_permission_prompt().collect();
+    let shown = if prompts.len() > 2 { 1 } else { prompts.len() };
+    for a in &prompts[..shown] {
         out.push(Banner {
             text: format!(
-                "⚠ PERMISSION PROMPT: {} — i lists them, ⏎ there goes to the pane",
-                prompts.join(", ")
+                "⚠ {} asks permission: {} — i, then ⏎ goes to its pane",
+                a.id,
+                a.permission.as_deref().unwrap_or("")
+            ),
+            style: t.bar(Color::Yellow),
+        });
+    }
+    if prompts.len() > shown {
+        let names: Vec<&str> = prompts[shown..].iter().map(|a| a.id.as_str()).collect();
+        out.push(Banner {
+            text: format!(
+                "⚠ {} more at a permission prompt: {} — i lists them",
+                prompts.len() - shown,
+                names.join(", ")
             ),
             style: t.bar(Color::Yellow),
         });
