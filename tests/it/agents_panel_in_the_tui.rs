@@ -82,7 +82,10 @@ fn typing_on_the_agents_panel_changes_no_task() {
         |s| s.contains("K  stop"),
     );
     let footer = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    assert!(!footer.contains("cancel") && !footer.contains("edit"), "{footer}");
+    assert!(
+        !footer.contains("cancel") && !footer.contains("edit"),
+        "{footer}"
+    );
 
     // Backlog letters, the old stop key and free text: nothing of it reaches a task.
     for k in ["e", "x", "y", "X", "y", "a", "s", "r", "c", "/"] {
@@ -106,11 +109,18 @@ fn typing_on_the_agents_panel_changes_no_task() {
             .into_iter()
             .filter(|e| kind != "add" || e["task"].as_i64() > Some(first + 1))
             .collect();
-        assert!(seen.is_empty(), "a {kind} from keys on the agents panel: {seen:?}");
+        assert!(
+            seen.is_empty(),
+            "a {kind} from keys on the agents panel: {seen:?}"
+        );
     }
     assert_eq!(b.task(first)["title"], "Keep this title");
     assert_eq!(b.task(first)["state"], "open");
-    assert_eq!(live_ids(&b), vec!["w".to_string()], "X stops nothing any more");
+    assert_eq!(
+        live_ids(&b),
+        vec!["w".to_string()],
+        "X stops nothing any more"
+    );
 }
 
 #[test]

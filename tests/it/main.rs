@@ -60,6 +60,7 @@ mod restored_database;
 mod sandboxed_socket;
 mod shared_store_claims;
 mod shared_store_outages;
+mod stop_an_agent;
 mod stopping_drains;
 mod strict_wire;
 mod suspend_is_not_silence;

@@ -93,7 +93,8 @@ pub fn log(cx: &Cx, p: &LogParams) -> BoardResult<LogResult> {
     Ok(LogResult { events })
 }
 
-/// `session.stop`: operators only; a live agent session of this host gets SIGTERM, SIGKILL
+/// `session.stop`: operators only; a live agent session of this host (by id, or by the name of
+/// one live session) gets SIGTERM, SIGKILL
 /// after `[run] hangup_grace` ([`crate::daemon::stop_agent`]). Errors: `unauthorized` for an
 /// agent caller, `not_found` for an unknown session or a process already gone, `usage` for an
 /// ended session or one this board does not watch.
@@ -104,9 +105,10 @@ pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopRe
         ));
     }
     let shown = truncate_width(&one_line(&p.session), 80);
+    let id = stop_target(cx, &p.session, &shown)?;
     let row = cx
         .store()
-        .session(&p.session)?
+        .session(&id)?
         .ok_or_else(|| BoardError::not_found(format!("no agent session {shown}")))?;
     if row.ended_at.is_some() {
         return Err(BoardError::usage(format!(
@@ -124,10 +126,28 @@ pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopRe
     let grace = cx.board.config().run.hangup_grace.0;
     crate::daemon::stop_agent::stop(pid, start, grace)?;
     Ok(SessionStopResult {
-        session: p.session.clone(),
+        session: row.id.clone(),
         pid: i64::from(pid),
         kill_after_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// The session `session.stop` names: a session id, else the name (`claude`) of exactly one
+/// live session, as `send` finds its recipient.
+fn stop_target(cx: &Cx, wanted: &str, shown: &str) -> BoardResult<String> {
+    let store = cx.store();
+    if store.session(wanted)?.is_some() {
+        return Ok(wanted.to_string());
+    }
+    let live = store.sessions(false, &|_| None)?;
+    let mut named = live.iter().filter(|s| s.name == wanted);
+    match (named.next(), named.next()) {
+        (Some(one), None) => Ok(one.id.clone()),
+        (Some(_), Some(_)) => Err(BoardError::usage(format!(
+            "several live agent sessions are named {shown}: name one by its id (`board agents`)"
+        ))),
+        (None, _) => Err(BoardError::not_found(format!("no agent session {shown}"))),
+    }
 }
 
 /// `stop`: operators only; the board drains and exits after answering.

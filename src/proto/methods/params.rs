@@ -360,6 +360,7 @@ pub struct SessionExitParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionStopParams {
-    /// The agent session to stop, by id (`agent` names the caller on the wire).
+    /// The agent session to stop: its id, or the name exactly one live session has (`agent`
+    /// names the caller on the wire).
     pub session: String,
 }
