@@ -12,15 +12,33 @@ use crate::proto::config::{self, Paths};
 use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult};
 
-/// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
-pub fn env_identity() -> Option<(String, String)> {
-    let agent = std::env::var("BOARD_AGENT")
-        .ok()
-        .filter(|s| !s.is_empty())?;
-    let token = std::env::var("BOARD_TOKEN")
-        .ok()
-        .filter(|s| !s.is_empty())?;
-    Some((agent, token))
+/// The agent identity the environment claims (`BOARD_AGENT`, `BOARD_TOKEN`; an empty variable
+/// counts as unset).
+///
+/// Either part alone is still sent: an identity that names an agent (or carries a token) and
+/// cannot be proven is refused by the board (`unauthorized`), never promoted to the operator.
+/// Inside that agent's process tree the board recognises the caller without a token. A value
+/// that is not UTF-8 is sent with replacement characters, which no session id or token matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvIdentity {
+    /// `BOARD_AGENT`.
+    pub agent: Option<String>,
+    /// `BOARD_TOKEN`.
+    pub token: Option<String>,
+}
+
+/// The identity of `BOARD_AGENT`/`BOARD_TOKEN`; None when neither is set (an operator).
+pub fn env_identity() -> Option<EnvIdentity> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.to_string_lossy().into_owned())
+    };
+    let id = EnvIdentity {
+        agent: var("BOARD_AGENT"),
+        token: var("BOARD_TOKEN"),
+    };
+    (id != EnvIdentity::default()).then_some(id)
 }
 
 /// Where to connect, and the board's paths when known (needed to start it).
