@@ -224,3 +224,20 @@ fn a_request_id_beyond_every_integer_type_comes_back_exactly_as_sent() {
         .expect("board mcp to exit did not happen in time");
     assert!(status.success());
 }
+
+#[test]
+fn an_operators_release_without_force_over_mcp_names_the_tools_force_argument() {
+    let p = TestBoard::builder().unserved();
+    let (_, code) = p.board_json(&["add", "held by nobody"]).json_and_code();
+    assert_eq!(code, 0);
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    c.initialize();
+    let r = c.call("board_release", json!({"task": 1}));
+    assert_eq!(r["isError"], json!(true), "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"force\": true"), "{text}");
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
+    assert!(status.success());
+}
