@@ -135,8 +135,9 @@ fn discover_paths() -> BoardResult<(Paths, Duration)> {
         Err(config::ConfigError::Invalid { message, .. }) => {
             let cfg = lenient_config(&file);
             let paths = Paths::new(&root, &cfg);
-            // Once per version of the file, not on every call of every agent.
-            if config_notice::first_to_see(&file, &paths.data_dir) {
+            // Once per version of the file, not on every call of every agent; and only when a
+            // board runs to keep previous settings (with none, starting one fails and says why).
+            if board_listens(&paths.socket) && config_notice::first_to_see(&file, &paths.data_dir) {
                 eprintln!(
                     "board: warning: {} is invalid ({}); the board keeps its previous settings \
                      until it is fixed (`board status` shows the error)",
@@ -148,6 +149,11 @@ fn discover_paths() -> BoardResult<(Paths, Duration)> {
         }
         Err(e) => Err(BoardError::unavailable(e.to_string())),
     }
+}
+
+/// Whether a board accepts connections at `socket` (a connection opened and closed at once).
+fn board_listens(socket: &std::path::Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
 }
 
 /// The defaults with only `board.data_dir` and `client.timeout` taken from `file`, when the
