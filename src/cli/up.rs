@@ -158,9 +158,19 @@ pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
                 done.push(format!("{} {word}", count(o)));
             }
         }
+        let session = v["session"].as_str().unwrap_or("");
+        // The hash suffix puzzles people; say once what it is for.
+        let suffix = session
+            .rsplit_once('-')
+            .map(|(_, hash)| {
+                format!(
+                    " (its `-{hash}` tells it from the session of another project of that name)"
+                )
+            })
+            .unwrap_or_default();
         let h = format!(
-            "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
-            v["session"].as_str().unwrap_or(""),
+            "tmux session {session} is up with {} agent pane(s) ({}); `board up --attach` to see \
+             it{suffix}",
             panes.len(),
             done.join(", ")
         );
