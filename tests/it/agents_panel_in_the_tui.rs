@@ -193,6 +193,12 @@ fn a_message_to_the_operator_is_counted_read_in_the_tui_and_then_marked_read() {
     let status = b.json(&["status"]);
     assert_eq!(status["inbox"]["unread"], 1, "{status}");
     assert_eq!(status["inbox"]["from"][0], "one", "{status}");
+    let text = b.board(&["status"]).ok();
+    assert!(
+        text.stderr
+            .contains("1 unread message (from one): `board inbox` reads them"),
+        "{text:?}"
+    );
 
     let root = b.root().to_path_buf();
     let path = crate::harness::path_env();

@@ -163,6 +163,17 @@ fn needs_you_list_and_question_banner_120x40() {
     insta::assert_snapshot!("question_banner_120x40", screen(&app, 120, 40));
     app.on_key(key(KeyCode::Char('i')));
     insta::assert_snapshot!("needs_you_120x40", screen(&app, 120, 40));
+    app.on_call_result(
+        crate::tui::app::Purpose::Inbox,
+        Ok(serde_json::json!({"messages": [
+            {"id": 1, "from": "claude-1", "to": "operator", "answer": false,
+             "text": "Refunds API is done.\nThe \u{1b}[31mred\u{1b}[0m CI step is flaky, see #14.",
+             "sent_at": "2026-03-01T11:58:40.000Z"},
+            {"id": 2, "from": "operator", "to": "operator", "answer": false,
+             "text": "note to self: 漢字 review before lunch", "sent_at": "2026-03-01T11:59:00.000Z"}
+        ]})),
+    );
+    insta::assert_snapshot!("inbox_80x24", screen(&app, 80, 24));
 }
 
 #[test]
