@@ -115,7 +115,9 @@ pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopRe
             "agent session {shown} has ended already"
         )));
     }
-    if row.boot_id != cx.board.boot_id() {
+    // A shared store lists every host's sessions; only this host's board can signal its own.
+    let ours = cx.store().live_sessions()?.iter().any(|r| r.id == row.id);
+    if !ours || row.boot_id != cx.board.boot_id() {
         return Err(BoardError::usage(format!(
             "agent session {shown} runs on another host: stop it from that host's board"
         )));
