@@ -144,10 +144,13 @@ fn orphaned(app: &App) -> Vec<Need> {
         if e.kind != EventKind::Expel || !seen.insert(task) || app.dismissed.contains(&e.view.id) {
             continue;
         }
+        // Tasks are in id order (as `list` sends them): a lookup per event, not a scan, since
+        // this runs on every frame.
         let open = app
             .tasks
-            .iter()
-            .any(|t| t.task.id == task && t.task.state == TaskState::Open);
+            .binary_search_by_key(&task, |t| t.task.id)
+            .ok()
+            .is_some_and(|i| app.tasks[i].task.state == TaskState::Open);
         if !open {
             continue;
         }
