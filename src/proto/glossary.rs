@@ -486,3 +486,7 @@ mod tests {
         );
     }
 }
+
+/// The reason of the `resume` event that says an agent withdrew its question (`board resume`);
+/// a `resume` with any other reason ends a permission prompt.
+pub const QUESTION_WITHDRAWN: &str = "withdrew the question";

@@ -295,7 +295,12 @@ impl App {
             id: inert_line(&v.id),
             state: v.state,
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-            waiting: v.waiting.as_deref().map(inert_line),
+            // What it waits for: its open question, else its CLI's permission prompt.
+            waiting: v
+                .question
+                .as_deref()
+                .or(v.waiting.as_deref())
+                .map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
             attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v
