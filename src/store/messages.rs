@@ -177,20 +177,28 @@ fn recipient_of(tx: &rusqlite::Connection, to: &str) -> BoardResult<String> {
     }
 }
 
-/// Ends the open question of live session `agent` by one conditional UPDATE; returns it, or
-/// None when it had none. (The joined row is read before the update: it is the question.)
+/// Ends the open question of live session `agent`; returns it, or None when it had none.
+/// SQLite's RETURNING shows the row after the update only: the question is read first, and the
+/// UPDATE, conditional on that very question still being open, decides (inside the writer's
+/// `BEGIN IMMEDIATE`, nothing can change it between the two).
 fn end_question(tx: &rusqlite::Connection, agent: &str) -> BoardResult<Option<String>> {
-    Ok(tx
+    let asked: Option<String> = tx
         .query_row(
-            "UPDATE sessions SET question = NULL
-             FROM (SELECT question AS asked FROM sessions WHERE id = ?1) AS old
-             WHERE sessions.id = ?1 AND sessions.ended_at IS NULL
-               AND sessions.question IS NOT NULL
-             RETURNING old.asked",
+            "SELECT question FROM sessions
+             WHERE id = ?1 AND ended_at IS NULL AND question IS NOT NULL",
             [agent],
             |r| r.get(0),
         )
-        .optional()?)
+        .optional()?;
+    let Some(asked) = asked else {
+        return Ok(None);
+    };
+    let n = tx.execute(
+        "UPDATE sessions SET question = NULL
+         WHERE id = ?1 AND ended_at IS NULL AND question IS ?2",
+        params![agent, asked],
+    )?;
+    Ok((n == 1).then_some(asked))
 }
 
 /// The refusal of an answer to `agent`, which has no open question (say what it waits for
