@@ -269,6 +269,9 @@ fn human_result(method: &str, v: &Value) -> String {
                     if a["branch"].is_string() {
                         line.push_str(&format!("  branch {}", s(&a["branch"])));
                     }
+                    if let Some(q) = a["question"].as_str() {
+                        line.push_str(&format!("  ASKS: {}", one_line(q)));
+                    }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
                     }
