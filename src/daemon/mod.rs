@@ -370,6 +370,7 @@ fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_question_flag(&row.id, row.question.is_some());
                 board.set_idle_flag(&row.id, row.idle_since.is_some());
                 // Rule 8: a living (not stopped) session gets one sweep of grace to show
                 // activity; the stored expiry stands otherwise.

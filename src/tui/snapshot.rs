@@ -4,8 +4,6 @@
 //! Text written by agents is untrusted. It is made inert when a snapshot is taken in, so the view
 //! only ever sees text without control characters.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use super::app::{show_call, App, Effect, Mode};
@@ -38,9 +36,6 @@ pub struct Snapshot {
     pub agents: Vec<SessionView>,
     /// Recent events, oldest first (`log`).
     pub events: Vec<EventView>,
-    /// Each agent session's open question, by session id, when the board sends questions apart
-    /// from permission prompts (`question` beside `waiting`); empty from a board that does not.
-    pub questions: BTreeMap<String, Option<String>>,
     /// The operator's unread messages (`inbox` of the `status` answer).
     pub unread: Unread,
 }
@@ -80,7 +75,6 @@ impl Snapshot {
             tasks: field(list, "tasks")?,
             agents: field(agents, "agents")?,
             events: field(log, "events")?,
-            questions: questions_of(agents),
             unread: Unread {
                 count: status["inbox"]["unread"].as_i64().unwrap_or(0),
                 from: status["inbox"]["from"]
@@ -95,22 +89,6 @@ impl Snapshot {
             },
         })
     }
-}
-
-/// The `question` member of each session of an `agents` answer that has one (null: no open
-/// question). Read apart from [`SessionView`] so that a board that sends no `question` still
-/// shows its `waiting` text as a question, as it always did.
-fn questions_of(agents: &Value) -> BTreeMap<String, Option<String>> {
-    let Some(list) = agents["agents"].as_array() else {
-        return BTreeMap::new();
-    };
-    list.iter()
-        .filter_map(|a| {
-            let id = a["id"].as_str()?;
-            let q = a.get("question")?;
-            Some((id.to_string(), q.as_str().map(String::from)))
-        })
-        .collect()
 }
 
 /// The backlog's sections, in the order they are shown.
@@ -308,7 +286,7 @@ impl App {
         for t in &self.tasks {
             self.totals[t.group.index()] += 1;
         }
-        self.take_agents(snap.agents, &snap.questions);
+        self.take_agents(snap.agents);
         self.unread = snap.unread;
         super::agents::check_stopping(self);
         self.events = snap
@@ -335,36 +313,22 @@ impl App {
         }
     }
 
-    fn take_agents(
-        &mut self,
-        sessions: Vec<SessionView>,
-        questions: &BTreeMap<String, Option<String>>,
-    ) {
-        let item = |v: SessionView| {
-            let (question, permission) = match questions.get(&v.id) {
-                // A board that tells questions apart: `waiting` is the permission prompt.
-                Some(q) => (
-                    q.clone(),
-                    v.waiting.clone().filter(|w| Some(w) != q.as_ref()),
-                ),
-                None => (v.waiting.clone(), None),
-            };
-            AgentItem {
-                id: inert_line(&v.id),
-                state: v.state,
-                pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-                question: question.as_deref().map(inert_line),
-                permission: permission.as_deref().map(inert_line),
-                end_reason: v.end_reason.as_deref().map(inert_line),
-                attention: v.attention.as_deref().map(inert_line),
-                last_heard_ms: v
-                    .ended_at
-                    .as_deref()
-                    .or(v.last_seen_at.as_deref())
-                    .or(Some(v.started_at.as_str()))
-                    .and_then(parse_ms),
-                view: v,
-            }
+    fn take_agents(&mut self, sessions: Vec<SessionView>) {
+        let item = |v: SessionView| AgentItem {
+            id: inert_line(&v.id),
+            state: v.state,
+            pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
+            question: v.question.as_deref().map(inert_line),
+            permission: v.waiting.as_deref().map(inert_line),
+            end_reason: v.end_reason.as_deref().map(inert_line),
+            attention: v.attention.as_deref().map(inert_line),
+            last_heard_ms: v
+                .ended_at
+                .as_deref()
+                .or(v.last_seen_at.as_deref())
+                .or(Some(v.started_at.as_str()))
+                .and_then(parse_ms),
+            view: v,
         };
         let (live, ended): (Vec<_>, Vec<_>) =
             sessions.into_iter().partition(|s| s.ended_at.is_none());

@@ -452,9 +452,6 @@ fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
     use super::needs::{needs, NeedKind};
     let mut snap = fixture::sample_snapshot();
     // A board that tells questions from permission prompts: codex-1 is at a prompt.
-    snap.questions
-        .insert("gemini-1".into(), snap.agents[2].waiting.clone());
-    snap.questions.insert("codex-1".into(), None);
     snap.agents[1].waiting = Some("Codex asks permission to run `rm -rf target`".into());
     snap.unread = super::snapshot::Unread {
         count: 2,

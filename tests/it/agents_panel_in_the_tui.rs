@@ -2,7 +2,8 @@
 //! board and real agents: with the agents panel focused, backlog keys and typed text change no
 //! task; `K` stops an interactive bash and an agent that ignores SIGTERM (SIGTERM, then SIGKILL
 //! after `hangup_grace`) and the TUI says "stopped" once each session ended; a message to the
-//! operator is counted in the header, read from the needs-you list, and then marked read.
+//! operator is counted in the header, read from the needs-you list, and then marked read; an
+//! agent's question stays in the banner through every kind of activity until it is answered.
 
 use std::time::Duration;
 
@@ -200,6 +201,39 @@ fn a_message_to_the_operator_is_counted_read_in_the_tui_and_then_marked_read() {
         "{text:?}"
     );
 
+    let tui = tui_window(&mut b);
+    let t = b.tmux();
+    t.wait_screen(
+        tui,
+        &["-J"],
+        "the count in the header",
+        Duration::from_secs(15),
+        |s| s.contains("1 need you · i"),
+    );
+    t.keys(tui, &["i"]);
+    t.wait_screen(
+        tui,
+        &["-J"],
+        "the needs-you list",
+        Duration::from_secs(10),
+        |s| s.contains("1 unread message to you from one"),
+    );
+    t.keys(tui, &["Enter"]);
+    t.wait_screen(
+        tui,
+        &["-J"],
+        "the message",
+        Duration::from_secs(10),
+        // The dialog opens with the board's answer to `inbox`, so the message is read by then.
+        |s| s.contains("Messages to you (now marked read)") && s.contains("the parser is done"),
+    );
+    let again = b.json(&["inbox"]);
+    assert_eq!(again["messages"], serde_json::json!([]), "{again}");
+    assert!(b.json(&["status"]).get("inbox").is_none());
+}
+
+/// Starts `board tui` in a window `tui` of the test's tmux server.
+fn tui_window(b: &mut TestBoard) -> &'static str {
     let root = b.root().to_path_buf();
     let path = crate::harness::path_env();
     let t = b.tmux();
@@ -211,31 +245,52 @@ fn a_message_to_the_operator_is_counted_read_in_the_tui_and_then_marked_read() {
         .output()
         .expect("tmux new-window");
     assert!(out.status.success(), "{out:?}");
-    t.wait_screen(
-        "keepalive:tui",
+    "keepalive:tui"
+}
+
+#[test]
+fn an_open_question_stays_in_the_banner_through_hooks_until_answered() {
+    let mut b = TestBoard::builder().lease("60s").sweep("1s").start();
+    let mut w = b.agent("w");
+    let tui = tui_window(&mut b);
+    w.board(&["wait", "Which store?"]).ok();
+    let banner = "w asks: Which store? — A to answer";
+    b.tmux().wait_screen(
+        tui,
         &["-J"],
-        "the count in the header",
+        "the question's banner",
         Duration::from_secs(15),
-        |s| s.contains("1 need you · i"),
+        |s| s.contains(banner) && s.contains("1 need you · i"),
     );
-    t.keys("keepalive:tui", &["i"]);
-    t.wait_screen(
-        "keepalive:tui",
+    // Activity of every kind: hooks of each CLI, a renewal, a read.
+    for line in [
+        "printf '%s' '{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s1\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"tool_response\":{\"stdout\":\"ok\"}}' | board hook claude PostToolUse",
+        "printf '%s' '{\"hook_event_name\":\"Stop\",\"session_id\":\"s1\",\"stop_hook_active\":false}' | board hook claude Stop",
+        "board hook shell prompt </dev/null",
+        "printf '%s' '{\"hook_event_name\":\"AfterTool\",\"tool_name\":\"run_shell_command\",\"tool_input\":{\"command\":\"ls\"},\"tool_response\":{\"llmContent\":\"ok\"}}' | board hook gemini AfterTool",
+        "board renew",
+        "board list",
+    ] {
+        let out = w.sh(line);
+        assert_eq!(out.code, 0, "{line}: {out:?}");
+    }
+    // A task added after them: the screen that shows it was fetched after every hook.
+    b.add("Marker after the hooks");
+    let screen = b.tmux().wait_screen(
+        tui,
         &["-J"],
-        "the needs-you list",
-        Duration::from_secs(10),
-        |s| s.contains("1 unread message to you from one"),
+        "the marker task",
+        Duration::from_secs(15),
+        |s| s.contains("Marker after the hooks"),
     );
-    t.keys("keepalive:tui", &["Enter"]);
-    t.wait_screen(
-        "keepalive:tui",
+    assert!(screen.contains(banner), "the question went away:\n{screen}");
+
+    b.json(&["answer", "w", "SQLite"]);
+    b.tmux().wait_screen(
+        tui,
         &["-J"],
-        "the message",
-        Duration::from_secs(10),
-        // The dialog opens with the board's answer to `inbox`, so the message is read by then.
-        |s| s.contains("Messages to you (now marked read)") && s.contains("the parser is done"),
+        "the banner gone once answered",
+        Duration::from_secs(15),
+        |s| s.contains("● live") && !s.contains("w asks:") && !s.contains("need you"),
     );
-    let again = b.json(&["inbox"]);
-    assert_eq!(again["messages"], serde_json::json!([]), "{again}");
-    assert!(b.json(&["status"]).get("inbox").is_none());
 }

@@ -53,6 +53,7 @@ mod messages_between_agents;
 mod non_utf8_arguments;
 mod pipelined_requests;
 mod profiles;
+mod questions_wait_for_answers;
 mod real_agents_in_panes;
 mod real_cli_setup;
 mod restart;

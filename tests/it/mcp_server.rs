@@ -46,6 +46,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         [
             "board_add",
             "board_agents",
+            "board_answer",
             "board_check",
             "board_claim",
             "board_done",

@@ -151,9 +151,6 @@ fn filter_prompt_shows_in_the_footer() {
 #[test]
 fn needs_you_list_and_question_banner_120x40() {
     let mut snap = fixture::sample_snapshot();
-    snap.questions
-        .insert("gemini-1".into(), snap.agents[2].waiting.clone());
-    snap.questions.insert("codex-1".into(), None);
     snap.agents[1].waiting = Some("Codex asks permission to run `cargo publish`".into());
     snap.unread = crate::tui::snapshot::Unread {
         count: 2,
