@@ -68,3 +68,42 @@ fn board_stop_agent_ends_an_agent_that_ignores_sigterm_and_the_board_keeps_runni
     );
     assert!(b.json(&["status"])["pid"].is_i64());
 }
+
+#[test]
+fn on_a_shared_store_only_the_agents_own_host_stops_it() {
+    use crate::hosts_share_one_store::{cluster, host, QUICK};
+    let Some(pg) = cluster() else { return };
+    let alpha = host(&pg, "alpha", &QUICK);
+    let beta = host(&pg, "beta", &QUICK);
+    let _far = alpha.run_agent("far", "exec sleep 300");
+    let live = |b: &TestBoard| {
+        b.session("far")
+            .is_some_and(|s| s["ended_at"].is_null() && s["pid"].is_i64())
+    };
+    assert!(
+        poll_until(Duration::from_secs(10), || live(&alpha)),
+        "the agent runs on alpha: {:?}",
+        alpha.session("far")
+    );
+
+    // beta sees the session in the shared store, but cannot signal alpha's processes.
+    let refused = beta
+        .board_json(&["stop", "--agent", "far"])
+        .expect_code(2)
+        .json();
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("another host"),
+        "{refused}"
+    );
+    assert!(live(&alpha), "a refused stop changes nothing");
+
+    alpha.json(&["stop", "--agent", "far"]);
+    let ended = poll(Duration::from_secs(15), || {
+        alpha.session("far").filter(|s| s["ended_at"].is_string())
+    })
+    .unwrap_or_else(|| panic!("not stopped: {:?}", alpha.session("far")));
+    assert_eq!(ended["end_reason"], "killed by SIGTERM", "{ended}");
+}
