@@ -208,7 +208,7 @@ fn a_message_to_the_operator_is_counted_read_in_the_tui_and_then_marked_read() {
         &["-J"],
         "the count in the header",
         Duration::from_secs(15),
-        |s| s.contains("1 need you · i"),
+        |s| s.contains("⚑ 1 needs you · i"),
     );
     t.keys(tui, &["i"]);
     t.wait_screen(
@@ -260,7 +260,7 @@ fn an_open_question_stays_in_the_banner_through_hooks_until_answered() {
         &["-J"],
         "the question's banner",
         Duration::from_secs(15),
-        |s| s.contains(banner) && s.contains("1 need you · i"),
+        |s| s.contains(banner) && s.contains("⚑ 1 needs you · i"),
     );
     // Activity of every kind: hooks of each CLI, a renewal, a read.
     for line in [
@@ -291,6 +291,6 @@ fn an_open_question_stays_in_the_banner_through_hooks_until_answered() {
         &["-J"],
         "the banner gone once answered",
         Duration::from_secs(15),
-        |s| s.contains("● live") && !s.contains("w asks:") && !s.contains("need you"),
+        |s| s.contains("● live") && !s.contains("w asks:") && !s.contains("⚑"),
     );
 }

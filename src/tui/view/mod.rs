@@ -222,7 +222,8 @@ fn draw_header(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     x += put(buf, x, r.y, r.width, &name, t.bar(Color::Cyan));
     let needs = crate::tui::needs::count(app);
     if needs > 0 {
-        let text = format!(" ⚑ {needs} need you · i ");
+        let verb = if needs == 1 { "needs" } else { "need" };
+        let text = format!(" ⚑ {needs} {verb} you · i ");
         x += put(
             buf,
             x,
