@@ -237,9 +237,11 @@ fn human_result(method: &str, v: &Value) -> String {
             list.iter()
                 .map(|a| {
                     let claims = task_refs(&a["claims"]);
+                    // People see the name; the unique id only in the full list.
+                    let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
                     let mut line = format!(
                         "{:<16} {:<8} pid {:<8} claims {}",
-                        s(&a["id"]),
+                        shown,
                         s(&a["state"]),
                         s(&a["pid"]),
                         if claims.is_empty() {
@@ -248,8 +250,8 @@ fn human_result(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
-                    if a["name"] != a["id"] {
-                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    if v["all"] == serde_json::json!(true) {
+                        line.push_str(&format!("  id {}", s(&a["id"])));
                     }
                     match a["restarts"].as_i64() {
                         Some(1) => line.push_str("  restarted once"),
@@ -272,6 +274,14 @@ fn human_result(method: &str, v: &Value) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
+        }
+        Some(Method::AgentsPrune) => {
+            let n = v["pruned"].as_array().map_or(0, Vec::len);
+            match n {
+                0 => "no ended agent session to forget".into(),
+                1 => "forgot 1 ended agent session (the event log keeps it)".into(),
+                n => format!("forgot {n} ended agent sessions (the event log keeps them)"),
+            }
         }
         Some(Method::Log) => v["events"]
             .as_array()

@@ -69,6 +69,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
         M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
+        M::up(include_str!("../../migrations/0006_session_names.sql")),
     ])
 }
 

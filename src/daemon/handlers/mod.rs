@@ -264,6 +264,7 @@ fn write(cx: &Cx, store: &mut dyn Store, ev: &mut Events, call: &Call) -> BoardR
         Call::Import(p) => answer(super::team::import(cx, store, ev, p)),
         Call::Send(p) => answer(super::team::send(cx, store, ev, p)),
         Call::Inbox(_) => answer(super::team::inbox(cx, store)),
+        Call::AgentsPrune(p) => answer(board::prune(store, cx, p)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a write",
             other.method()
