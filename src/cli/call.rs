@@ -121,7 +121,10 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     if !matches!(cmd, Cmd::Stop) {
         // A write gets its op_id here; a lost answer is asked again with it.
         let v = client::call_once(&target, true, method, params)?;
-        let human = print::human(method, &v);
+        let human = match cmd {
+            Cmd::Log { .. } => log_lines(&target, &v),
+            _ => print::human(method, &v),
+        };
         return Ok((v, human));
     }
     // `stop` must not start a board just to stop it.
@@ -139,6 +142,26 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     wait_gone(&target.socket);
     let human = print::human(method, &v);
     Ok((v, human))
+}
+
+/// The events of a `log` answer, one line each, agents named as people know them.
+fn log_lines(target: &client::Target, v: &Value) -> String {
+    let names = session_names(target);
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| print::event_line_named(e, &names))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every session's name by id (empty when the board cannot say: lines then show ids).
+pub(super) fn session_names(target: &client::Target) -> print::Names {
+    Client::connect(target, false)
+        .and_then(|mut c| c.call("agents", json!({ "all": true })))
+        .map(|a| print::names_of(&a))
+        .unwrap_or_default()
 }
 
 /// `status` never starts a board: it asks the running one, or answers `unavailable` (exit 8)

@@ -53,6 +53,29 @@ pub fn task_line(t: &Value) -> String {
     format!("#{:<4} [{status}]{prio} {}", t["id"], s(&t["title"]))
 }
 
+/// Session id → the name people see, from an `agents` result with `all` (empty when that
+/// could not be read: lines then show ids).
+pub type Names = std::collections::HashMap<String, String>;
+
+/// The names of the sessions of an `agents` result.
+pub fn names_of(agents: &Value) -> Names {
+    agents["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| Some((a["id"].as_str()?.into(), a["name"].as_str()?.into())))
+        .collect()
+}
+
+/// [`event_line`] with the agent named as people know it (its session's name, else its id).
+pub fn event_line_named(e: &Value, names: &Names) -> String {
+    let mut e = e.clone();
+    if let Some(name) = e["agent"].as_str().and_then(|id| names.get(id)) {
+        e["agent"] = Value::String(name.clone());
+    }
+    event_line(&e)
+}
+
 /// One event as a line: `2026-11-29T08:00:00.000Z  expel   #3 g2 claude: exited (status 3)`.
 pub fn event_line(e: &Value) -> String {
     let mut out = format!("{}  {:<13}", s(&e["at"]), s(&e["kind"]));

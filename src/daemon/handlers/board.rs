@@ -71,16 +71,12 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
     Ok(ActivityResult { kind: p.kind })
 }
 
-/// How long `agents` (without `all`) and the TUI keep showing the last ended session of a
-/// name, ms.
-pub const RECENT_ENDED_MS: i64 = 10 * 60 * 1000;
-
-/// `agents`: live sessions and, for [`RECENT_ENDED_MS`], the last ended one of each name no
+/// `agents`: live sessions and, for [`crate::proto::views::RECENT_ENDED_MS`], the last ended one of each name no
 /// live session has; every session with `all`.
 pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
     let b = Arc::clone(cx.board);
     let store = cx.store();
-    let recent = (!p.all.unwrap_or(false)).then_some(RECENT_ENDED_MS);
+    let recent = (!p.all.unwrap_or(false)).then_some(crate::proto::views::RECENT_ENDED_MS);
     let agents = store.sessions(recent, &|row| crate::daemon::sweep::describe(&b, row))?;
     let ended = store.ended_session_count()?;
     Ok(AgentsResult {
