@@ -169,7 +169,10 @@ pub(super) fn session_names(target: &client::Target) -> print::Names {
 fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(Value, String)> {
     let mut c = match Client::connect(target, false) {
         Ok(c) => c,
-        Err(e) if e.kind == ErrorKind::Unavailable => return Err(not_running(target)),
+        // A sandbox that blocks the socket says so itself; anything else unavailable: none runs.
+        Err(e) if e.kind == ErrorKind::Unavailable && e.data.get("sandbox").is_none() => {
+            return Err(not_running(target))
+        }
         Err(e) => return Err(e),
     };
     let v = c.call(method, params)?;

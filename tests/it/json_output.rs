@@ -123,7 +123,7 @@ fn run_all(p: &TestBoard, warnings: bool) -> usize {
         }
     };
     // The board must be running before board.toml is broken (a broken file cannot start one).
-    let (_, code) = p.board_json(&["status"]).json_and_code();
+    let (_, code) = p.board_json(&["list"]).json_and_code();
     assert_eq!(code, 0);
     if warnings {
         let path = dir.join("board.toml");
