@@ -42,12 +42,12 @@ impl SqliteStore {
             } else {
                 let mut st = tx.prepare(
                     "SELECT id FROM sessions WHERE ended_at IS NULL AND (id = ?1 OR name = ?1)
-                     ORDER BY id = ?1 DESC, started_at",
+                     ORDER BY name = ?1 DESC, started_at",
                 )?;
                 let ids: Vec<String> = st
                     .query_map([to], |r| r.get(0))?
                     .collect::<Result<_, _>>()?;
-                match message_rules::pick_recipient(to, &ids)? {
+                match message_rules::pick_recipient(&ids) {
                     Some(id) => id,
                     None => return Err(no_recipient(tx, to)?),
                 }
