@@ -27,6 +27,7 @@ const OPERATOR: &[(&str, &str)] = &[
     ("show", "show 99"),
     ("note", "note 1 'from the operator'"),
     ("agents", "agents --all"),
+    ("agents.prune", "agents --prune --older 1h"),
     ("log", "log --limit 5"),
     ("status", "status"),
     ("claim", "claim"),
