@@ -161,7 +161,7 @@ fn send(report: &Report) -> Option<()> {
         Report::Nothing => return Some(()),
     };
     // Outside an agent session there is nobody to report on.
-    client::env_identity()?;
+    client::env_identity()?.agent?;
     let target = client::target().ok()?;
     // Never start a board from a hook: a stopped board stays stopped, and the CLI waits.
     let mut c = Client::connect(&target, false).ok()?;
