@@ -2,7 +2,7 @@
 //! of its refusal and of its events, and the unread summary. Pure: both stores call them with
 //! what they read.
 
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, ErrorKind};
 use crate::store::{Unread, OPERATOR};
 
 /// The recipient among the live sessions `ids` whose name or id is `to`, listed with the one
