@@ -5,10 +5,12 @@
 //! finished while holding a claim is nudged once, is no longer renewed by CPU alone, and loses
 //! the claim one lease later unless it acts.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use crate::harness::agent::Agent;
-use crate::harness::sh_quote;
+use crate::harness::{poll, sh_quote};
 use crate::harness::test_board::TestBoard;
 
 /// Claude Code's documented `Stop` payload.
@@ -66,4 +68,72 @@ fn claudes_stop_hook_continues_the_turn_with_unread_messages_once() {
     // Claude stops again with stop_hook_active: nothing new, so nothing continues the turn.
     assert_eq!(stop_hook(&mut a, true), "");
     assert_eq!(board.session(&a.id).unwrap()["state"], "idle");
+}
+
+/// Claude Code's documented `PostToolUse` payload.
+fn tool_payload() -> Value {
+    json!({"session_id": "s1", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+           "tool_input": {"command": "cargo test"}, "tool_response": {"stdout": "ok"}})
+}
+
+#[test]
+fn a_holder_that_finished_its_turn_is_nudged_then_lapses_though_its_cpu_is_busy() {
+    let board = TestBoard::builder()
+        .lease("2s")
+        .sweep("200ms")
+        .liveness("activity")
+        .start();
+    let finished_task = board.add("Left behind");
+    let working_task = board.add("Still at it");
+    let mut finished = board.agent("claude");
+    let mut working = board.agent("claude");
+    finished.claim(finished_task);
+    working.claim(working_task);
+
+    // Both CLIs end a turn; then `finished` only burns CPU (an idle screen, a stray helper),
+    // while `working` starts a new turn and runs tools.
+    assert_eq!(stop_hook(&mut finished, false), "");
+    assert_eq!(stop_hook(&mut working, false), "");
+    finished.sh("(while :; do :; done) > /dev/null 2>&1 &");
+    let lapsed = poll(Duration::from_secs(20), || {
+        let out = working.sh(&format!(
+            "printf '%s' {} | board hook claude PostToolUse",
+            sh_quote(&tool_payload().to_string())
+        ));
+        assert_eq!(out.code, 0, "{out:?}");
+        let lapse = board.log_of("lapse", finished_task);
+        (!lapse.is_empty()).then_some(lapse)
+    })
+    .expect("the idle holder's claim lapsed although its CPU was busy");
+    assert!(
+        lapsed[0]["agent"] == json!(finished.id),
+        "lapsed from the idle holder: {lapsed:?}"
+    );
+
+    // It was nudged once, before the lapse, naming the task.
+    let log = board.log();
+    let nudges: Vec<usize> = log
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e["kind"] == "warn"
+                && e["task"] == json!(finished_task)
+                && e["reason"].as_str().unwrap_or("").contains("finished its turn")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let lapse_at = log
+        .iter()
+        .position(|e| e["kind"] == "lapse" && e["task"] == json!(finished_task))
+        .unwrap();
+    assert_eq!(nudges.len(), 1, "one nudge: {log:?}");
+    assert!(nudges[0] < lapse_at, "nudged before the lapse: {log:?}");
+
+    // The agent that kept working keeps its claim, and was never nudged for it.
+    assert_eq!(board.task(working_task)["holder"], json!(working.id));
+    assert!(board.log_of("lapse", working_task).is_empty());
+    assert!(!board
+        .log_of("warn", working_task)
+        .iter()
+        .any(|e| e["reason"].as_str().unwrap_or("").contains("finished its turn")));
 }
