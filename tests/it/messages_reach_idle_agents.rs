@@ -143,3 +143,95 @@ fn a_holder_that_finished_its_turn_is_nudged_then_lapses_though_its_cpu_is_busy(
     }
     assert!(board.log_of("lapse", working_task).is_empty());
 }
+
+/// A `board up` project with two `shell` agents, `sh` and `sh-2`, each in its pane; the board
+/// serves, and both shells are at their prompt. The board and the panes of `sh` and `sh-2`.
+fn two_shells_up() -> (TestBoard, String, String) {
+    let mut b = TestBoard::builder()
+        .lease("120s")
+        .sweep("1s")
+        .liveness("activity")
+        .config("[[agents]]\nname = \"sh\"\nprofile = \"shell\"\ncount = 2\n")
+        // A fresh HOME: the shells read no rc file of the machine's user.
+        .user_home()
+        .unserved();
+    b.serve();
+    b.tmux();
+    let up = b.json(&["up"]);
+    let pane = |slot: &str| {
+        up["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["agent_name"] == slot)
+            .and_then(|p| p["pane"].as_str())
+            .unwrap_or_else(|| panic!("no pane for {slot} in {up}"))
+            .to_string()
+    };
+    let (first, second) = (pane("sh"), pane("sh-2"));
+    for (p, name) in [(&first, "sh"), (&second, "sh-2")] {
+        b.tmux().wait_screen(
+            p,
+            &["-J"],
+            "the shell's prompt",
+            Duration::from_secs(20),
+            |s| s.contains(&format!("[board:{name}]")),
+        );
+    }
+    (b, first, second)
+}
+
+const LINE: &str = "board: 1 unread message (from operator) — run board inbox";
+
+#[test]
+fn a_message_to_a_shell_at_its_prompt_shows_in_its_pane_but_not_while_a_person_types() {
+    let (mut b, idle_pane, typing_pane) = two_shells_up();
+
+    // Someone is typing in sh-2's terminal (a keystroke every second) when both get a message.
+    let typist = b.tmux().share();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let typing = {
+        let (stop, pane) = (stop.clone(), typing_pane.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                typist.type_text(&pane, "x");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    b.board(&["send", "sh", "Please look at #3"]).ok();
+    b.board(&["send", "sh-2", "Please look at #4"]).ok();
+
+    // The quiet shell shows the line in its pane, without a board call of its own.
+    b.tmux().wait_screen(
+        &idle_pane,
+        &["-J"],
+        "the unread line in sh's pane",
+        Duration::from_secs(30),
+        |s| s.contains(LINE),
+    );
+    // Written as output: nothing was typed at its prompt (no command ran, no history).
+    let history = b.tmux().capture(&idle_pane, &["-J"]);
+    assert!(!history.contains("command not found"), "{history}");
+    // While the person types, sh-2's pane stays as they left it.
+    for _ in 0..5 {
+        let screen = b.tmux().capture(&typing_pane, &["-J"]);
+        assert!(!screen.contains("unread message"), "typed over a typist:\n{screen}");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    typing.join().unwrap();
+    // After the typing stops, it comes once the terminal has been quiet long enough.
+    b.tmux().wait_screen(
+        &typing_pane,
+        &["-J"],
+        "the unread line in sh-2's pane after the typing",
+        Duration::from_secs(40),
+        |s| s.contains("board: 1 unread message (from operator)"),
+    );
+    // Once per batch: the sweep and the retries do not repeat it.
+    std::thread::sleep(Duration::from_secs(2));
+    let screen = b.tmux().capture(&idle_pane, &["-J"]);
+    assert_eq!(screen.matches(LINE).count(), 1, "{screen}");
+}
