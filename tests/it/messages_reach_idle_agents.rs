@@ -235,3 +235,41 @@ fn a_message_to_a_shell_at_its_prompt_shows_in_its_pane_but_not_while_a_person_t
     let screen = b.tmux().capture(&idle_pane, &["-J"]);
     assert_eq!(screen.matches(LINE).count(), 1, "{screen}");
 }
+
+#[test]
+fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt() {
+    let mut b = TestBoard::builder().lease("120s").sweep("1s").start();
+    // A stand-in for an agent CLI (not a shell): its turn-end hook reports idle, then it reads
+    // its next prompt from the terminal, as Claude Code at its prompt does.
+    let cli = b.root().join("fakecli");
+    std::fs::copy("/bin/sh", &cli).unwrap();
+    let script = "printf '%s' '{\"hook_event_name\":\"Stop\",\"stop_hook_active\":false}' \
+                  | board hook claude Stop; read -r prompt; printf '%s\\n' \"$prompt\" > prompt.txt; \
+                  exec sleep 300";
+    let cmd = format!(
+        "PATH={} board run --name cli -- ./fakecli -c {}",
+        sh_quote(&crate::harness::path_env()),
+        sh_quote(script)
+    );
+    let root = b.root().to_str().unwrap().to_string();
+    b.tmux()
+        .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
+    poll(Duration::from_secs(15), || {
+        b.session("cli").filter(|s| s["state"] == "idle" && s["pid"].is_i64())
+    })
+    .unwrap_or_else(|| panic!("the CLI never went idle: {:?}", b.session("cli")));
+
+    b.board(&["send", "cli", "Rebase on main, then run the tests"])
+        .ok();
+    let typed = poll(Duration::from_secs(40), || {
+        std::fs::read_to_string(b.root().join("prompt.txt")).ok()
+    })
+    .expect("a line was typed into the CLI's pane");
+    assert_eq!(
+        typed.trim(),
+        "board: 1 unread message (from operator) — run board inbox"
+    );
+    // The message itself stays in the inbox until the agent reads it.
+    let s = b.session("cli").unwrap();
+    assert!(s["ended_at"].is_null(), "{s}");
+}
