@@ -331,9 +331,15 @@ mod tests {
         assert_eq!(out["decision"], "block");
         let reason = out["reason"].as_str().unwrap();
         assert!(reason.starts_with("board: 2 unread messages"), "{reason}");
-        assert!(reason.contains("answer from operator: use SQLite"), "{reason}");
+        assert!(
+            reason.contains("answer from operator: use SQLite"),
+            "{reason}"
+        );
         assert!(reason.contains("from codex: rebase on main"), "{reason}");
-        assert!(!reason.contains('\u{1b}'), "control sequences made inert: {reason}");
+        assert!(
+            !reason.contains('\u{1b}'),
+            "control sequences made inert: {reason}"
+        );
         assert!(can_continue(CliKind::Claude, "Stop"));
         assert!(can_continue(CliKind::Codex, "Stop"));
         assert!(can_continue(CliKind::Gemini, "AfterAgent"));

@@ -155,8 +155,7 @@ impl Mailbox {
 /// sender when the recipient is the operator): nothing for `agent` to read.
 fn sent_by(agent: &str, e: &EventView) -> bool {
     e.kind == EventKind::Message
-        && e
-            .reason
+        && e.reason
             .as_deref()
             .is_some_and(|r| r.starts_with(&format!("{agent} → {OPERATOR}:")))
 }

@@ -200,8 +200,7 @@ fn nudge_idle_holders(
             )?;
             board.publish(ev);
         }
-        let line =
-            format!("board: you hold {tasks}: finish it, release it, or ask (board wait)");
+        let line = format!("board: you hold {tasks}: finish it, release it, or ask (board wait)");
         let ids: Vec<(i64, i64)> = held.iter().map(|c| (c.task, c.generation)).collect();
         board.mailbox().nudge(agent, &ids, line);
     }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::agent::Agent;
-use crate::harness::{poll, sh_quote};
 use crate::harness::test_board::TestBoard;
+use crate::harness::{poll, sh_quote};
 
 /// Claude Code's documented `Stop` payload.
 fn stop_payload(stop_hook_active: bool) -> Value {
@@ -123,7 +123,10 @@ fn a_holder_that_finished_its_turn_is_nudged_then_lapses_though_its_cpu_is_busy(
         .filter(|(_, e)| {
             e["kind"] == "warn"
                 && e["task"] == json!(finished_task)
-                && e["reason"].as_str().unwrap_or("").contains("finished its turn")
+                && e["reason"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("finished its turn")
         })
         .map(|(i, _)| i)
         .collect();
@@ -217,7 +220,10 @@ fn a_message_to_a_shell_at_its_prompt_shows_in_its_pane_but_not_while_a_person_t
     // While the person types, sh-2's pane stays as they left it.
     for _ in 0..5 {
         let screen = b.tmux().capture(&typing_pane, &["-J"]);
-        assert!(!screen.contains("unread message"), "typed over a typist:\n{screen}");
+        assert!(
+            !screen.contains("unread message"),
+            "typed over a typist:\n{screen}"
+        );
         std::thread::sleep(Duration::from_secs(1));
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -255,7 +261,8 @@ fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt()
     b.tmux()
         .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
     poll(Duration::from_secs(15), || {
-        b.session("cli").filter(|s| s["state"] == "idle" && s["pid"].is_i64())
+        b.session("cli")
+            .filter(|s| s["state"] == "idle" && s["pid"].is_i64())
     })
     .unwrap_or_else(|| panic!("the CLI never went idle: {:?}", b.session("cli")));
 

@@ -58,7 +58,11 @@ pub fn pane_text(s: &str) -> String {
 /// and the board with a line for an agent idle at its prompt. `server` is the tmux server's
 /// socket (`tmux -S`); None talks to the server the environment names (the TUI runs in it).
 /// Errors: tmux's own message.
-pub fn type_into_pane(server: Option<&std::path::Path>, pane: &str, text: &str) -> Result<(), String> {
+pub fn type_into_pane(
+    server: Option<&std::path::Path>,
+    pane: &str,
+    text: &str,
+) -> Result<(), String> {
     let run = |args: &[&str]| -> Result<(), String> {
         let mut cmd = Command::new("tmux");
         if let Some(socket) = server {
