@@ -205,7 +205,7 @@ fn read_stdin_payload() -> Value {
 /// answers (never starts one: a stopped board stays stopped, and the CLI goes on).
 fn connect() -> Option<Client> {
     // Outside an agent session there is nobody to report on.
-    client::env_identity()?;
+    client::env_identity()?.agent?;
     let target = client::target().ok()?;
     let c = Client::connect(&target, false).ok()?;
     c.set_timeout(ANSWER_DEADLINE).ok()?;

@@ -43,7 +43,7 @@ pub enum Cmd {
         /// Longer description.
         #[arg(long, default_value = "")]
         body: String,
-        /// Higher runs first (default 0).
+        /// Higher runs first.
         #[arg(long, short, default_value_t = 0, allow_negative_numbers = true)]
         priority: i64,
         /// Ids of tasks that must be done first.

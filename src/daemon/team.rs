@@ -41,6 +41,7 @@ pub fn import(
         tasks,
         keys,
         goal_set: done.goal_set,
+        replaced_goal: done.replaced_goal,
     })
 }
 

@@ -328,6 +328,8 @@ pub struct ImportResult {
     pub keys: std::collections::BTreeMap<String, i64>,
     /// Whether the backlog's goal was set.
     pub goal_set: bool,
+    /// The goal the backlog's replaced (still kept among the older goals), if there was one.
+    pub replaced_goal: Option<String>,
 }
 
 /// `export`: the backlog as `import` takes it.

@@ -162,3 +162,27 @@ fn a_broken_board_toml_is_reported_once_per_change() {
     .unwrap();
     assert_eq!(count(&b.board(&["list"]).ok().stderr), 1);
 }
+
+#[test]
+fn board_up_says_what_the_tmux_session_names_hash_suffix_is_for() {
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .liveness("process")
+        .config("[[agents]]\nname = \"napper\"\nprofile = \"napper\"\n")
+        .unserved();
+    b.write_profile(
+        "napper",
+        "description = \"sleeps\"\ncommand = [\"sh\", \"-c\", \"exec sleep 300\"]\n",
+    );
+    b.serve();
+    b.tmux();
+    let out = b.board(&["up"]).ok();
+    let session = b.json(&["up"])["session"].as_str().unwrap().to_string();
+    let hash = session.rsplit_once('-').unwrap().1;
+    assert!(
+        out.stdout.contains(&format!(
+            "`-{hash}` tells it from the session of another project"
+        )),
+        "{out:?}"
+    );
+}

@@ -23,7 +23,7 @@ pub struct Client {
     reader: BufReader<UnixStream>,
     next_id: u64,
     /// Identity added to every request's params, unless the params carry their own.
-    pub identity: Option<(String, String)>,
+    pub identity: Option<super::EnvIdentity>,
     /// The socket, to name it in errors.
     socket: PathBuf,
     /// The board's pid as the kernel knows it (SO_PEERCRED), to name it in errors.
@@ -120,9 +120,13 @@ impl Client {
 
     fn request(&mut self, method: &str, params: Value) -> String {
         let mut params = with_op_id(method, params);
-        if let (Some((a, t)), Value::Object(m)) = (&self.identity, &mut params) {
-            m.entry("agent").or_insert_with(|| json!(a));
-            m.entry("token").or_insert_with(|| json!(t));
+        if let (Some(who), Value::Object(m)) = (&self.identity, &mut params) {
+            if let Some(a) = &who.agent {
+                m.entry("agent").or_insert_with(|| json!(a));
+            }
+            if let Some(t) = &who.token {
+                m.entry("token").or_insert_with(|| json!(t));
+            }
         }
         let id = Id::from(self.next_id);
         self.next_id += 1;
