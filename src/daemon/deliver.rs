@@ -198,7 +198,8 @@ fn deliver_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<()> {
     if agents.is_empty() {
         return Ok(());
     }
-    let table = ProcTable::scan();
+    // One pass over /proc for all, and only when some agent is at its prompt.
+    let table = std::cell::OnceCell::new();
     for agent in agents {
         let row = board.store(off).session(&agent)?;
         match row {
@@ -217,7 +218,7 @@ fn deliver_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<()> {
 fn deliver_to(
     board: &Board,
     off: &OffReactor,
-    table: &ProcTable,
+    table: &std::cell::OnceCell<ProcTable>,
     row: &SessionRow,
 ) -> BoardResult<()> {
     let agent = row.id.as_str();
@@ -241,9 +242,14 @@ fn deliver_to(
     }
     let tty = board.store(off).session_tty(agent)?;
     let Some(channel) = channel(row, idle, tty.as_deref()) else {
+        if nudge.is_some() && row.pane.is_none() && tty.is_none() {
+            // Nowhere to show it: the `warn` event was the nudge.
+            board.mailbox().marks().nudges.remove(agent);
+        }
         return Ok(());
     };
     if let Some(tty) = &tty {
+        let table = table.get_or_init(ProcTable::scan);
         if super::terminal::quiet_ms(board, table, row, tty) < QUIET_MS {
             return Ok(());
         }
