@@ -116,11 +116,23 @@ pub fn add_inbox_notice(
     caller: &Caller,
     out: &mut BoardResult<Value>,
 ) {
-    let recipient = match caller {
-        Caller::Agent(agent) => agent.as_str(),
-        Caller::Operator if method == Method::Status => caller.name(),
-        Caller::Operator => return,
+    let agent = match caller {
+        Caller::Agent(agent) => Some(agent.as_str()),
+        Caller::Operator => None,
     };
+    let recipient = match agent {
+        Some(agent) => agent,
+        None if method == Method::Status => caller.name(),
+        None => return,
+    };
+    let told = |board: &Board| {
+        if let Some(agent) = agent {
+            board.mailbox().told(agent);
+        }
+    };
+    if method == Method::Inbox {
+        told(board);
+    }
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
@@ -131,6 +143,11 @@ pub fn add_inbox_notice(
             return;
         }
     };
+    // Told now (or nothing to tell), so no line in its pane for these; except through a hook,
+    // which shows the CLI nothing of the answer.
+    if method != Method::Activity {
+        told(board);
+    }
     put_inbox_notice(&unread, out);
 }
 

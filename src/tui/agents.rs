@@ -58,6 +58,8 @@ pub struct TeamOp {
 pub struct Stopping {
     /// Session id (raw).
     pub session: String,
+    /// The agent's name as people see it, inert.
+    pub shown: String,
     /// When to give up and say it could not ([`App::now_ms`] clock); None until the board
     /// accepted the stop.
     pub deadline_ms: Option<u64>,
@@ -172,8 +174,14 @@ pub fn on_confirm_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
 
 /// Asks the board to stop `session`; the TUI follows it until it ends.
 fn stop_call(app: &mut App, session: String) -> Vec<Effect> {
+    let shown = app
+        .agents
+        .iter()
+        .find(|a| a.view.id == session)
+        .map_or_else(|| inert_line(&session), |a| a.name.clone());
     app.stopping = Some(Stopping {
         session: session.clone(),
+        shown,
         deadline_ms: None,
     });
     vec![Effect::Call(Call {
@@ -188,7 +196,7 @@ pub fn on_stop_answer(app: &mut App, result: Result<serde_json::Value, String>) 
     let Some(s) = app.stopping.as_mut() else {
         return;
     };
-    let shown = inert_line(&s.session);
+    let shown = s.shown.clone();
     match result {
         Ok(v) => {
             let kill_after = v["kill_after_ms"].as_u64().unwrap_or(0);
@@ -214,7 +222,7 @@ pub fn check_stopping(app: &mut App) {
     let Some(s) = &app.stopping else {
         return;
     };
-    let shown = inert_line(&s.session);
+    let shown = s.shown.clone();
     let live = app
         .agents
         .iter()
@@ -240,16 +248,13 @@ pub fn on_result(app: &mut App, result: Result<String, String>) -> Vec<Effect> {
     vec![Effect::Refresh]
 }
 
-/// What the agents panel adds about a session after its question or end reason: its configured
-/// name and restarts (`as claude, restarted 2×`) and its branch (`⎇ board/claude`). Inert.
+/// What the agents panel adds about a session after its question or end reason: how often its
+/// name was restarted (`restarted 2×`; the row shows the name) and its branch
+/// (`⎇ board/claude`). Inert.
 pub fn note(view: &SessionView) -> String {
     let mut parts = Vec::new();
     if view.restarts > 0 {
-        parts.push(format!(
-            "as {}, restarted {}×",
-            inert_line(&view.name),
-            view.restarts
-        ));
+        parts.push(format!("restarted {}×", view.restarts));
     }
     if let Some(b) = &view.branch {
         parts.push(format!("⎇ {}", inert_line(b)));
@@ -373,12 +378,12 @@ mod tests {
     }
 
     #[test]
-    fn the_note_names_the_slot_of_a_restarted_agent_and_its_branch() {
+    fn the_note_counts_the_restarts_of_an_agent_and_names_its_branch() {
         let mut v = app().agents[0].view.clone();
         assert_eq!(note(&v), "");
         v.name = "claude".into();
         v.restarts = 2;
         v.branch = Some("board/claude".into());
-        assert_eq!(note(&v), "as claude, restarted 2× · ⎇ board/claude");
+        assert_eq!(note(&v), "restarted 2× · ⎇ board/claude");
     }
 }

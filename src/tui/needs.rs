@@ -78,7 +78,7 @@ pub fn needs(app: &App) -> Vec<Need> {
     for a in app.waiting() {
         out.push(Need {
             kind: NeedKind::Question,
-            text: format!("{} asks: {}", a.id, a.question.as_deref().unwrap_or("")),
+            text: format!("{} asks: {}", a.name, a.question.as_deref().unwrap_or("")),
             todo: "A answer",
             agent: Some(a.view.id.clone()),
             task: None,
@@ -90,7 +90,7 @@ pub fn needs(app: &App) -> Vec<Need> {
             kind: NeedKind::Permission,
             text: format!(
                 "{} waits at a permission prompt: {}",
-                a.id,
+                a.name,
                 a.permission.as_deref().unwrap_or("")
             ),
             todo: "⏎ go to its pane",
@@ -104,7 +104,7 @@ pub fn needs(app: &App) -> Vec<Need> {
             kind: NeedKind::Attention,
             text: format!(
                 "{} never reached its prompt: {}",
-                a.id,
+                a.name,
                 a.attention.as_deref().unwrap_or("no hook, no board call")
             ),
             todo: "⏎ go to its pane",

@@ -73,7 +73,7 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     }
     let stuck: Vec<&AgentItem> = app.needing_attention().collect();
     if !stuck.is_empty() {
-        let names: Vec<&str> = stuck.iter().map(|a| a.id.as_str()).collect();
+        let names: Vec<&str> = stuck.iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
                 "⚠ NEEDS ATTENTION: {} never reached the prompt (no hook, no board call): answer the dialog in its pane",
@@ -88,14 +88,14 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
         out.push(Banner {
             text: format!(
                 "❓ {} asks: {} — A to answer",
-                a.id,
+                a.name,
                 a.question.as_deref().unwrap_or("")
             ),
             style: t.bar(Color::Yellow),
         });
     }
     if waiting.len() > shown {
-        let names: Vec<&str> = waiting[shown..].iter().map(|a| a.id.as_str()).collect();
+        let names: Vec<&str> = waiting[shown..].iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
                 "❓ {} more agents ask you: {} — i lists them",
@@ -111,14 +111,14 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
         out.push(Banner {
             text: format!(
                 "⚠ {} asks permission: {} — i, then ⏎ goes to its pane",
-                a.id,
+                a.name,
                 a.permission.as_deref().unwrap_or("")
             ),
             style: t.bar(Color::Yellow),
         });
     }
     if prompts.len() > shown {
-        let names: Vec<&str> = prompts[shown..].iter().map(|a| a.id.as_str()).collect();
+        let names: Vec<&str> = prompts[shown..].iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
                 "⚠ {} more at a permission prompt: {} — i lists them",
