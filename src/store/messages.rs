@@ -59,7 +59,14 @@ impl SqliteStore {
                 params![from, recipient, text, sent_at, answer],
                 |r| r.get(0),
             )?;
-            let (about, said) = message_rules::message_event(from, &recipient, text);
+            let names: (String, String) = tx.query_row(
+                "SELECT COALESCE((SELECT name FROM sessions WHERE id = ?1), ?1),
+                        COALESCE((SELECT name FROM sessions WHERE id = ?2), ?2)",
+                params![from, recipient],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let (about, said) =
+                message_rules::message_event(from, &recipient, (&names.0, &names.1), text);
             emit(tx, ev, EventKind::Message, None, about, None, &said)?;
             let to_agent = (recipient != OPERATOR).then_some(recipient.as_str());
             let ended_wait = answer
@@ -77,7 +84,7 @@ impl SqliteStore {
                     None,
                     to_agent,
                     None,
-                    &format!("answered by {from}"),
+                    &format!("answered by {}", names.0),
                 )?;
             }
             let pane: Option<String> = tx

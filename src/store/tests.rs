@@ -207,6 +207,21 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_message_reaches_a_restarted_agent_by_its_name_and_its_event_says_the_name(s) {
+        let first = agent(s, "sh");
+        s.expel_session(&first, "exited").unwrap();
+        let again = agent(s, "sh");
+        let (sent, ev) = s.send(OPERATOR, "sh", "hi", false).unwrap();
+        assert_eq!(sent.message.to, again);
+        let e = ev.iter().find(|e| e.kind == EventKind::Message).unwrap();
+        assert_eq!(e.agent.as_deref(), Some(again.as_str()));
+        assert_eq!(e.reason.as_deref(), Some("operator → sh: hi"));
+        let (_, ev) = s.send(&again, OPERATOR, "done", false).unwrap();
+        assert_eq!(ev[0].reason.as_deref(), Some("sh → operator: done"));
+    }
+}
+
+on_every_backend! {
     fn agents_shows_live_sessions_and_the_last_ended_session_of_each_name(s) {
         let a1 = agent(s, "a");
         let b = agent(s, "b");

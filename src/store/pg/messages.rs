@@ -39,7 +39,14 @@ impl PgStore {
                 &[&from, &recipient, &text, &answer],
             )?;
             let (id, sent_at): (i64, String) = (col(&r, 0)?, col(&r, 1)?);
-            let (about, said) = message_rules::message_event(from, &recipient, text);
+            let n = c.one(
+                "SELECT COALESCE((SELECT name FROM sessions WHERE id = $1::text), $1::text),
+                        COALESCE((SELECT name FROM sessions WHERE id = $2::text), $2::text)",
+                &[&from, &recipient],
+            )?;
+            let names: (String, String) = (col(&n, 0)?, col(&n, 1)?);
+            let (about, said) =
+                message_rules::message_event(from, &recipient, (&names.0, &names.1), text);
             emit(c, ev, EventKind::Message, None, about, None, &said)?;
             let to_agent = (recipient != OPERATOR).then_some(recipient.as_str());
             let ended_wait = answer
@@ -57,7 +64,7 @@ impl PgStore {
                     None,
                     to_agent,
                     None,
-                    &format!("answered by {from}"),
+                    &format!("answered by {}", names.0),
                 )?;
             }
             let pane: Option<String> = c
