@@ -10,7 +10,9 @@ UPDATE sessions SET name = id
    AND EXISTS (SELECT 1 FROM sessions o
                 WHERE o.ended_at IS NULL AND o.name = sessions.name AND o.rowid < sessions.rowid);
 
-CREATE INDEX sessions_live_by_name ON sessions (name) WHERE ended_at IS NULL;
+-- Finding a live session by name (a registration, `board send NAME`) and the last session of
+-- a name (`board agents`, the restart count).
+CREATE INDEX sessions_by_name ON sessions (name);
 
 CREATE TABLE retired_session_ids (
     id         TEXT PRIMARY KEY,
