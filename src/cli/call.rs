@@ -85,7 +85,8 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Check { task, generation } => {
             ("check", json!({ "task": task, "generation": generation }))
         }
-        Cmd::Wait { question } => ("wait", json!({ "question": question })),
+        Cmd::Wait { question, .. } => ("wait", json!({ "question": question })),
+        Cmd::Answer { agent, text } => ("answer", json!({ "to": agent, "text": text })),
         Cmd::Resume => ("resume", json!({})),
         Cmd::Agents {
             prune: true, older, ..

@@ -215,8 +215,18 @@ fn human_result(method: &str, v: &Value) -> String {
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0))
         ),
-        Some(Method::Wait) => format!("waiting for a human: {}", s(&v["waiting"])),
-        Some(Method::Resume) => "resumed".into(),
+        Some(Method::Wait) => format!(
+            "asked: {} (open until a person answers it or you withdraw it with `board resume`; \
+             the answer arrives in `board inbox`)",
+            s(&v["waiting"])
+        ),
+        Some(Method::Resume) => "resumed (no open question)".into(),
+        Some(Method::Answer) => format!(
+            "answered {}'s question \"{}\" (message #{} in its inbox)",
+            s(&v["message"]["to"]),
+            s(&v["question"]),
+            s(&v["message"]["id"])
+        ),
         Some(Method::Send) => {
             let mut line = format!(
                 "sent message #{} to {}",
@@ -284,6 +294,9 @@ fn human_result(method: &str, v: &Value) -> String {
                     }
                     if a["branch"].is_string() {
                         line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
+                    if let Some(q) = a["question"].as_str() {
+                        line.push_str(&format!("  ASKS: {}", one_line(q)));
                     }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));

@@ -3,6 +3,7 @@
 
 pub mod lease;
 
+pub mod deliver;
 pub mod events;
 pub mod follow;
 pub mod handlers;
@@ -269,6 +270,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+    let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
             tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
@@ -288,6 +290,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     server.abort();
     sweeper.abort();
     reloader.abort();
+    deliverer.abort();
     if let Some((heartbeat, follower)) = shared_tasks {
         heartbeat.abort();
         follower.abort();
@@ -374,6 +377,7 @@ fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_question_flag(&row.id, row.question.is_some());
                 board.set_idle_flag(&row.id, row.idle_since.is_some());
                 // Rule 8: a living (not stopped) session gets one sweep of grace to show
                 // activity; the stored expiry stands otherwise.

@@ -230,8 +230,27 @@ pub struct CheckResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitResult {
-    /// The question (wait), or null (resume).
+    /// The open question (wait), or null (resume).
     pub waiting: Option<String>,
+    /// The agent session that asked (the caller).
+    #[serde(default)]
+    pub agent: String,
+    /// The id of the newest event when the question was asked (or withdrawn): a waiter for
+    /// its answer follows the event stream after it (`subscribe {after}`).
+    #[serde(default)]
+    pub event: i64,
+}
+
+/// `answer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerResult {
+    /// The answer, stored as a message in the asker's inbox (`answer: true`).
+    pub message: MessageView,
+    /// The question it answered (now closed).
+    pub question: String,
+    /// The asker's tmux pane, when it runs in one.
+    pub pane: Option<String>,
 }
 
 /// `activity`.

@@ -235,8 +235,16 @@ store_api! {
     /// call ended it.
     fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
 
-    /// Sets or clears (None) the session's "waiting for a human" question.
+    /// Sets or clears (None) the session's permission prompt (its CLI waits for a person; the
+    /// hooks' `waiting`): a `wait` or `resume` event when it changed. Returns whether it did.
     fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+
+    /// Asks (Some) or withdraws (None) the session's question to a person (`board wait`,
+    /// `board resume`), by one conditional UPDATE: a `question` event with its text, or a
+    /// `resume` event, when it changed (asking the open question again changes nothing).
+    /// Only [`Store::answer`], a withdrawal or the session's end close a question. Errors:
+    /// `invalid` (empty or oversized question). Returns whether anything changed.
+    fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Records the first call or hook with the session's identity (it reached its prompt).
     /// Returns whether this call recorded it.
@@ -296,15 +304,28 @@ store_api! {
     /// Stores a message from `from` to `to` and logs a `message` event. `to` is `operator`, a
     /// live session id, or the name of exactly one live session (`claude` finds `claude-3` when
     /// that is the only live `claude`). With `answer`, a recipient that is waiting for a human
-    /// stops waiting, in the same transaction (a `resume` event).
+    /// stops waiting, in the same transaction: its open question ends as with [`Store::answer`]
+    /// (an `answer` event), its permission prompt too (a `resume` event).
     ///
     /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
     /// `usage` (a name several live sessions share: send to an id).
     fn send(&mut self, from: &str, to: &str, text: &str, answer: bool) -> BoardResult<(Sent, Events)>;
 
-    /// The unread messages of `recipient`, oldest first, marked read by the same one
-    /// conditional statement: each message is delivered once, even to racing readers.
-    fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>>;
+    /// `from` (the operator or another agent session) answers the open question of the live
+    /// session `to` (named as for [`Store::send`]): in one transaction the question ends (one
+    /// conditional UPDATE), the answer is stored as a message in `to`'s inbox (`answer: true`),
+    /// and `message` and `answer` events (reason: the answer) are appended. `Sent::question`
+    /// is the question answered.
+    ///
+    /// Errors, each changing nothing: `not_found` (`to` has no open question, or names no live
+    /// session), `invalid` (empty or oversized text; `to` is `operator` or `from` itself),
+    /// `usage` (a name several live sessions share).
+    fn answer(&mut self, from: &str, to: &str, text: &str) -> BoardResult<(Sent, Events)>;
+
+    /// The unread messages of `recipient` (with `answers_only`, only the answers to its
+    /// questions), oldest first, marked read by the same one conditional statement: each
+    /// message is delivered once, even to racing readers.
+    fn inbox(&mut self, recipient: &str, answers_only: bool) -> BoardResult<Vec<MessageView>>;
 
     /// How many messages `recipient` has not read, and from whom (a read on the partial index
     /// of unread messages: cheap enough for every request).

@@ -101,7 +101,7 @@ impl SqliteStore {
     pub(super) fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
-                "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL
+                "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL, question = NULL
                  WHERE id = ?1 AND ended_at IS NULL",
                 params![id, now_wall(), reason],
             )?;
@@ -156,6 +156,28 @@ impl SqliteStore {
                     Some(q) => emit(tx, ev, EventKind::Wait, None, Some(id), None, q)?,
                     None => emit(tx, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
                 };
+            }
+            Ok(n == 1)
+        })
+    }
+
+    pub(super) fn set_question(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(q) = question {
+            check_text("question", q, MAX_TEXT, false)?;
+        }
+        self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE sessions SET question = ?2
+                 WHERE id = ?1 AND ended_at IS NULL AND question IS NOT ?2",
+                params![id, question],
+            )?;
+            if n == 1 {
+                let (kind, reason) = session_rules::question_event(question);
+                emit(tx, ev, kind, None, Some(id), None, &reason)?;
             }
             Ok(n == 1)
         })
@@ -304,7 +326,7 @@ impl SqliteStore {
                     (SELECT group_concat(task_id) FROM claims c
                       WHERE c.session_id = s.id AND c.ended_at IS NULL),
                     (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
-                    s.branch, s.idle_since, s.contacted_at, s.attention_ms
+                    s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question
              FROM sessions s
              WHERE ?1 IS NULL OR s.ended_at IS NULL
                 OR (s.ended_at >= ?1
@@ -327,6 +349,7 @@ impl SqliteStore {
                 launcher_pid: r.get(3)?,
                 pane: r.get(4)?,
                 waiting: r.get(5)?,
+                question: r.get(16)?,
                 started_at: r.get(6)?,
                 last_seen_at: r.get(7)?,
                 ended_at: r.get(8)?,
@@ -361,7 +384,7 @@ impl SqliteStore {
 
 pub(super) const SESSION_ROW: &str =
     "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
-    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
+    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions";
 
 pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -374,6 +397,7 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
         idle_since: r.get(12)?,
+        question: r.get(13)?,
     })
 }
 

@@ -394,3 +394,120 @@ on_every_backend! {
         assert!(s.task(t.id, 2).unwrap().ready);
     }
 }
+
+/// `agent`'s listed session (question, waiting, state).
+fn listed(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
+    s.sessions(false, &|_| None)
+        .unwrap()
+        .into_iter()
+        .find(|v| v.id == agent)
+        .unwrap()
+}
+
+fn kinds(ev: &Events) -> Vec<EventKind> {
+    ev.iter().map(|e| e.kind).collect()
+}
+
+on_every_backend! {
+    fn a_question_stays_open_beside_a_permission_prompt_until_it_is_answered(s) {
+        let w = agent(s, "w");
+        let (asked, ev) = s.set_question(&w, Some("Which store?")).unwrap();
+        assert!(asked);
+        assert_eq!(kinds(&ev), vec![EventKind::Question]);
+        assert_eq!(ev[0].reason.as_deref(), Some("Which store?"));
+        // Asking it again changes nothing; a permission prompt comes and goes beside it.
+        assert!(!s.set_question(&w, Some("Which store?")).unwrap().0);
+        s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
+        s.set_waiting(&w, None).unwrap();
+        let v = listed(s, &w);
+        assert_eq!(v.question.as_deref(), Some("Which store?"));
+        assert_eq!(v.waiting, None);
+        assert_eq!(v.state, AgentState::Waiting);
+
+        let (sent, ev) = s.answer(OPERATOR, "w", "SQLite").unwrap();
+        assert_eq!(sent.question.as_deref(), Some("Which store?"));
+        assert_eq!(sent.message.to, w);
+        assert!(sent.message.answer);
+        assert_eq!(kinds(&ev), vec![EventKind::Message, EventKind::Answer]);
+        assert_eq!(ev[1].reason.as_deref(), Some("SQLite"));
+        assert_eq!(ev[1].agent.as_deref(), Some(w.as_str()));
+        let v = listed(s, &w);
+        assert_eq!(v.question, None);
+        assert_ne!(v.state, AgentState::Waiting);
+        let inbox = s.inbox(&w, true).unwrap();
+        assert_eq!(inbox.len(), 1);
+        assert_eq!(inbox[0].text, "SQLite");
+        assert!(inbox[0].answer);
+    }
+}
+
+on_every_backend! {
+    fn answering_an_agent_with_no_open_question_is_refused_and_changes_nothing(s) {
+        let w = agent(s, "w");
+        let v = agent(s, "v");
+        s.set_waiting(&w, Some("Allow Bash(rm)?")).unwrap();
+        let last = s.last_event_id().unwrap();
+        let e = s.answer(OPERATOR, &w, "yes").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotFound);
+        assert!(e.message.contains("no open question"), "{}", e.message);
+        assert!(e.message.contains("permission"), "{}", e.message);
+        // The asker itself, the operator as recipient, nobody: refused too.
+        s.set_question(&w, Some("Which store?")).unwrap();
+        let last_asked = s.last_event_id().unwrap();
+        assert!(last_asked > last);
+        let e = s.answer(&w, &w, "SQLite").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Invalid);
+        assert!(e.message.contains("own question"), "{}", e.message);
+        assert_eq!(s.answer(&v, OPERATOR, "x").unwrap_err().kind, ErrorKind::Invalid);
+        assert_eq!(s.answer(OPERATOR, "nobody", "x").unwrap_err().kind, ErrorKind::NotFound);
+        assert_eq!(s.answer(OPERATOR, &w, "").unwrap_err().kind, ErrorKind::Invalid);
+        assert_eq!(s.last_event_id().unwrap(), last_asked);
+        assert!(s.inbox(&w, false).unwrap().is_empty());
+        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        // Another agent session may answer; a second answer finds the question closed.
+        s.answer(&v, "w", "SQLite").unwrap();
+        assert_eq!(s.answer(OPERATOR, &w, "Postgres").unwrap_err().kind, ErrorKind::NotFound);
+    }
+}
+
+on_every_backend! {
+    fn a_question_ends_when_withdrawn_or_when_its_session_ends(s) {
+        let w = agent(s, "w");
+        s.set_question(&w, Some("Which store?")).unwrap();
+        let (withdrawn, ev) = s.set_question(&w, None).unwrap();
+        assert!(withdrawn);
+        assert_eq!(kinds(&ev), vec![EventKind::Resume]);
+        assert_eq!(ev[0].reason.as_deref(), Some(crate::proto::glossary::QUESTION_WITHDRAWN));
+        assert!(!s.set_question(&w, None).unwrap().0);
+        assert_eq!(listed(s, &w).question, None);
+
+        s.set_question(&w, Some("Deploy now?")).unwrap();
+        s.expel_session(&w, "pane closed").unwrap();
+        assert_eq!(s.session(&w).unwrap().unwrap().question, None);
+        assert!(!s.set_question(&w, Some("still there?")).unwrap().0);
+    }
+}
+
+on_every_backend! {
+    fn send_as_an_answer_ends_the_question_and_the_permission_prompt_in_one_transaction(s) {
+        let w = agent(s, "w");
+        s.set_question(&w, Some("Which store?")).unwrap();
+        s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
+        s.send(OPERATOR, &w, "a plain note", false).unwrap();
+        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        let (sent, ev) = s.send(OPERATOR, &w, "SQLite", true).unwrap();
+        assert!(sent.ended_wait);
+        assert_eq!(sent.question.as_deref(), Some("Which store?"));
+        assert_eq!(
+            kinds(&ev),
+            vec![EventKind::Message, EventKind::Answer, EventKind::Resume]
+        );
+        let v = listed(s, &w);
+        assert_eq!((v.question, v.waiting), (None, None));
+        // Only the answers are read with `answers_only`; the note stays unread.
+        let answers = s.inbox(&w, true).unwrap();
+        assert_eq!(answers.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["SQLite"]);
+        assert_eq!(s.unread(&w).unwrap().count, 1);
+        assert_eq!(s.inbox(&w, false).unwrap()[0].text, "a plain note");
+    }
+}

@@ -70,6 +70,7 @@ fn session(
         state,
         claims: claims.to_vec(),
         waiting: waiting.map(String::from),
+        question: None,
         started_at: at("11:00:00"),
         last_seen_at: Some(at(last_seen)),
         ended_at: ended.map(|(t, _)| at(t)),

@@ -305,7 +305,12 @@ impl App {
             name: inert_line(if v.name.is_empty() { &v.id } else { &v.name }),
             state: v.state,
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-            waiting: v.waiting.as_deref().map(inert_line),
+            // What it waits for: its open question, else its CLI's permission prompt.
+            waiting: v
+                .question
+                .as_deref()
+                .or(v.waiting.as_deref())
+                .map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
             attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v

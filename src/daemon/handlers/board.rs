@@ -30,21 +30,39 @@ pub fn status(cx: &Cx) -> BoardResult<StatusResult> {
     Ok(crate::daemon::status::status(cx.board, cx.off))
 }
 
-/// `wait`: the caller waits for a human; its claims are kept meanwhile (design rule 12).
+/// `wait`: the caller asks a person a question; it stays open, and the caller's claims are
+/// kept, until it is answered, withdrawn or the session ends (design rule 12). `event` is the
+/// newest event id once it is asked: its answer comes after it.
 pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
     let agent = cx.caller.require_agent(Method::Wait)?;
-    let (_, ev) = cx.store().set_waiting(agent, Some(&p.question))?;
-    cx.board.set_waiting_flag(agent, true);
+    let mut store = cx.store();
+    let (_, ev) = store.set_question(agent, Some(&p.question))?;
+    let event = store.last_event_id()?;
+    drop(store);
+    cx.board.set_question_flag(agent, true);
     cx.board.publish(ev);
     Ok(WaitResult {
         waiting: Some(p.question.clone()),
+        agent: agent.to_string(),
+        event,
     })
 }
 
-/// `resume`: the wait already ended in `handle` (any call ends it); this answers what it was.
+/// `resume`: the caller withdraws its open question (a permission prompt already ended in
+/// `handle`, as on any call).
 pub fn resume(cx: &Cx) -> BoardResult<WaitResult> {
-    cx.caller.require_agent(Method::Resume)?;
-    Ok(WaitResult { waiting: None })
+    let agent = cx.caller.require_agent(Method::Resume)?;
+    let mut store = cx.store();
+    let (_, ev) = store.set_question(agent, None)?;
+    let event = store.last_event_id()?;
+    drop(store);
+    cx.board.set_question_flag(agent, false);
+    cx.board.publish(ev);
+    Ok(WaitResult {
+        waiting: None,
+        agent: agent.to_string(),
+        event,
+    })
 }
 
 /// `activity`: what an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already

@@ -27,7 +27,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (
         5,
-        include_str!("../../../migrations/postgres/0005_session_names.sql"),
+        include_str!("../../../migrations/postgres/0005_questions.sql"),
+    ),
+    (
+        6,
+        include_str!("../../../migrations/postgres/0006_session_names.sql"),
     ),
 ];
 

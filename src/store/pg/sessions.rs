@@ -14,7 +14,7 @@ macro_rules! session_row_sql {
     ($($tail:tt)+) => {
         concat!(
             "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid, pid_start,
-                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions ",
+                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions ",
             $($tail)+
         )
     };
@@ -117,7 +117,8 @@ impl PgStore {
     ) -> BoardResult<(bool, Events)> {
         self.tx(|c, ev| {
             let n = c.exec(
-                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL
+                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL,
+                        question = NULL
                  WHERE id = $1 AND ended_at IS NULL",
                 &[&id, &reason],
             )?;
@@ -175,6 +176,28 @@ impl PgStore {
                     Some(q) => emit(c, ev, EventKind::Wait, None, Some(id), None, q)?,
                     None => emit(c, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
                 };
+            }
+            Ok(n == 1)
+        })
+    }
+
+    pub(in crate::store) fn set_question(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(q) = question {
+            check_text("question", q, MAX_TEXT, false)?;
+        }
+        self.tx_shared(|c, ev| {
+            let n = c.exec(
+                "UPDATE sessions SET question = $2 WHERE id = $1 AND ended_at IS NULL
+                   AND question IS DISTINCT FROM $2",
+                &[&id, &question],
+            )?;
+            if n == 1 {
+                let (kind, reason) = session_rules::question_event(question);
+                emit(c, ev, kind, None, Some(id), None, &reason)?;
             }
             Ok(n == 1)
         })
@@ -327,7 +350,8 @@ impl PgStore {
                         ARRAY(SELECT task_id FROM claims c
                               WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
                         (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
-                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host
+                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host,
+                        s.question
                  FROM sessions s
                  WHERE $1::bigint IS NULL OR s.ended_at IS NULL
                     OR (s.ended_at >= to_char((clock_timestamp()
@@ -355,6 +379,7 @@ impl PgStore {
                 launcher_pid: col(r, 3)?,
                 pane: col(r, 4)?,
                 waiting: col(r, 5)?,
+                question: col(r, 17)?,
                 started_at,
                 last_seen_at: col(r, 7)?,
                 ended_at: col(r, 8)?,
@@ -399,5 +424,6 @@ fn session_row(r: &postgres::Row) -> BoardResult<SessionRow> {
         waiting: col(r, 10)?,
         ended_at: col(r, 11)?,
         idle_since: col(r, 12)?,
+        question: col(r, 13)?,
     })
 }

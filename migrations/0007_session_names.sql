@@ -10,9 +10,7 @@ UPDATE sessions SET name = id
    AND EXISTS (SELECT 1 FROM sessions o
                 WHERE o.ended_at IS NULL AND o.name = sessions.name AND o.rowid < sessions.rowid);
 
--- Finding a live session by name (a registration, `board send NAME`) and the last session of
--- a name (`board agents`, the restart count).
-CREATE INDEX sessions_by_name ON sessions (name);
+CREATE INDEX sessions_live_by_name ON sessions (name) WHERE ended_at IS NULL;
 
 CREATE TABLE retired_session_ids (
     id         TEXT PRIMARY KEY,
