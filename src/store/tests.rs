@@ -173,7 +173,7 @@ on_every_backend! {
 }
 
 /// The (name, id) of the sessions `sessions` lists with `recent_ended_ms`, in its order.
-fn listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
+fn names_listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
     s.sessions(recent_ended_ms, &|_| None)
         .unwrap()
         .into_iter()
@@ -230,14 +230,14 @@ on_every_backend! {
         s.expel_session(&b, "exited").unwrap();
         let hour = Some(3_600_000);
         // a: only its live session; b: its ended one, as no live b exists.
-        assert_eq!(listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
+        assert_eq!(names_listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
         s.expel_session(&a2, "exited").unwrap();
         assert_eq!(
-            listed(s, hour),
+            names_listed(s, hour),
             pairs(&[("b", "b"), ("a", "a-2")]),
             "one ended row per name: the last"
         );
-        assert_eq!(listed(s, None).len(), 3, "every session with all");
+        assert_eq!(names_listed(s, None).len(), 3, "every session with all");
     }
 }
 
@@ -252,7 +252,7 @@ on_every_backend! {
         s.expel_session(&gone, "exited").unwrap();
         assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
         assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
-        assert_eq!(listed(s, None), pairs(&[("live", "live")]));
+        assert_eq!(names_listed(s, None), pairs(&[("live", "live")]));
         assert!(s.prune_sessions(0).unwrap().is_empty());
         // Its id is retired; its name is free; the task it held goes on with its generation.
         let back = agent(s, "gone");
@@ -397,7 +397,7 @@ on_every_backend! {
 
 /// `agent`'s listed session (question, waiting, state).
 fn listed(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
-    s.sessions(false, &|_| None)
+    s.sessions(None, &|_| None)
         .unwrap()
         .into_iter()
         .find(|v| v.id == agent)
