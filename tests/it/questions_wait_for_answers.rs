@@ -108,7 +108,7 @@ fn wait_asked(board: &TestBoard, id: &str, question: &str) -> Value {
 
 #[test]
 fn a_question_outlives_every_hook_and_call_until_a_person_answers_and_the_blocked_wait_prints_it() {
-    let board = TestBoard::builder().lease("2s").sweep("100ms").start();
+    let board = TestBoard::builder().lease("5s").sweep("100ms").start();
     let task = board.add("Choose the store");
     let mut w = board.agent("w");
     w.claim(task);
