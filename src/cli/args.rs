@@ -180,11 +180,18 @@ pub enum Cmd {
         /// The answer.
         text: String,
     },
-    /// List agent sessions.
+    /// List agent sessions by name: the live ones and, for 10 minutes, the last ended one of
+    /// each name.
     Agents {
-        /// Include ended sessions.
-        #[arg(long)]
+        /// Every session, ended ones included, with its unique id.
+        #[arg(long, conflicts_with = "prune")]
         all: bool,
+        /// Forget ended sessions (operator only; the event log keeps them).
+        #[arg(long)]
+        prune: bool,
+        /// With --prune: only sessions that ended at least this long ago (e.g. "1h").
+        #[arg(long, requires = "prune", value_parser = crate::proto::config::parse_duration)]
+        older: Option<Duration>,
     },
     /// Show the event log.
     Log {

@@ -105,6 +105,10 @@ pub struct SessionView {
     pub host: Option<String>,
 }
 
+/// How long `board agents` (without `--all`) and the TUI keep showing the last ended session
+/// of a name no live session has, ms.
+pub const RECENT_ENDED_MS: i64 = 10 * 60 * 1000;
+
 /// One entry of the append-only event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

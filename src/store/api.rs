@@ -221,7 +221,9 @@ store_api! {
     // ----- agent sessions (sessions.rs) -----------------------------------------
 
     /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
-    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
+    /// an id once used, even by a pruned session, is never reused). Its name, the one people
+    /// see, is `name` unless a live session has it, else the first free `name-N` (so a
+    /// restarted agent takes its name back); [`Store::session_name`] reads it. `launcher` is the `board run` process (pid, start);
     /// `branch` the git branch the agent starts on.
     fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
@@ -270,9 +272,20 @@ store_api! {
     /// session's process from a later one that reuses its pid).
     fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>>;
 
-    /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
-    /// liveness knowledge via `state_of`.
-    fn sessions(&self, all: bool, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+    /// Sessions for display. `recent_ended_ms`: None lists every session; `Some(ms)` the live
+    /// ones and, for each name no live session has, its last session if that ended within the
+    /// last `ms` milliseconds. `state` is filled in by the caller's liveness knowledge via
+    /// `state_of`.
+    fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+
+    /// The name people see of session `id` (unique among live sessions; see
+    /// [`Store::register_session`]); None for an unknown id.
+    fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
+
+    /// Forgets the sessions that ended at least `older_ms` milliseconds ago (0: every ended
+    /// one), with their ended claims and the messages sent to them; their ids are retired so
+    /// never given again, and the event log keeps them. Returns the forgotten ids.
+    fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>>;
 
     // ----- terminals of agent sessions (terminal.rs) ----------------------------
 

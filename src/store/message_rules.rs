@@ -5,22 +5,12 @@
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::store::{Unread, OPERATOR};
 
-/// The recipient among the live sessions `ids` whose id or name is `to` (the exact id first,
-/// then by start): `Ok(None)` when there is none (see [`no_recipient`]).
-///
-/// # Errors
-/// `usage` when several live sessions are named `to` and none has it as its id.
-pub(crate) fn pick_recipient(to: &str, ids: &[String]) -> BoardResult<Option<String>> {
-    match ids {
-        [] => Ok(None),
-        [one] => Ok(Some(one.clone())),
-        [first, ..] if first == to => Ok(Some(first.clone())),
-        several => Err(BoardError::usage(format!(
-            "{} live agent sessions are named {to:?} ({}): send to one of these ids",
-            several.len(),
-            several.join(", ")
-        ))),
-    }
+/// The recipient among the live sessions `ids` whose name or id is `to`, listed with the one
+/// named `to` first: a name, which a restarted agent takes back, wins over an id (names are
+/// unique among live sessions, so there is at most one). None when there is none (see
+/// [`no_recipient`]).
+pub(crate) fn pick_recipient(ids: &[String]) -> Option<String> {
+    ids.first().cloned()
 }
 
 /// `not_found`: `to` names no live session; `ended` is `(ended_at, end_reason)` of the newest

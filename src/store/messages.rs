@@ -166,12 +166,12 @@ fn recipient_of(tx: &rusqlite::Connection, to: &str) -> BoardResult<String> {
     }
     let mut st = tx.prepare(
         "SELECT id FROM sessions WHERE ended_at IS NULL AND (id = ?1 OR name = ?1)
-         ORDER BY id = ?1 DESC, started_at",
+         ORDER BY name = ?1 DESC, started_at",
     )?;
     let ids: Vec<String> = st
         .query_map([to], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    match message_rules::pick_recipient(to, &ids)? {
+    match message_rules::pick_recipient(&ids) {
         Some(id) => Ok(id),
         None => Err(no_recipient(tx, to)?),
     }

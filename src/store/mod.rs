@@ -70,6 +70,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
         M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
         M::up(include_str!("../../migrations/0006_questions.sql")),
+        M::up(include_str!("../../migrations/0007_session_names.sql")),
     ])
 }
 

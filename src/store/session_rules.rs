@@ -21,6 +21,16 @@ pub(crate) fn candidate_ids(base: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
+/// The wall-clock time `ms` milliseconds ago, RFC 3339 UTC with milliseconds (the stores'
+/// `*_at` format, so that text order is time order).
+pub(crate) fn wall_before(ms: i64) -> String {
+    let ago = std::time::Duration::from_millis(ms.max(0) as u64);
+    let at = SystemTime::now()
+        .checked_sub(ago)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
 /// `internal`: every candidate id of `base` is taken.
 pub(crate) fn no_free_id(base: &str) -> BoardError {
     BoardError::internal(format!("no free session id for {base:?}"))

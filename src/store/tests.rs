@@ -172,6 +172,87 @@ on_every_backend! {
     }
 }
 
+/// The (name, id) of the sessions `sessions` lists with `recent_ended_ms`, in its order.
+fn listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
+    s.sessions(recent_ended_ms, &|_| None)
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.name, v.id))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(n, i)| (n.to_string(), i.to_string()))
+        .collect()
+}
+
+on_every_backend! {
+    fn a_restarted_agent_takes_its_name_back_while_its_id_stays_new(s) {
+        let first = agent(s, "sh");
+        let twin = agent(s, "sh");
+        assert_eq!(s.session_name(&first).unwrap().as_deref(), Some("sh"));
+        assert_eq!(s.session_name(&twin).unwrap().as_deref(), Some("sh-2"), "a live sh has it");
+        s.expel_session(&first, "pane closed").unwrap();
+        let again = agent(s, "sh");
+        assert_eq!(again, "sh-3", "an ended session's id is never given again");
+        assert_eq!(s.session_name(&again).unwrap().as_deref(), Some("sh"));
+        // A configured second slot asks for its own name and gets it, whatever ids exist.
+        s.expel_session(&twin, "pane closed").unwrap();
+        let slot2 = agent(s, "sh-2");
+        assert_eq!(s.session_name(&slot2).unwrap().as_deref(), Some("sh-2"));
+        assert_ne!(slot2, "sh-2", "the id sh-2 was used");
+        assert_eq!(s.session_name("nobody").unwrap(), None);
+    }
+}
+
+on_every_backend! {
+    fn agents_shows_live_sessions_and_the_last_ended_session_of_each_name(s) {
+        let a1 = agent(s, "a");
+        let b = agent(s, "b");
+        s.expel_session(&a1, "exited").unwrap();
+        let a2 = agent(s, "a");
+        s.expel_session(&b, "exited").unwrap();
+        let hour = Some(3_600_000);
+        // a: only its live session; b: its ended one, as no live b exists.
+        assert_eq!(listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
+        s.expel_session(&a2, "exited").unwrap();
+        assert_eq!(
+            listed(s, hour),
+            pairs(&[("b", "b"), ("a", "a-2")]),
+            "one ended row per name: the last"
+        );
+        assert_eq!(listed(s, None).len(), 3, "every session with all");
+    }
+}
+
+on_every_backend! {
+    fn pruning_forgets_ended_sessions_and_never_gives_their_ids_again(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let (u, _) = s.add_task("u", "", 0, &[], OPERATOR, 0).unwrap();
+        let gone = agent(s, "gone");
+        let live = agent(s, "live");
+        s.claim(&gone, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&live, Some(TaskId(u.id)), 0, 1000).unwrap();
+        s.expel_session(&gone, "exited").unwrap();
+        assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
+        assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
+        assert_eq!(listed(s, None), pairs(&[("live", "live")]));
+        assert!(s.prune_sessions(0).unwrap().is_empty());
+        // Its id is retired; its name is free; the task it held goes on with its generation.
+        let back = agent(s, "gone");
+        assert_eq!(back, "gone-2");
+        assert_eq!(s.session_name(&back).unwrap().as_deref(), Some("gone"));
+        let (c, _) = s.claim(&back, Some(TaskId(t.id)), 0, 1000).unwrap();
+        assert_eq!(c.claim.generation, 2);
+        // A live session's claim is untouched.
+        let e = s.claim(&back, Some(TaskId(u.id)), 0, 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict);
+        assert!(s.events(0, 1000).unwrap().iter().any(|e| e.agent.as_deref() == Some(gone.as_str())),
+            "the event log keeps the forgotten session");
+    }
+}
+
 on_every_backend! {
     fn bad_text_is_refused_without_change(s) {
         assert_eq!(

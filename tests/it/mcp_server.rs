@@ -165,7 +165,8 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|s| s["name"] != "mcp-agent"),
+            .filter(|s| s["name"] == "mcp-agent")
+            .all(|s| s["ended_at"].is_string() && s["state"] == "gone"),
         "the session ended with the server: {agents}"
     );
 }

@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::methods::{ActivityKind, ActivityParams, AgentsParams, LogParams, WaitParams};
+use crate::proto::methods::{
+    ActivityKind, ActivityParams, AgentsParams, AgentsPruneParams, LogParams, WaitParams,
+};
 use crate::proto::results::{
-    ActivityResult, AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
+    ActivityResult, AgentsPruneResult, AgentsResult, HelloResult, LogResult, StatusResult,
+    StopResult, WaitResult,
 };
 use crate::proto::{Method, PROTOCOL_VERSION};
+use crate::store::Store;
 
 /// `hello`: protocol version, board version and pid, and who the caller is.
 pub fn hello(cx: &Cx) -> BoardResult<HelloResult> {
@@ -85,15 +89,41 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
     Ok(ActivityResult { kind: p.kind })
 }
 
-/// `agents`: live sessions, and ended ones with `all`.
+/// `agents`: live sessions and, for [`crate::proto::views::RECENT_ENDED_MS`], the last ended one of each name no
+/// live session has; every session with `all`.
 pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
     let b = Arc::clone(cx.board);
     let store = cx.store();
-    let agents = store.sessions(p.all.unwrap_or(false), &|row| {
-        crate::daemon::sweep::describe(&b, row)
-    })?;
+    let recent = (!p.all.unwrap_or(false)).then_some(crate::proto::views::RECENT_ENDED_MS);
+    let agents = store.sessions(recent, &|row| crate::daemon::sweep::describe(&b, row))?;
     let ended = store.ended_session_count()?;
-    Ok(AgentsResult { agents, ended })
+    Ok(AgentsResult {
+        agents,
+        ended,
+        all: recent.is_none(),
+    })
+}
+
+/// `agents.prune`: operators only; forgets the sessions that ended at least `older_ms` ago.
+///
+/// Errors: `unauthorized` for an agent, `invalid` for a negative `older_ms`.
+pub fn prune(
+    store: &mut dyn Store,
+    cx: &Cx,
+    p: &AgentsPruneParams,
+) -> BoardResult<AgentsPruneResult> {
+    if cx.caller.agent().is_some() {
+        return Err(BoardError::unauthorized(
+            "only an operator can forget agent sessions",
+        ));
+    }
+    let older_ms = p.older_ms.unwrap_or(0);
+    if older_ms < 0 {
+        return Err(BoardError::invalid("`older_ms` must not be negative").with_code(-32602));
+    }
+    let pruned = store.prune_sessions(older_ms)?;
+    tracing::info!(count = pruned.len(), ids = ?pruned, "forgot ended agent sessions");
+    Ok(AgentsPruneResult { pruned })
 }
 
 /// `log`: the last `limit` events (default 200), or those after `after`.

@@ -267,6 +267,7 @@ fn write(cx: &Cx, store: &mut dyn Store, ev: &mut Events, call: &Call) -> BoardR
         Call::Send(p) => answer(super::team::send(cx, store, ev, p)),
         Call::Inbox(p) => answer(super::team::inbox(cx, store, p)),
         Call::Answer(p) => answer(super::team::answer(cx, store, ev, p)),
+        Call::AgentsPrune(p) => answer(board::prune(store, cx, p)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a write",
             other.method()

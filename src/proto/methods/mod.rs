@@ -153,8 +153,11 @@ methods! {
     Resume = "resume", Read, ResumeParams => WaitResult;
     /// Agents only: what an agent CLI's hook reports (`board hook CLI EVENT`).
     Activity = "activity", Read, ActivityParams => ActivityResult;
-    /// Agent sessions; ended ones only with `all`.
+    /// Agent sessions: live ones and, for 10 minutes, the last ended one of each name; every
+    /// one with `all`.
     Agents = "agents", Read, AgentsParams => AgentsResult;
+    /// Operators only: forget ended agent sessions (the event log keeps them).
+    AgentsPrune = "agents.prune", Write, AgentsPruneParams => AgentsPruneResult;
     /// Events, oldest first: the last `limit`, or those after event id `after`.
     Log = "log", Read, LogParams => LogResult;
     /// Turn the connection into a stream of `event` notifications after event id `after`.

@@ -295,9 +295,20 @@ pub struct ActivityParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentsParams {
-    /// Include ended sessions.
+    /// Every session, ended ones included (without: the live ones and, for 10 minutes, the
+    /// last ended session of each name no live session has).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all: Option<bool>,
+}
+
+/// `agents.prune` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsPruneParams {
+    /// Forget only sessions that ended at least this long ago, ms (default 0: every ended
+    /// session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub older_ms: Option<i64>,
 }
 
 /// `log` parameters.
@@ -325,7 +336,8 @@ pub struct SubscribeParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRegisterParams {
-    /// Requested session name (ids become NAME, NAME-2, …).
+    /// Requested session name: the name people see unless a live session has it (then
+    /// NAME-2, …); ids become NAME, NAME-2, … and are never reused.
     pub name: String,
     /// The git branch the agent starts on, when it starts in a git work tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -144,13 +144,13 @@ fn recipient_of(c: &mut Conn, to: &str) -> BoardResult<String> {
     let ids: Vec<String> = c
         .rows(
             "SELECT id FROM sessions WHERE ended_at IS NULL AND (id = $1 OR name = $1)
-             ORDER BY id = $1 DESC, started_at",
+             ORDER BY name = $1 DESC, started_at",
             &[&to],
         )?
         .iter()
         .map(|r| col(r, 0))
         .collect::<BoardResult<_>>()?;
-    match message_rules::pick_recipient(to, &ids)? {
+    match message_rules::pick_recipient(&ids) {
         Some(id) => Ok(id),
         None => Err(no_recipient(c, to)?),
     }

@@ -29,6 +29,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../../migrations/postgres/0005_questions.sql"),
     ),
+    (
+        6,
+        include_str!("../../../migrations/postgres/0006_session_names.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.
