@@ -3,6 +3,7 @@
 
 pub mod lease;
 
+pub mod deliver;
 pub mod events;
 pub mod follow;
 pub mod handlers;
@@ -269,6 +270,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+    let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
             tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
@@ -288,6 +290,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     server.abort();
     sweeper.abort();
     reloader.abort();
+    deliverer.abort();
     if let Some((heartbeat, follower)) = shared_tasks {
         heartbeat.abort();
         follower.abort();

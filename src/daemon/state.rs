@@ -91,6 +91,8 @@ pub struct Board {
     last_tick: Mutex<Tick>,
     /// Terminal input samples and lapse warnings given ([`super::terminal`]).
     terminals: super::terminal::Terminals,
+    /// Who has messages or a nudge to be told at its prompt ([`super::deliver`]).
+    mailbox: super::deliver::Mailbox,
 }
 
 impl Board {
@@ -126,6 +128,7 @@ impl Board {
             sweep_changed: Notify::new(),
             last_tick: Mutex::new(clock.tick()),
             terminals: super::terminal::Terminals::default(),
+            mailbox: super::deliver::Mailbox::default(),
         }
     }
 
@@ -283,6 +286,11 @@ impl Board {
     /// Terminal input samples and lapse warnings given.
     pub fn terminals(&self) -> &super::terminal::Terminals {
         &self.terminals
+    }
+
+    /// Who has messages or a nudge to be told at its prompt.
+    pub fn mailbox(&self) -> &super::deliver::Mailbox {
+        &self.mailbox
     }
 
     /// The lease rules in force.
@@ -488,8 +496,10 @@ impl Board {
         self.activity().get(agent).and_then(|a| a.seen)
     }
 
-    /// Publishes events produced outside a request (sweep, watchers).
+    /// Publishes events (of a request, the sweep, watchers); messages and finished turns
+    /// among them wake the delivery to agents at their prompt.
     pub fn publish(&self, events: Vec<crate::proto::EventView>) {
+        self.mailbox.on_events(&events);
         self.events.publish(events);
     }
 

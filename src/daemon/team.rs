@@ -117,6 +117,9 @@ pub fn add_inbox_notice(
     let Caller::Agent(agent) = caller else {
         return;
     };
+    if method == Method::Inbox {
+        board.mailbox().told(agent);
+    }
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
@@ -127,6 +130,11 @@ pub fn add_inbox_notice(
             return;
         }
     };
+    // Told now (or nothing to tell), so no line in its pane for these; except through a hook,
+    // which shows the CLI nothing of the answer.
+    if method != Method::Activity {
+        board.mailbox().told(agent);
+    }
     put_inbox_notice(&unread, out);
 }
 

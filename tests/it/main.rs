@@ -49,6 +49,7 @@ mod lost_answers_are_asked_again;
 mod mcp_every_verb;
 mod mcp_server;
 mod messages_between_agents;
+mod messages_reach_idle_agents;
 mod names_stay_put;
 mod non_utf8_arguments;
 mod pipelined_requests;
