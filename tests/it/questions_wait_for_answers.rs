@@ -327,7 +327,8 @@ fn a_question_and_its_blocked_wait_outlive_a_board_restart() {
     wait_asked(&board, &w.id, "Which store?");
 
     board.stop();
-    // Any command starts the board again; the question is still open there.
+    board.serve();
+    // The question is still open on the board that started again.
     let v = wait_asked(&board, &w.id, "Which store?");
     assert_eq!(v["state"], "waiting", "{v}");
     assert!(!root.join("across.code").exists(), "the wait gave up");
