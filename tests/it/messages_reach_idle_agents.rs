@@ -260,11 +260,11 @@ fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt()
     let root = b.root().to_str().unwrap().to_string();
     b.tmux()
         .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
+    // Its turn ended (the hook's `idle` event; an agent holding nothing shows idle before).
     poll(Duration::from_secs(15), || {
-        b.session("cli")
-            .filter(|s| s["state"] == "idle" && s["pid"].is_i64())
+        b.log_kind("idle").into_iter().find(|e| e["agent"] == "cli")
     })
-    .unwrap_or_else(|| panic!("the CLI never went idle: {:?}", b.session("cli")));
+    .unwrap_or_else(|| panic!("the CLI's turn never ended: {:?}", b.session("cli")));
 
     b.board(&["send", "cli", "Rebase on main, then run the tests"])
         .ok();
