@@ -280,3 +280,44 @@ fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt()
     let s = b.session("cli").unwrap();
     assert!(s["ended_at"].is_null(), "{s}");
 }
+
+#[test]
+fn a_cli_that_finished_its_turn_in_a_pane_loses_its_claim_though_it_keeps_reading_and_spinning() {
+    let mut b = TestBoard::builder()
+        .lease("2s")
+        .sweep("200ms")
+        .liveness("activity")
+        .start();
+    let task = b.add("Left behind in a pane");
+    // A stand-in for an idle agent CLI on its terminal: its turn ended, and its screen keeps
+    // reading files and using CPU (as Claude Code's idle screen does), but nobody types.
+    let cli = b.root().join("fakecli");
+    std::fs::copy("/bin/sh", &cli).unwrap();
+    let script = format!(
+        "board claim {task} > /dev/null; \
+         printf '%s' '{{\"hook_event_name\":\"Stop\",\"stop_hook_active\":false}}' \
+         | board hook claude Stop; \
+         while :; do cat /etc/hostname > /dev/null; done"
+    );
+    let cmd = format!(
+        "PATH={} board run --name cli -- ./fakecli -c {}",
+        sh_quote(&crate::harness::path_env()),
+        sh_quote(&script)
+    );
+    let root = b.root().to_str().unwrap().to_string();
+    b.tmux()
+        .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
+    let lapse = poll(Duration::from_secs(20), || {
+        b.log_of("lapse", task).into_iter().next()
+    })
+    .unwrap_or_else(|| panic!("kept by its reads and CPU: {}", b.task(task)));
+    assert_eq!(lapse["agent"], "cli", "{lapse}");
+    let nudged = b.log_of("warn", task);
+    assert!(
+        nudged.iter().any(|e| e["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("finished its turn")),
+        "nudged first: {nudged:?}"
+    );
+}
