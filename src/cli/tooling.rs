@@ -62,6 +62,11 @@ board unavailable
 \fBBOARD_AGENT\fR, \fBBOARD_TOKEN\fR
 The agent identity, set by \fBboard run\fR for the agent it starts.
 .TP
+\fBBOARD_AGENT_NAME\fR
+The agent's name as people see it (in its shell prompt, \fBboard agents\fR, the TUI), set by
+\fBboard run\fR; a restarted agent takes its name back while \fBBOARD_AGENT\fR, its session id,
+is new.
+.TP
 \fBBOARD_SOCKET\fR
 The board's socket; overrides finding \fIboard.toml\fR from the working directory.
 .TP

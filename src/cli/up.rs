@@ -68,7 +68,7 @@ fn write_shell_rc(paths: &Paths, exe: &str) -> BoardResult<()> {
         "# Written by `board up` for the shell profile; rewritten at every `board up`.\n\
          [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc\n\
          [ -r \"$HOME/.bashrc\" ] && . \"$HOME/.bashrc\"\n\
-         PS1='[board:'\"${{BOARD_AGENT:-?}}\"'] \\w\\$ '\n\
+         PS1='[board:'\"${{BOARD_AGENT_NAME:-${{BOARD_AGENT:-?}}}}\"'] \\w\\$ '\n\
          __board_prompt() {{ ( {} hook shell prompt </dev/null >/dev/null 2>&1 & ) ; }}\n\
          PROMPT_COMMAND=\"__board_prompt${{PROMPT_COMMAND:+; $PROMPT_COMMAND}}\"\n",
         team::tmux::shell_quote(exe)

@@ -29,8 +29,10 @@ pub struct Activity {
     pub last_renew_write_ms: Option<i64>,
     /// CPU ticks of its process tree at the previous sweep.
     pub cpu_ticks: Option<u64>,
-    /// It is waiting for a human (`board wait`).
+    /// Its CLI shows a permission prompt (a hook said `waiting`).
     pub waiting: bool,
+    /// It asked a person a question (`board wait`) that is still open.
+    pub question: bool,
     /// Its agent finished its turn (a hook said so).
     pub idle: bool,
     /// Its first call or hook is on record (`contacted_at`).
@@ -416,12 +418,20 @@ impl Board {
         Ok(ended)
     }
 
-    /// Marks or clears waiting for a human in memory (the store is updated by the caller).
+    /// Marks or clears a permission prompt in memory (the store is updated by the caller).
     pub fn set_waiting_flag(&self, agent: &str, waiting: bool) {
         self.activity()
             .entry(agent.to_string())
             .or_default()
             .waiting = waiting;
+    }
+
+    /// Marks or clears an open question in memory (the store is updated by the caller).
+    pub fn set_question_flag(&self, agent: &str, open: bool) {
+        self.activity()
+            .entry(agent.to_string())
+            .or_default()
+            .question = open;
     }
 
     /// Marks or clears "finished its turn" in memory (the store is updated by the caller).
@@ -453,7 +463,7 @@ impl Board {
         self.activity().entry(agent.to_string()).or_default().talked = true;
     }
 
-    /// Whether `agent` is waiting for a human, as the board remembers.
+    /// Whether `agent`'s CLI shows a permission prompt, as the board remembers.
     pub fn is_waiting(&self, agent: &str) -> bool {
         self.activity()
             .get(agent)
@@ -461,7 +471,8 @@ impl Board {
             .unwrap_or(false)
     }
 
-    /// Takes and clears the `talked` flag (for the sweep) and returns the previous CPU sample.
+    /// Takes and clears the `talked` flag (for the sweep); returns it, the previous CPU sample,
+    /// and whether the agent waits for a person (an open question or a permission prompt).
     pub fn take_sweep_sample(
         &self,
         agent: &str,
@@ -476,7 +487,8 @@ impl Board {
             a.cpu_ticks = cpu;
         }
         a.seen = Some(seen);
-        (talked, prev, a.waiting)
+        // A question and a permission prompt both keep the claims (design rule 12).
+        (talked, prev, a.waiting || a.question)
     }
 
     /// What the last sweep saw of `agent`'s process, if it looked.

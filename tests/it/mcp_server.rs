@@ -46,6 +46,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         [
             "board_add",
             "board_agents",
+            "board_answer",
             "board_check",
             "board_claim",
             "board_done",
@@ -164,7 +165,8 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|s| s["name"] != "mcp-agent"),
+            .filter(|s| s["name"] == "mcp-agent")
+            .all(|s| s["ended_at"].is_string() && s["state"] == "gone"),
         "the session ended with the server: {agents}"
     );
 }

@@ -305,6 +305,70 @@ impl Client {
     }
 }
 
+/// How [`Client::follow_until`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followed {
+    /// The callback asked to stop.
+    Stopped,
+    /// The deadline passed first.
+    TimedOut,
+    /// The board closed the stream (it stopped or restarted).
+    Closed,
+}
+
+impl Client {
+    /// [`Client::follow`] with a deadline: events after `after` go to `on_event` until it
+    /// returns false, `deadline` passes, or the board closes the stream. Errors: the board's
+    /// refusal of `subscribe`, or `unavailable` when the socket fails.
+    pub fn follow_until(
+        mut self,
+        after: i64,
+        deadline: std::time::Instant,
+        mut on_event: impl FnMut(&Value) -> bool,
+    ) -> BoardResult<Followed> {
+        self.call("subscribe", json!({ "after": after }))?;
+        let mut line = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(Followed::TimedOut);
+            }
+            // A read that times out keeps what it read of a line in `line` for the next one.
+            self.reader
+                .get_ref()
+                .set_read_timeout(Some(left))
+                .map_err(|e| BoardError::unavailable(e.to_string()))?;
+            match self.reader.read_until(b'\n', &mut line) {
+                Ok(0) => return Ok(Followed::Closed),
+                Ok(_) if line.ends_with(b"\n") => {}
+                Ok(_) => return Ok(Followed::Closed),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(self.io_error("reading the event stream", &e)),
+            }
+            let v = serde_json::from_slice::<Value>(&line);
+            line.clear();
+            let Ok(v) = v else {
+                continue;
+            };
+            if let Some(e) = v.get("error") {
+                return Err(BoardError::from_json(e));
+            }
+            if v.get("method").and_then(Value::as_str) == Some("event") && !on_event(&v["params"]) {
+                return Ok(Followed::Stopped);
+            }
+        }
+    }
+}
+
 /// The members of an answer line's `result` object, each as the raw JSON text the board sent,
 /// so that a large member (a page of tasks) can be copied out without being parsed into a tree.
 /// Errors: the answer's own `error`; `internal` for a line that is not a JSON-RPC answer with
