@@ -374,6 +374,12 @@ fn human_result(method: &str, v: &Value) -> String {
             out.join("\n")
         }
         Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
+        Some(Method::SessionStop) => format!(
+            "stopping {} (pid {}): SIGTERM sent, SIGKILL in {:.1}s if it keeps running",
+            s(&v["session"]),
+            v["pid"],
+            v["kill_after_ms"].as_f64().unwrap_or(0.0) / 1000.0
+        ),
         _ => v.to_string(),
     }
 }
