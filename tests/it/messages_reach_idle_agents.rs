@@ -96,13 +96,16 @@ fn a_holder_that_finished_its_turn_is_nudged_then_lapses_though_its_cpu_is_busy(
     let working_task = board.add("Still at it");
     let mut finished = board.agent("claude");
     let mut working = board.agent("claude");
-    finished.claim(finished_task);
-    working.claim(working_task);
-
-    // Both CLIs end a turn; then `finished` only burns CPU (an idle screen, a stray helper),
+    // Each claims and ends its turn at once (one shell line: a 2 s lease leaves a loaded
+    // machine little room); then `finished` only burns CPU (an idle screen, a stray helper),
     // while `working` starts a new turn and runs tools.
-    assert_eq!(stop_hook(&mut finished, false), "");
-    assert_eq!(stop_hook(&mut working, false), "");
+    for (a, task) in [(&mut finished, finished_task), (&mut working, working_task)] {
+        let out = a.sh(&format!(
+            "board claim {task} > /dev/null && printf '%s' {} | board hook claude Stop",
+            sh_quote(&stop_payload(false).to_string())
+        ));
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    }
     finished.sh("(while :; do :; done) > /dev/null 2>&1 &");
     let lapsed = poll(Duration::from_secs(20), || {
         tool_hook(&mut working);
