@@ -267,7 +267,8 @@ fn human_result(method: &str, v: &Value) -> String {
                 return crate::cli::hints::agents_all(v)
                     .unwrap_or_else(|| "no agent sessions".into());
             }
-            list.iter()
+            let rows = list
+                .iter()
                 .map(|a| {
                     let claims = task_refs(&a["claims"]);
                     // People see the name; the unique id only in the full list.
@@ -309,7 +310,11 @@ fn human_result(method: &str, v: &Value) -> String {
                     line
                 })
                 .collect::<Vec<_>>()
-                .join("\n")
+                .join("\n");
+            match crate::cli::hints::agents_all(v) {
+                Some(hint) => format!("{rows}\n{hint}"),
+                None => rows,
+            }
         }
         Some(Method::AgentsPrune) => {
             let n = v["pruned"].as_array().map_or(0, Vec::len);

@@ -173,7 +173,7 @@ on_every_backend! {
 }
 
 /// The (name, id) of the sessions `sessions` lists with `recent_ended_ms`, in its order.
-fn listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
+fn names_listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
     s.sessions(recent_ended_ms, &|_| None)
         .unwrap()
         .into_iter()
@@ -207,6 +207,21 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_message_reaches_a_restarted_agent_by_its_name_and_its_event_says_the_name(s) {
+        let first = agent(s, "sh");
+        s.expel_session(&first, "exited").unwrap();
+        let again = agent(s, "sh");
+        let (sent, ev) = s.send(OPERATOR, "sh", "hi", false).unwrap();
+        assert_eq!(sent.message.to, again);
+        let e = ev.iter().find(|e| e.kind == EventKind::Message).unwrap();
+        assert_eq!(e.agent.as_deref(), Some(again.as_str()));
+        assert_eq!(e.reason.as_deref(), Some("operator → sh: hi"));
+        let (_, ev) = s.send(&again, OPERATOR, "done", false).unwrap();
+        assert_eq!(ev[0].reason.as_deref(), Some("sh → operator: done"));
+    }
+}
+
+on_every_backend! {
     fn agents_shows_live_sessions_and_the_last_ended_session_of_each_name(s) {
         let a1 = agent(s, "a");
         let b = agent(s, "b");
@@ -215,14 +230,14 @@ on_every_backend! {
         s.expel_session(&b, "exited").unwrap();
         let hour = Some(3_600_000);
         // a: only its live session; b: its ended one, as no live b exists.
-        assert_eq!(listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
+        assert_eq!(names_listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
         s.expel_session(&a2, "exited").unwrap();
         assert_eq!(
-            listed(s, hour),
+            names_listed(s, hour),
             pairs(&[("b", "b"), ("a", "a-2")]),
             "one ended row per name: the last"
         );
-        assert_eq!(listed(s, None).len(), 3, "every session with all");
+        assert_eq!(names_listed(s, None).len(), 3, "every session with all");
     }
 }
 
@@ -237,7 +252,7 @@ on_every_backend! {
         s.expel_session(&gone, "exited").unwrap();
         assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
         assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
-        assert_eq!(listed(s, None), pairs(&[("live", "live")]));
+        assert_eq!(names_listed(s, None), pairs(&[("live", "live")]));
         assert!(s.prune_sessions(0).unwrap().is_empty());
         // Its id is retired; its name is free; the task it held goes on with its generation.
         let back = agent(s, "gone");

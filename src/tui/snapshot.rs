@@ -160,8 +160,9 @@ pub struct TaskItem {
 
 impl TaskItem {
     /// The display item of `task`, reusing the strings of `prev` (the same task in the previous
-    /// snapshot) where their source text did not change.
-    fn new(task: TaskView, prev: Option<TaskItem>) -> TaskItem {
+    /// snapshot) where their source text did not change; `shown` names a session as people
+    /// know it (inert).
+    fn new(task: TaskView, prev: Option<TaskItem>, shown: &dyn Fn(&str) -> String) -> TaskItem {
         let mut title = None;
         let mut holder = None;
         let mut done_by = None;
@@ -184,10 +185,9 @@ impl TaskItem {
         TaskItem {
             title_lower,
             title,
-            holder: holder
-                .unwrap_or_else(|| task.holder.as_deref().map(inert_line).unwrap_or_default()),
+            holder: holder.unwrap_or_else(|| task.holder.as_deref().map(shown).unwrap_or_default()),
             done_by: done_by
-                .unwrap_or_else(|| task.done_by.as_deref().map(inert_line).unwrap_or_default()),
+                .unwrap_or_else(|| task.done_by.as_deref().map(shown).unwrap_or_default()),
             group: Group::of(&task),
             task,
         }
@@ -277,23 +277,24 @@ impl App {
         // in a 10 000-task snapshot). Tasks come in id order, as `list` sends them.
         let mut old = std::mem::take(&mut self.tasks).into_iter().peekable();
         let mut tasks = Vec::with_capacity(snap.tasks.len());
-        for task in snap.tasks {
-            while old.next_if(|o| o.task.id < task.id).is_some() {}
-            let prev = old.next_if(|o| o.task.id == task.id);
-            tasks.push(TaskItem::new(task, prev));
-        }
-        self.tasks = tasks;
-        self.totals = [0; 5];
-        for t in &self.tasks {
-            self.totals[t.group.index()] += 1;
-        }
-        // The feed names an agent as people know it, even a session no longer listed.
+        // Holders and the feed name an agent as people know it, even a session no longer
+        // listed on the agents panel.
         let names: std::collections::HashMap<String, String> = snap
             .agents
             .iter()
             .map(|v| (v.id.clone(), v.name.clone()))
             .collect();
         let shown = |id: &str| inert_line(names.get(id).map_or(id, String::as_str));
+        for task in snap.tasks {
+            while old.next_if(|o| o.task.id < task.id).is_some() {}
+            let prev = old.next_if(|o| o.task.id == task.id);
+            tasks.push(TaskItem::new(task, prev, &shown));
+        }
+        self.tasks = tasks;
+        self.totals = [0; 5];
+        for t in &self.tasks {
+            self.totals[t.group.index()] += 1;
+        }
         self.take_agents(snap.agents);
         self.unread = snap.unread;
         super::agents::check_stopping(self);

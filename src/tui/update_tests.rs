@@ -309,7 +309,12 @@ fn the_agents_panel_shows_names_live_agents_and_one_ended_row_per_name() {
     add("sh-2-2", "sh-2", "11:50:30", Some("11:53:00"));
     add("sh-2-3", "sh-2", "11:53:30", Some("11:54:00"));
     snap.events[0].agent = Some("sh-2".into());
+    let held = snap.tasks.iter().position(|t| t.holder.is_some()).unwrap();
+    snap.tasks[held].holder = Some("sh-3".into());
+    let held_id = snap.tasks[held].id;
     let app = fixture::app_with(snap, false);
+    let item = app.tasks.iter().find(|t| t.task.id == held_id).unwrap();
+    assert_eq!(item.holder, "sh", "a holder is named as people know it");
     let rows = |name: &str| -> Vec<&str> {
         app.agents
             .iter()
