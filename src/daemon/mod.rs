@@ -8,6 +8,7 @@ pub mod follow;
 pub mod handlers;
 pub mod hosts;
 pub mod identity;
+pub mod notify;
 pub mod reload;
 pub mod server;
 pub mod state;
@@ -266,6 +267,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+    let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
             tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
@@ -284,6 +286,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     server.abort();
     sweeper.abort();
     reloader.abort();
+    notifier.abort();
     if let Some((heartbeat, follower)) = shared_tasks {
         heartbeat.abort();
         follower.abort();
