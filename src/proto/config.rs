@@ -234,7 +234,10 @@ impl NotifySection {
     fn validate(&self) -> Result<(), String> {
         match &self.command {
             Some(c) if c.first().is_none_or(|p| p.trim().is_empty()) => {
-                return Err("notify.command needs a program: e.g. [\"ntfy\", \"publish\", \"my-topic\"]".into())
+                return Err(
+                    "notify.command needs a program: e.g. [\"ntfy\", \"publish\", \"my-topic\"]"
+                        .into(),
+                )
             }
             Some(c) if c.iter().any(|a| a.contains('\0')) => {
                 return Err("notify.command must not contain a NUL character".into())

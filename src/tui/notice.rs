@@ -92,7 +92,10 @@ mod tests {
     #[test]
     fn inside_tmux_each_sequence_is_wrapped_with_its_escapes_doubled() {
         let s = String::from_utf8(sequence(&notice("Q"), true)).unwrap();
-        assert!(s.starts_with("\x1bPtmux;\x1b\x1b]9;board: w asks: Q\x07\x1b\\"), "{s:?}");
+        assert!(
+            s.starts_with("\x1bPtmux;\x1b\x1b]9;board: w asks: Q\x07\x1b\\"),
+            "{s:?}"
+        );
         assert!(s.contains("\x1bPtmux;\x1b\x1b]777;notify;"), "{s:?}");
         assert!(s.ends_with("\x1b\\\x07"));
     }

@@ -50,6 +50,7 @@ mod mcp_every_verb;
 mod mcp_server;
 mod messages_between_agents;
 mod non_utf8_arguments;
+mod notifications_leave_the_terminal;
 mod pipelined_requests;
 mod profiles;
 mod real_agents_in_panes;

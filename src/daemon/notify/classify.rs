@@ -142,14 +142,25 @@ mod tests {
     #[test]
     fn a_permission_prompt_becomes_a_permission_notice() {
         let n = classify(&event(EventKind::Wait, Some("c"), None, "Allow Bash?")).unwrap();
-        assert_eq!((n.kind, n.text.as_str()), (NoticeKind::Permission, "Allow Bash?"));
+        assert_eq!(
+            (n.kind, n.text.as_str()),
+            (NoticeKind::Permission, "Allow Bash?")
+        );
     }
 
     #[test]
     fn only_messages_to_the_operator_are_notices() {
-        let to_op = event(EventKind::Message, Some("w"), None, "w → operator: done with #3");
+        let to_op = event(
+            EventKind::Message,
+            Some("w"),
+            None,
+            "w → operator: done with #3",
+        );
         let n = classify(&to_op).unwrap();
-        assert_eq!((n.kind, n.text.as_str()), (NoticeKind::Message, "done with #3"));
+        assert_eq!(
+            (n.kind, n.text.as_str()),
+            (NoticeKind::Message, "done with #3")
+        );
         let to_agent = event(EventKind::Message, Some("x"), None, "w → x: hi");
         assert_eq!(classify(&to_agent), None);
         // From the operator to an agent: the event's agent is the recipient.
@@ -165,7 +176,12 @@ mod tests {
 
     #[test]
     fn routine_events_make_no_notice() {
-        for k in [EventKind::Grant, EventKind::Renew, EventKind::Done, EventKind::Resume] {
+        for k in [
+            EventKind::Grant,
+            EventKind::Renew,
+            EventKind::Done,
+            EventKind::Resume,
+        ] {
             assert!(!may_notify(k));
             assert_eq!(classify(&event(k, Some("w"), Some(1), "x")), None);
         }
@@ -179,7 +195,12 @@ mod tests {
         assert_eq!(summarize(std::slice::from_ref(&a)).unwrap(), a);
         let two = summarize(&[a.clone(), b]).unwrap();
         assert_eq!(two.agent.as_deref(), Some("w"));
-        assert!(two.text.starts_with("2 notices: question from w: Q1; permission"), "{}", two.text);
+        assert!(
+            two.text
+                .starts_with("2 notices: question from w: Q1; permission"),
+            "{}",
+            two.text
+        );
         let three = summarize(&[a.clone(), a.clone(), c]).unwrap();
         assert_eq!(three.agent, None);
         let many = vec![a; 100];

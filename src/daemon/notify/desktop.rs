@@ -48,6 +48,8 @@ pub async fn send(_board: Arc<Board>, notice: NoticeView) -> Result<(), String> 
     match tokio::time::timeout(TIMEOUT, call).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(format!("the session D-Bus: {e}")),
-        Err(_) => Err(format!("the session D-Bus did not answer within {TIMEOUT:?}")),
+        Err(_) => Err(format!(
+            "the session D-Bus did not answer within {TIMEOUT:?}"
+        )),
     }
 }

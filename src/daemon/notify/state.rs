@@ -112,7 +112,10 @@ mod tests {
         m.changes(seen(&[], false), "t");
         let n = m.changes(seen(&["c"], false), "t");
         assert_eq!(n.len(), 1);
-        assert_eq!((n[0].kind, n[0].agent.as_deref()), (NoticeKind::Attention, Some("c")));
+        assert_eq!(
+            (n[0].kind, n[0].agent.as_deref()),
+            (NoticeKind::Attention, Some("c"))
+        );
         assert!(m.changes(seen(&["c"], false), "t").is_empty());
         m.changes(seen(&[], false), "t");
         assert_eq!(m.changes(seen(&["c"], false), "t").len(), 1);
