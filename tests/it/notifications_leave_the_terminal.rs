@@ -343,3 +343,36 @@ fn a_tui_in_a_tmux_pane_writes_osc_9_for_a_question() {
         "OSC 777 too"
     );
 }
+
+#[test]
+fn a_command_that_hangs_is_killed_after_its_timeout_and_the_next_notice_still_goes_out() {
+    let b = notify(
+        "command = [\"sh\", \"-c\", \"cat >> got.jsonl; echo $$ >> hung.pids; exec sleep 600\"]\n\
+         command_timeout = \"1s\"\n",
+    )
+    .start();
+    let _a = asks(&b, "a", "first");
+    wait_received(&b, "got.jsonl", "first");
+    let pid: i32 = poll(STEP, || {
+        fs::read_to_string(b.root().join("hung.pids"))
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    })
+    .expect("the command's pid");
+    assert!(
+        poll_until(STEP, || !crate::harness::process::running(pid)),
+        "the hanging command was killed"
+    );
+    let _c = asks(&b, "c", "second");
+    wait_received(&b, "got.jsonl", "second");
+    assert!(
+        poll_until(STEP, || board_log(&b)
+            .contains("ran longer than command_timeout")),
+        "the timeout is logged:\n{}",
+        board_log(&b)
+    );
+}
