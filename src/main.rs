@@ -11,7 +11,7 @@ fn main() {
         // document on stdout (help and version print as usual).
         Err(e) if e.use_stderr() && arguments().iter().any(|a| a == "--json") => {
             let args = arguments();
-            let mut message = e.to_string().trim().to_string();
+            let mut message = non_utf8_argument().unwrap_or_else(|| e.to_string().trim().into());
             if let Some(hint) = board::cli::hints::run_separator(&args) {
                 message = format!("{message}\n\nhint: {hint}");
             }
@@ -22,7 +22,12 @@ fn main() {
         Err(e) if e.use_stderr() => {
             let args = arguments();
             let hint = board::cli::hints::run_separator(&args);
-            let _ = e.print();
+            match non_utf8_argument() {
+                Some(m) => eprintln!("error: {m}"),
+                None => {
+                    let _ = e.print();
+                }
+            }
             if let Some(hint) = hint {
                 eprintln!("\nhint: {hint}");
             }
@@ -51,4 +56,27 @@ fn arguments() -> Vec<String> {
     std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
+}
+
+/// "argument N (…) is not UTF-8" for the first argument before `--` that is not UTF-8: clap
+/// would call it an unknown subcommand or argument, shown with a replacement character.
+/// Arguments after `--` (an agent's own command line) may be any bytes.
+fn non_utf8_argument() -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let args: Vec<_> = std::env::args_os().collect();
+    let (n, bad) = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .take_while(|(_, a)| a.as_os_str() != "--")
+        .find(|(_, a)| a.to_str().is_none())?;
+    let shown: String = bad
+        .as_bytes()
+        .iter()
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect();
+    Some(format!(
+        "argument {n} (\"{shown}\") is not UTF-8: board takes its arguments as UTF-8 text"
+    ))
 }

@@ -7,8 +7,12 @@
 //! call: `renew` (a prompt was submitted, a tool ran, the session started), `waiting` with the
 //! CLI's own message (a permission prompt: design rule 12), or `idle` (the turn finished).
 //!
-//! A hook must never block or fail its CLI: this command prints nothing, always exits 0, never
-//! starts a board, and bounds every step (stdin, connect, answer) by a short deadline.
+//! A hook must never block or fail its CLI: this command always exits 0, never starts a board,
+//! and bounds every step (stdin, connect, answer) by a short deadline. It prints nothing, except
+//! at a turn's end (Claude Code's and Codex's `Stop`, Gemini CLI's `AfterAgent`) when the agent
+//! has unread messages: then it reads them (marking them read) and prints the CLI's own
+//! "continue the turn" decision, `{"decision":"block","reason":…}`, with the messages as the
+//! reason, so an agent that finished its turn gets them at once (see [`continuation`]).
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
@@ -27,6 +31,8 @@ const ANSWER_DEADLINE: Duration = Duration::from_millis(500);
 const MAX_PAYLOAD: u64 = 4 << 20;
 /// Longest message passed on to the board, in characters.
 const MAX_MESSAGE: usize = 400;
+/// Longest text of one delivered message in a turn-end decision, in characters.
+const MAX_DELIVERED: usize = 2000;
 
 /// What one hook event tells the board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +139,48 @@ pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
     }
 }
 
+/// Whether `event` of `cli` ends a turn in a way its hook can continue: the CLI reads
+/// `{"decision":"block","reason":R}` on the hook's stdout and goes on with R as the next prompt.
+/// Claude Code `Stop` (code.claude.com hooks reference), Codex `Stop` (0.171: "Stop hook
+/// requested continuation"), Gemini CLI `AfterAgent` (0.61: a `block`/`deny` decision sends the
+/// reason as a new prompt). Codex's `notify` and aider's notifications command cannot.
+pub fn can_continue(cli: CliKind, event: &str) -> bool {
+    matches!(
+        (cli, event),
+        (CliKind::Claude, "Stop") | (CliKind::Codex, "Stop") | (CliKind::Gemini, "AfterAgent")
+    )
+}
+
+/// The decision a turn-end hook prints to deliver `messages` (the `messages` of an `inbox`
+/// answer: `from`, `text`, `answer`): `{"decision":"block","reason":…}`, the reason naming each
+/// message's sender, its text made inert and cut to [`MAX_DELIVERED`] characters. None when
+/// there is nothing to deliver (the hook then prints nothing and the turn ends).
+pub fn continuation(messages: &[Value]) -> Option<String> {
+    if messages.is_empty() {
+        return None;
+    }
+    let n = messages.len();
+    let mut reason = format!(
+        "board: {n} unread message{} for you (now marked read):",
+        if n == 1 { "" } else { "s" }
+    );
+    for m in messages {
+        let from = crate::proto::sanitize::one_line(m["from"].as_str().unwrap_or("?"));
+        let text = crate::proto::sanitize::inert(m["text"].as_str().unwrap_or(""));
+        let mut text: String = text.chars().take(MAX_DELIVERED).collect();
+        if m["text"].as_str().unwrap_or("").chars().count() > MAX_DELIVERED {
+            text.push('…');
+        }
+        let what = if m["answer"] == Value::Bool(true) {
+            "answer from"
+        } else {
+            "from"
+        };
+        reason.push_str(&format!("\n- {what} {from}: {text}"));
+    }
+    Some(json!({ "decision": "block", "reason": reason }).to_string())
+}
+
 /// The payload on stdin (none from a terminal), read within [`STDIN_DEADLINE`]; anything that
 /// is not JSON counts as no payload.
 fn read_stdin_payload() -> Value {
@@ -153,22 +201,39 @@ fn read_stdin_payload() -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn send(report: &Report) -> Option<()> {
+/// A connection to the board for a hook: None outside an agent session or when no board
+/// answers (never starts one: a stopped board stays stopped, and the CLI goes on).
+fn connect() -> Option<Client> {
+    // Outside an agent session there is nobody to report on.
+    client::env_identity()?.agent?;
+    let target = client::target().ok()?;
+    let c = Client::connect(&target, false).ok()?;
+    c.set_timeout(ANSWER_DEADLINE).ok()?;
+    Some(c)
+}
+
+/// Sends `report` as one `activity` call; the board's answer (None when nothing was sent).
+fn send(c: &mut Client, report: &Report) -> Option<Value> {
     let (kind, message) = match report {
         Report::Renew => ("renew", None),
         Report::Waiting(m) => ("waiting", Some(m.as_str())),
         Report::Idle(m) => ("idle", Some(m.as_str())),
-        Report::Nothing => return Some(()),
+        Report::Nothing => return None,
     };
-    // Outside an agent session there is nobody to report on.
-    client::env_identity()?;
-    let target = client::target().ok()?;
-    // Never start a board from a hook: a stopped board stays stopped, and the CLI waits.
-    let mut c = Client::connect(&target, false).ok()?;
-    c.set_timeout(ANSWER_DEADLINE).ok()?;
     c.call("activity", json!({ "kind": kind, "message": message }))
         .ok()
-        .map(|_| ())
+}
+
+/// At a turn's end that its CLI can continue: when the `activity` answer says the agent has
+/// unread messages, reads them (`inbox`, which marks them read, so a message is delivered
+/// once and a repeated `Stop` with `stop_hook_active` does not loop) and returns the decision
+/// to print. The `inbox` call is itself activity: the agent is no longer idle, as its turn goes on.
+fn deliver(c: &mut Client, answer: &Value) -> Option<String> {
+    if answer["inbox"]["unread"].as_i64().unwrap_or(0) <= 0 {
+        return None;
+    }
+    let inbox = c.call("inbox", json!({})).ok()?;
+    continuation(inbox["messages"].as_array()?)
 }
 
 /// Runs `board hook CLI EVENT [ARG…]`; always returns 0. `args[0]` is the event; Codex's
@@ -186,8 +251,18 @@ pub fn run(cli: CliKind, args: &[String]) -> i32 {
         _ => read_stdin_payload(),
     };
     let report = report_of(cli, event, &payload);
-    if send(&report).is_none() {
+    let Some(mut c) = connect() else {
+        tracing::debug!(cli = cli.as_str(), event, "hook not delivered: no board");
+        return 0;
+    };
+    let Some(answer) = send(&mut c, &report) else {
         tracing::debug!(cli = cli.as_str(), event, "hook not delivered");
+        return 0;
+    };
+    if can_continue(cli, event) {
+        if let Some(decision) = deliver(&mut c, &answer) {
+            println!("{decision}");
+        }
     }
     0
 }
@@ -243,6 +318,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_turn_end_continues_only_with_messages_each_naming_its_sender() {
+        assert_eq!(continuation(&[]), None);
+        let msgs = [
+            json!({"from": "operator", "text": "use SQLite", "answer": true}),
+            json!({"from": "codex", "text": "rebase on main\u{1b}[2J", "answer": false}),
+        ];
+        let out: Value = serde_json::from_str(&continuation(&msgs).unwrap()).unwrap();
+        assert_eq!(out["decision"], "block");
+        let reason = out["reason"].as_str().unwrap();
+        assert!(reason.starts_with("board: 2 unread messages"), "{reason}");
+        assert!(
+            reason.contains("answer from operator: use SQLite"),
+            "{reason}"
+        );
+        assert!(reason.contains("from codex: rebase on main"), "{reason}");
+        assert!(
+            !reason.contains('\u{1b}'),
+            "control sequences made inert: {reason}"
+        );
+        assert!(can_continue(CliKind::Claude, "Stop"));
+        assert!(can_continue(CliKind::Codex, "Stop"));
+        assert!(can_continue(CliKind::Gemini, "AfterAgent"));
+        assert!(!can_continue(CliKind::Codex, "notify"));
+        assert!(!can_continue(CliKind::Aider, "notify"));
+        assert!(!can_continue(CliKind::Claude, "PostToolUse"));
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub enum Cmd {
         /// Longer description.
         #[arg(long, default_value = "")]
         body: String,
-        /// Higher runs first (default 0).
+        /// Higher runs first.
         #[arg(long, short, default_value_t = 0, allow_negative_numbers = true)]
         priority: i64,
         /// Ids of tasks that must be done first.
@@ -154,18 +154,44 @@ pub enum Cmd {
         #[arg(long)]
         generation: Option<i64>,
     },
-    /// Say this agent is waiting for a human (its claims are kept meanwhile).
+    /// Ask a person a question. It stays open (and this agent's claims are kept) until a
+    /// person answers it (`board answer`, `A` in the TUI), you withdraw it (`board resume`) or
+    /// the session ends; nothing else you do ends it. Without --block it returns at once: read
+    /// the answer later with `board inbox`. With --block it prints the answer on stdout when it
+    /// comes (exit 0); exit 9 when --timeout passed first (the question stays open), exit 10
+    /// when it was withdrawn or the session ended.
     Wait {
-        /// The question for the human.
+        /// The question for the person.
         question: String,
-    },
-    /// End waiting for a human.
-    Resume,
-    /// List agent sessions.
-    Agents {
-        /// Include ended sessions.
+        /// Wait for the answer and print it.
         #[arg(long)]
+        block: bool,
+        /// Longest wait with --block (e.g. "30m").
+        #[arg(long, requires = "block", value_parser = crate::proto::config::parse_duration, default_value = "24h")]
+        timeout: Duration,
+    },
+    /// Withdraw this agent's open question (and end its CLI's permission prompt).
+    Resume,
+    /// Answer an agent's open question: the answer goes to its inbox and the question ends
+    /// (a `board wait --block` there prints it). Refused when it has no open question.
+    Answer {
+        /// The agent session that asked: its id, or its name when one live session has it.
+        agent: String,
+        /// The answer.
+        text: String,
+    },
+    /// List agent sessions by name: the live ones and, for 10 minutes, the last ended one of
+    /// each name.
+    Agents {
+        /// Every session, ended ones included, with its unique id.
+        #[arg(long, conflicts_with = "prune")]
         all: bool,
+        /// Forget ended sessions (operator only; the event log keeps them).
+        #[arg(long)]
+        prune: bool,
+        /// With --prune: only sessions that ended at least this long ago (e.g. "1h").
+        #[arg(long, requires = "prune", value_parser = crate::proto::config::parse_duration)]
+        older: Option<Duration>,
     },
     /// Show the event log.
     Log {
@@ -200,7 +226,8 @@ pub enum Cmd {
         /// The message.
         text: String,
     },
-    /// Read (once) the unread messages sent to this agent session (or to the operator).
+    /// Read (once) the unread messages sent to this agent session (or to the operator),
+    /// answers to its questions among them.
     Inbox,
     /// Show the board process and its settings.
     Status,

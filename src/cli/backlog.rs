@@ -43,8 +43,13 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
         (Some(a), _) => format!("imported 1 task: #{a}"),
         _ => "imported no tasks".to_string(),
     };
-    if v["goal_set"] == json!(true) {
-        human.push_str("; goal set");
+    match (&v["goal_set"], v["replaced_goal"].as_str()) {
+        (Value::Bool(true), Some(old)) => human.push_str(&format!(
+            "; goal set, replacing the previous goal \"{}\" (kept in the goal history)",
+            crate::proto::sanitize::one_line(old)
+        )),
+        (Value::Bool(true), None) => human.push_str("; goal set"),
+        _ => {}
     }
     Ok((v, human))
 }

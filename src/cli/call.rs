@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::args::Cmd;
 use super::print;
 use crate::proto::client::{self, Client};
-use crate::proto::error::{BoardResult, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 
 /// The request a one-shot command sends: method and params.
 pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
@@ -85,9 +85,16 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Check { task, generation } => {
             ("check", json!({ "task": task, "generation": generation }))
         }
-        Cmd::Wait { question } => ("wait", json!({ "question": question })),
+        Cmd::Wait { question, .. } => ("wait", json!({ "question": question })),
+        Cmd::Answer { agent, text } => ("answer", json!({ "to": agent, "text": text })),
         Cmd::Resume => ("resume", json!({})),
-        Cmd::Agents { all } => ("agents", json!({ "all": all })),
+        Cmd::Agents {
+            prune: true, older, ..
+        } => (
+            "agents.prune",
+            json!({ "older_ms": older.map_or(0, |d| d.as_millis() as u64) }),
+        ),
+        Cmd::Agents { all, .. } => ("agents", json!({ "all": all })),
         Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
         Cmd::Status => ("status", json!({})),
         Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
@@ -109,10 +116,16 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
 pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     let (method, params) = request_of(cmd);
     let target = client::target()?;
+    if matches!(cmd, Cmd::Status) {
+        return status(&target, method, params);
+    }
     if !matches!(cmd, Cmd::Stop) {
         // A write gets its op_id here; a lost answer is asked again with it.
         let v = client::call_once(&target, true, method, params)?;
-        let human = print::human(method, &v);
+        let human = match cmd {
+            Cmd::Log { .. } => log_lines(&target, &v),
+            _ => print::human(method, &v),
+        };
         return Ok((v, human));
     }
     // `stop` must not start a board just to stop it.
@@ -130,6 +143,60 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     wait_gone(&target.socket);
     let human = print::human(method, &v);
     Ok((v, human))
+}
+
+/// The events of a `log` answer, one line each, agents named as people know them.
+fn log_lines(target: &client::Target, v: &Value) -> String {
+    let names = session_names(target);
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| print::event_line_named(e, &names))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every session's name by id (empty when the board cannot say: lines then show ids).
+pub(super) fn session_names(target: &client::Target) -> print::Names {
+    Client::connect(target, false)
+        .and_then(|mut c| c.call("agents", json!({ "all": true })))
+        .map(|a| print::names_of(&a))
+        .unwrap_or_default()
+}
+
+/// `status` never starts a board: it asks the running one, or answers `unavailable` (exit 8)
+/// saying that none runs and, from the last board's record, when and why it stopped.
+fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(Value, String)> {
+    let mut c = match Client::connect(target, false) {
+        Ok(c) => c,
+        // A sandbox that blocks the socket says so itself; anything else unavailable: none runs.
+        Err(e) if e.kind == ErrorKind::Unavailable && e.data.get("sandbox").is_none() => {
+            return Err(not_running(target))
+        }
+        Err(e) => return Err(e),
+    };
+    let v = c.call(method, params)?;
+    let human = print::human(method, &v);
+    Ok((v, human))
+}
+
+/// The `unavailable` answer of `status` when no board runs, with the last board's record
+/// (`last_run`: pid, started_at, stopped_at, reason) when there is one.
+fn not_running(target: &client::Target) -> BoardError {
+    let last = target
+        .paths
+        .as_ref()
+        .and_then(|p| crate::daemon::last_run::read(&crate::daemon::last_run::path(p)));
+    let mut message = format!("no board is running (socket {})", target.socket.display());
+    if let Some(run) = &last {
+        message.push_str(&format!("; {}", crate::daemon::last_run::describe(run)));
+    }
+    let mut e = BoardError::unavailable(message).with("running", false);
+    if let Some(run) = last {
+        e = e.with("last_run", serde_json::to_value(run).unwrap_or_default());
+    }
+    e
 }
 
 /// After `stop`, wait (≤ 3 s) until the socket is gone so the next command starts a new board.

@@ -13,15 +13,20 @@ pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
         let target = client::target()?;
         let mut c = Client::connect(&target, true)?;
         let v = c.call("log", json!({ "limit": limit }))?;
+        let mut names = super::call::session_names(&target);
         let mut last = 0;
         for e in v["events"].as_array().into_iter().flatten() {
-            print_event(json_out, e);
+            print_event(json_out, e, &names);
             last = e["id"].as_i64().unwrap_or(last);
         }
         loop {
             let c = Client::connect(&target, true)?;
             c.follow(Some(last), |e| {
-                print_event(json_out, e);
+                // A session that started since: learn its name.
+                if e["kind"] == "session_start" {
+                    names = super::call::session_names(&target);
+                }
+                print_event(json_out, e, &names);
                 last = last.max(e["id"].as_i64().unwrap_or(last));
                 true
             })?;
@@ -47,12 +52,12 @@ pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
     }
 }
 
-pub(super) fn print_event(json_out: bool, e: &Value) {
+pub(super) fn print_event(json_out: bool, e: &Value, names: &print::Names) {
     use std::io::Write;
     if json_out {
         println!("{e}");
     } else {
-        println!("{}", print::event_line(e));
+        println!("{}", print::event_line_named(e, names));
     }
     let _ = std::io::stdout().flush();
 }

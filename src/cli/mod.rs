@@ -6,7 +6,8 @@
 //! Every client command sends one request and prints its answer: human text by default, or with
 //! `--json` exactly one JSON document on stdout (the `result` or `error` object of the call).
 //! Exit codes follow the design: 0 ok, 1 internal, 2 usage, 3 no ready task, 4 conflict,
-//! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable.
+//! 5 lapsed, 6 not found, 7 unauthorized, 8 board unavailable; `board wait --block` adds
+//! 9 (no answer in time) and 10 (the question ended unanswered).
 
 pub mod args;
 pub mod backlog;
@@ -19,6 +20,7 @@ pub mod init;
 mod list;
 mod log;
 pub mod print;
+mod question;
 pub mod run;
 pub mod supervise;
 pub mod tooling;
@@ -77,6 +79,11 @@ pub fn run(cli: Cli) -> i32 {
             limit: None,
             after: None,
         } => return list::list_all(json_out, &state),
+        Cmd::Wait {
+            question,
+            block: true,
+            timeout,
+        } => return question::wait_block(json_out, &question, timeout),
         Cmd::Import { file, format } => backlog::import(&file, format),
         Cmd::Export { format } => backlog::export(format),
         other => call::one_call(&other),

@@ -53,6 +53,29 @@ pub fn task_line(t: &Value) -> String {
     format!("#{:<4} [{status}]{prio} {}", t["id"], s(&t["title"]))
 }
 
+/// Session id → the name people see, from an `agents` result with `all` (empty when that
+/// could not be read: lines then show ids).
+pub type Names = std::collections::HashMap<String, String>;
+
+/// The names of the sessions of an `agents` result.
+pub fn names_of(agents: &Value) -> Names {
+    agents["agents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| Some((a["id"].as_str()?.into(), a["name"].as_str()?.into())))
+        .collect()
+}
+
+/// [`event_line`] with the agent named as people know it (its session's name, else its id).
+pub fn event_line_named(e: &Value, names: &Names) -> String {
+    let mut e = e.clone();
+    if let Some(name) = e["agent"].as_str().and_then(|id| names.get(id)) {
+        e["agent"] = Value::String(name.clone());
+    }
+    event_line(&e)
+}
+
 /// One event as a line: `2026-11-29T08:00:00.000Z  expel   #3 g2 claude: exited (status 3)`.
 pub fn event_line(e: &Value) -> String {
     let mut out = format!("{}  {:<13}", s(&e["at"]), s(&e["kind"]));
@@ -192,8 +215,18 @@ fn human_result(method: &str, v: &Value) -> String {
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0))
         ),
-        Some(Method::Wait) => format!("waiting for a human: {}", s(&v["waiting"])),
-        Some(Method::Resume) => "resumed".into(),
+        Some(Method::Wait) => format!(
+            "asked: {} (open until a person answers it or you withdraw it with `board resume`; \
+             the answer arrives in `board inbox`)",
+            s(&v["waiting"])
+        ),
+        Some(Method::Resume) => "resumed (no open question)".into(),
+        Some(Method::Answer) => format!(
+            "answered {}'s question \"{}\" (message #{} in its inbox)",
+            s(&v["message"]["to"]),
+            s(&v["question"]),
+            s(&v["message"]["id"])
+        ),
         Some(Method::Send) => {
             let mut line = format!(
                 "sent message #{} to {}",
@@ -237,9 +270,11 @@ fn human_result(method: &str, v: &Value) -> String {
             list.iter()
                 .map(|a| {
                     let claims = task_refs(&a["claims"]);
+                    // People see the name; the unique id only in the full list.
+                    let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
                     let mut line = format!(
                         "{:<16} {:<8} pid {:<8} claims {}",
-                        s(&a["id"]),
+                        shown,
                         s(&a["state"]),
                         s(&a["pid"]),
                         if claims.is_empty() {
@@ -248,8 +283,8 @@ fn human_result(method: &str, v: &Value) -> String {
                             claims.join(" ")
                         }
                     );
-                    if a["name"] != a["id"] {
-                        line.push_str(&format!("  as {}", s(&a["name"])));
+                    if v["all"] == serde_json::json!(true) {
+                        line.push_str(&format!("  id {}", s(&a["id"])));
                     }
                     match a["restarts"].as_i64() {
                         Some(1) => line.push_str("  restarted once"),
@@ -258,6 +293,9 @@ fn human_result(method: &str, v: &Value) -> String {
                     }
                     if a["branch"].is_string() {
                         line.push_str(&format!("  branch {}", s(&a["branch"])));
+                    }
+                    if let Some(q) = a["question"].as_str() {
+                        line.push_str(&format!("  ASKS: {}", one_line(q)));
                     }
                     if let Some(q) = a["waiting"].as_str() {
                         line.push_str(&format!("  WAITING: {}", one_line(q)));
@@ -272,6 +310,14 @@ fn human_result(method: &str, v: &Value) -> String {
                 })
                 .collect::<Vec<_>>()
                 .join("\n")
+        }
+        Some(Method::AgentsPrune) => {
+            let n = v["pruned"].as_array().map_or(0, Vec::len);
+            match n {
+                0 => "no ended agent session to forget".into(),
+                1 => "forgot 1 ended agent session (the event log keeps it)".into(),
+                n => format!("forgot {n} ended agent sessions (the event log keeps them)"),
+            }
         }
         Some(Method::Log) => v["events"]
             .as_array()

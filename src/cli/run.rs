@@ -1,7 +1,8 @@
 //! `board run [--name N] -- CMD…`: the launcher that starts an agent under the board.
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
-//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`) in its environment, supervises
+//! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`, and `BOARD_AGENT_NAME`, the
+//! name people see, for its prompt) in its environment, supervises
 //! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
 //! reports the exit to the board at once so its claims are expelled, then terminates leftover
 //! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
@@ -193,6 +194,8 @@ async fn launch(
     )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
+    // What people see (the prompt, the pane): the name, which a restarted agent takes back.
+    let shown = reg["name"].as_str().unwrap_or(&agent).to_string();
     // Helpers the agent double-forks are re-parented to us, not to init, so they stay in the
     // session's process tree and can be cleaned up.
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
@@ -204,6 +207,7 @@ async fn launch(
         .args(&cmd[1..])
         .env("BOARD_SOCKET", &target.socket)
         .env("BOARD_AGENT", &agent)
+        .env("BOARD_AGENT_NAME", &shown)
         .env("BOARD_TOKEN", &token);
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);

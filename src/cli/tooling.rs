@@ -62,6 +62,11 @@ board unavailable
 \fBBOARD_AGENT\fR, \fBBOARD_TOKEN\fR
 The agent identity, set by \fBboard run\fR for the agent it starts.
 .TP
+\fBBOARD_AGENT_NAME\fR
+The agent's name as people see it (in its shell prompt, \fBboard agents\fR, the TUI), set by
+\fBboard run\fR; a restarted agent takes its name back while \fBBOARD_AGENT\fR, its session id,
+is new.
+.TP
 \fBBOARD_SOCKET\fR
 The board's socket; overrides finding \fIboard.toml\fR from the working directory.
 .TP
@@ -86,14 +91,54 @@ Agent profiles and the instruction text given to agents.
 "#;
 
 /// `board man`: prints the man page (roff) on stdout; returns the exit code.
+///
+/// One page for the whole tool: the generated sections, then every command with its synopsis
+/// and description in a COMMANDS section (clap's own subcommand section would refer to
+/// `board-claim(1)` pages that are not installed), then [`MAN_EXTRA`].
 pub fn man() -> i32 {
     let mut page = Vec::new();
-    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut page) {
+    if let Err(e) = render_man(&mut page) {
         eprintln!("board man: {e}");
         return 1;
     }
     page.extend_from_slice(MAN_EXTRA.as_bytes());
     print_bytes("board man", &page)
+}
+
+fn render_man(page: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Write;
+    let cmd = Cli::command();
+    let man = clap_mangen::Man::new(cmd.clone());
+    man.render_title(page)?;
+    man.render_name_section(page)?;
+    man.render_synopsis_section(page)?;
+    man.render_description_section(page)?;
+    man.render_options_section(page)?;
+    writeln!(
+        page,
+        ".SH COMMANDS\nEach command's options: \\fBboard \\fICOMMAND\\fB \\-\\-help\\fR."
+    )?;
+    for sub in cmd.get_subcommands().filter(|c| !c.is_hide_set()) {
+        let usage = sub
+            .clone()
+            .bin_name(format!("board {}", sub.get_name()))
+            .render_usage()
+            .to_string();
+        let usage = usage.trim_start_matches("Usage: ").trim();
+        writeln!(page, ".TP\n\\fB{}\\fR", roff_escape(usage))?;
+        let about = sub.get_about().map(ToString::to_string).unwrap_or_default();
+        writeln!(page, "{}", roff_escape(&about))?;
+    }
+    Ok(())
+}
+
+/// Text made safe for a roff line: backslashes and hyphens escaped, no leading control dot.
+fn roff_escape(s: &str) -> String {
+    let out = s.replace('\\', "\\e").replace('-', "\\-");
+    match out.strip_prefix(['.', '\'']) {
+        Some(_) => format!("\\&{out}"),
+        None => out,
+    }
 }
 
 /// Runs one of the agent tooling commands; returns the exit code.

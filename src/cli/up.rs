@@ -23,7 +23,7 @@ use crate::proto::error::{BoardError, BoardResult};
 /// Errors: no board.toml, a bad profile or a missing agent command (before any pane exists),
 /// tmux failures.
 pub fn up(attach: bool) -> BoardResult<Value> {
-    let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let (cfg, paths) = config::discover().map_err(config::ConfigError::into_board_error)?;
     let name = team::session_name(&cfg, &paths.root);
     let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
     let exe = exe.to_string_lossy().to_string();
@@ -68,7 +68,7 @@ fn write_shell_rc(paths: &Paths, exe: &str) -> BoardResult<()> {
         "# Written by `board up` for the shell profile; rewritten at every `board up`.\n\
          [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc\n\
          [ -r \"$HOME/.bashrc\" ] && . \"$HOME/.bashrc\"\n\
-         PS1='[board:'\"${{BOARD_AGENT:-?}}\"'] \\w\\$ '\n\
+         PS1='[board:'\"${{BOARD_AGENT_NAME:-${{BOARD_AGENT:-?}}}}\"'] \\w\\$ '\n\
          __board_prompt() {{ ( {} hook shell prompt </dev/null >/dev/null 2>&1 & ) ; }}\n\
          PROMPT_COMMAND=\"__board_prompt${{PROMPT_COMMAND:+; $PROMPT_COMMAND}}\"\n",
         team::tmux::shell_quote(exe)
@@ -88,7 +88,7 @@ fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
 /// (their branches stay). Returns `{"session", "was_up", "worktrees": [{"agent", "path",
 /// "branch", "removed", "kept_because"}]}`.
 pub fn down() -> BoardResult<Value> {
-    let (cfg, paths) = config::discover().map_err(|e| BoardError::unavailable(e.to_string()))?;
+    let (cfg, paths) = config::discover().map_err(config::ConfigError::into_board_error)?;
     let name = team::session_name(&cfg, &paths.root);
     let was_up = team::tmux::has_session(&name);
     if was_up {
@@ -158,9 +158,19 @@ pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
                 done.push(format!("{} {word}", count(o)));
             }
         }
+        let session = v["session"].as_str().unwrap_or("");
+        // The hash suffix puzzles people; say once what it is for.
+        let suffix = session
+            .rsplit_once('-')
+            .map(|(_, hash)| {
+                format!(
+                    " (its `-{hash}` tells it from the session of another project of that name)"
+                )
+            })
+            .unwrap_or_default();
         let h = format!(
-            "tmux session {} is up with {} agent pane(s) ({}); `board up --attach` to see it",
-            v["session"].as_str().unwrap_or(""),
+            "tmux session {session} is up with {} agent pane(s) ({}); `board up --attach` to see \
+             it{suffix}",
             panes.len(),
             done.join(", ")
         );

@@ -121,6 +121,10 @@ pub struct Observation {
     pub talked: bool,
     /// It said it is waiting for a human (`board wait`).
     pub waiting: bool,
+    /// Its CLI said its turn finished (a hook's `idle`) and it has not acted since.
+    pub idle: bool,
+    /// Its terminal got input since the previous sweep (see [`crate::daemon::terminal`]).
+    pub typed: bool,
 }
 
 /// The sweep's decision for one session.
@@ -232,20 +236,35 @@ impl LeaseRules {
 
     /// Design rule 3: gone or zombie → expel; waiting for a human → renew while the process
     /// lives, even stopped (rule 12: a waiting session is never lapsed while its process
-    /// lives); stopped → hold; `process` mode → renew; `activity` mode → renew only on CPU
-    /// progress or a board call.
+    /// lives); stopped → hold; idle (its CLI said its turn finished, rule 12) → renew only on
+    /// a board call or input in its terminal, in either mode: an idle CLI's screen uses CPU
+    /// (Claude Code's ~70 ms per 10 s), which is not work; `process` mode → renew; `activity`
+    /// mode → renew on CPU progress, input or a board call.
     pub fn sweep_verdict(&self, obs: &Observation) -> Verdict {
+        let acted = obs.talked || obs.typed;
         match obs.process {
             Liveness::Gone => Verdict::Expel("process gone".into()),
             Liveness::Zombie => Verdict::Expel("process exited (zombie)".into()),
             Liveness::Stopped | Liveness::Alive if obs.waiting => Verdict::Renew,
             Liveness::Stopped => Verdict::NoRenew,
+            Liveness::Alive if obs.idle => match acted {
+                true => Verdict::Renew,
+                false => Verdict::NoRenew,
+            },
             Liveness::Alive => match self.liveness {
                 LivenessMode::Process => Verdict::Renew,
-                LivenessMode::Activity if obs.cpu_advanced || obs.talked => Verdict::Renew,
+                LivenessMode::Activity if obs.cpu_advanced || acted => Verdict::Renew,
                 LivenessMode::Activity => Verdict::NoRenew,
             },
         }
+    }
+
+    /// Rule 12, last sentence: whether the sweep nudges a session now — alive, its CLI said its
+    /// turn finished, not waiting for a human (an open question or a permission prompt is not a
+    /// finished turn), holding a live claim it was not nudged about yet (`nudged`: once per
+    /// claim, so an agent that takes a turn and stops again is not nudged in a loop).
+    pub fn nudge_due(&self, obs: &Observation, holds: bool, nudged: bool) -> bool {
+        obs.process == Liveness::Alive && obs.idle && !obs.waiting && holds && !nudged
     }
 }
 
@@ -285,6 +304,8 @@ mod tests {
             cpu_advanced: cpu,
             talked,
             waiting: false,
+            idle: false,
+            typed: false,
         }
     }
 
@@ -429,6 +450,55 @@ mod tests {
             ..alive(false, false)
         };
         assert_eq!(r.sweep_verdict(&w), Verdict::Renew);
+    }
+
+    #[test]
+    fn a_finished_turn_is_not_renewed_by_cpu_and_is_nudged_once_then_lapses() {
+        let clock = ManualClock::new(0);
+        let r = LeaseRules {
+            duration_ms: 2_000,
+            sweep_ms: 200,
+            liveness: LivenessMode::Activity,
+        };
+        let idle_busy = Observation {
+            idle: true,
+            ..alive(true, false)
+        };
+        // The hook that said "idle" was a call: that sweep renews, and nudges.
+        let expiry = r.expiry(clock.now_ms());
+        assert_eq!(
+            r.sweep_verdict(&Observation {
+                talked: true,
+                ..idle_busy
+            }),
+            Verdict::Renew
+        );
+        assert!(r.nudge_due(&idle_busy, true, false));
+        // Then CPU alone, sweep after sweep: never renewed, nudged no more, lapsed one lease on.
+        for _ in 0..10 {
+            clock.advance(r.sweep_ms);
+            assert_eq!(r.sweep_verdict(&idle_busy), Verdict::NoRenew);
+            assert!(!r.nudge_due(&idle_busy, true, true));
+        }
+        assert!(r.lapsed(expiry, clock.now_ms()));
+        // Also in `process` mode: a finished turn is no longer progress.
+        let proc_ = rules(LivenessMode::Process);
+        assert_eq!(proc_.sweep_verdict(&idle_busy), Verdict::NoRenew);
+        // Acting renews: a board call or input in its terminal.
+        let typed = Observation {
+            typed: true,
+            ..idle_busy
+        };
+        assert_eq!(r.sweep_verdict(&typed), Verdict::Renew);
+        // Not nudged: holding nothing, waiting for a human, or still working.
+        assert!(!r.nudge_due(&idle_busy, false, false));
+        let asking = Observation {
+            waiting: true,
+            ..idle_busy
+        };
+        assert!(!r.nudge_due(&asking, true, false));
+        assert_eq!(r.sweep_verdict(&asking), Verdict::Renew);
+        assert!(!r.nudge_due(&alive(true, false), true, false));
     }
 
     #[test]

@@ -3,11 +3,13 @@
 
 pub mod lease;
 
+pub mod deliver;
 pub mod events;
 pub mod follow;
 pub mod handlers;
 pub mod hosts;
 pub mod identity;
+pub mod last_run;
 pub mod notify;
 pub mod reload;
 pub mod server;
@@ -75,6 +77,7 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         .with_context(|| format!("opening {}", paths.lock.display()))?;
     let _lock = take_lock(lock_file, &paths)?;
     let _log_guard = init_logging(&paths)?;
+    last_run::started(&paths);
     // Opened before the runtime starts: opening migrates, and nothing else runs yet.
     let (stores, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
@@ -100,6 +103,7 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let _ = fs::remove_file(&paths.socket);
     if let Err(e) = &result {
         tracing::error!(error = %e, "board stopped with an error");
+        last_run::stopped(&paths, &format!("stopped with an error: {e:#}"));
     }
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     // Last, once no connection is served any more: the mark records exactly where this
@@ -267,6 +271,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     ));
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
+    let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
     let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
@@ -277,15 +282,17 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
 
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    tokio::select! {
-        _ = board.shutdown().notified() => tracing::info!("stop requested"),
-        _ = term.recv() => tracing::info!("SIGTERM"),
-        _ = int.recv() => tracing::info!("SIGINT"),
-    }
+    let why = tokio::select! {
+        _ = board.shutdown().notified() => "stopped by `board stop`",
+        _ = term.recv() => "stopped by SIGTERM",
+        _ = int.recv() => "stopped by SIGINT",
+    };
+    tracing::info!("{why}");
     // No new connections; the next client starts the next board, which waits for our lock.
     server.abort();
     sweeper.abort();
     reloader.abort();
+    deliverer.abort();
     notifier.abort();
     if let Some((heartbeat, follower)) = shared_tasks {
         heartbeat.abort();
@@ -303,6 +310,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
         );
     }
     tracing::info!("board stopped");
+    last_run::stopped(&paths, why);
     Ok(())
 }
 
@@ -372,6 +380,7 @@ fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
             }
             None => {
                 board.set_waiting_flag(&row.id, row.waiting.is_some());
+                board.set_question_flag(&row.id, row.question.is_some());
                 board.set_idle_flag(&row.id, row.idle_since.is_some());
                 // Rule 8: a living (not stopped) session gets one sweep of grace to show
                 // activity; the stored expiry stands otherwise.

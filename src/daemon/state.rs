@@ -29,8 +29,10 @@ pub struct Activity {
     pub last_renew_write_ms: Option<i64>,
     /// CPU ticks of its process tree at the previous sweep.
     pub cpu_ticks: Option<u64>,
-    /// It is waiting for a human (`board wait`).
+    /// Its CLI shows a permission prompt (a hook said `waiting`).
     pub waiting: bool,
+    /// It asked a person a question (`board wait`) that is still open.
+    pub question: bool,
     /// Its agent finished its turn (a hook said so).
     pub idle: bool,
     /// Its first call or hook is on record (`contacted_at`).
@@ -89,6 +91,8 @@ pub struct Board {
     last_tick: Mutex<Tick>,
     /// Terminal input samples and lapse warnings given ([`super::terminal`]).
     terminals: super::terminal::Terminals,
+    /// Who has messages or a nudge to be told at its prompt ([`super::deliver`]).
+    mailbox: super::deliver::Mailbox,
 }
 
 impl Board {
@@ -124,6 +128,7 @@ impl Board {
             sweep_changed: Notify::new(),
             last_tick: Mutex::new(clock.tick()),
             terminals: super::terminal::Terminals::default(),
+            mailbox: super::deliver::Mailbox::default(),
         }
     }
 
@@ -283,6 +288,11 @@ impl Board {
         &self.terminals
     }
 
+    /// Who has messages or a nudge to be told at its prompt.
+    pub fn mailbox(&self) -> &super::deliver::Mailbox {
+        &self.mailbox
+    }
+
     /// The lease rules in force.
     pub fn rules(&self) -> LeaseRules {
         let cfg = self.config.read().unwrap_or_else(|p| p.into_inner());
@@ -408,12 +418,20 @@ impl Board {
         Ok(ended)
     }
 
-    /// Marks or clears waiting for a human in memory (the store is updated by the caller).
+    /// Marks or clears a permission prompt in memory (the store is updated by the caller).
     pub fn set_waiting_flag(&self, agent: &str, waiting: bool) {
         self.activity()
             .entry(agent.to_string())
             .or_default()
             .waiting = waiting;
+    }
+
+    /// Marks or clears an open question in memory (the store is updated by the caller).
+    pub fn set_question_flag(&self, agent: &str, open: bool) {
+        self.activity()
+            .entry(agent.to_string())
+            .or_default()
+            .question = open;
     }
 
     /// Marks or clears "finished its turn" in memory (the store is updated by the caller).
@@ -445,7 +463,7 @@ impl Board {
         self.activity().entry(agent.to_string()).or_default().talked = true;
     }
 
-    /// Whether `agent` is waiting for a human, as the board remembers.
+    /// Whether `agent`'s CLI shows a permission prompt, as the board remembers.
     pub fn is_waiting(&self, agent: &str) -> bool {
         self.activity()
             .get(agent)
@@ -453,7 +471,8 @@ impl Board {
             .unwrap_or(false)
     }
 
-    /// Takes and clears the `talked` flag (for the sweep) and returns the previous CPU sample.
+    /// Takes and clears the `talked` flag (for the sweep); returns it, the previous CPU sample,
+    /// and whether the agent waits for a person (an open question or a permission prompt).
     pub fn take_sweep_sample(
         &self,
         agent: &str,
@@ -468,7 +487,8 @@ impl Board {
             a.cpu_ticks = cpu;
         }
         a.seen = Some(seen);
-        (talked, prev, a.waiting)
+        // A question and a permission prompt both keep the claims (design rule 12).
+        (talked, prev, a.waiting || a.question)
     }
 
     /// What the last sweep saw of `agent`'s process, if it looked.
@@ -476,8 +496,10 @@ impl Board {
         self.activity().get(agent).and_then(|a| a.seen)
     }
 
-    /// Publishes events produced outside a request (sweep, watchers).
+    /// Publishes events (of a request, the sweep, watchers); messages and finished turns
+    /// among them wake the delivery to agents at their prompt.
     pub fn publish(&self, events: Vec<crate::proto::EventView>) {
+        self.mailbox.on_events(&events);
         self.events.publish(events);
     }
 

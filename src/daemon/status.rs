@@ -14,9 +14,10 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
     let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
     // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
     let agents: Vec<StatusAgent> = store
-        .sessions(false, &|_| None)
+        .sessions(Some(0), &|_| None)
         .unwrap_or_default()
         .into_iter()
+        .filter(|s| s.ended_at.is_none())
         .map(|s| StatusAgent {
             id: s.id,
             name: s.name,

@@ -72,6 +72,7 @@ pub fn sweep_once(
     // /proc once per session made a sweep of 200 sessions cost hundreds of milliseconds.
     let table = ProcTable::scan();
     let mut due = Vec::new();
+    let mut idle_holders = Vec::new();
     for row in &sessions {
         let (process, cpu) = observe(board, &table, row);
         let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
@@ -83,12 +84,18 @@ pub fn sweep_once(
             Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
             None => false,
         };
+        let idle = board.is_idle(&row.id) && !end_idle_on_input(board, off, &row.id, typed)?;
         let obs = Observation {
             process,
-            cpu_advanced: cpu_advanced || typed,
+            cpu_advanced,
             talked,
             waiting,
+            idle,
+            typed,
         };
+        if idle {
+            idle_holders.push((row.id.as_str(), obs));
+        }
         match rules.sweep_verdict(&obs) {
             Verdict::Expel(reason) => match agent_exit(board, row) {
                 AgentExit::Status(status) => {
@@ -119,6 +126,7 @@ pub fn sweep_once(
         )?;
         board.publish(ev);
     }
+    nudge_idle_holders(board, off, &rules, &idle_holders)?;
     super::terminal::warn_before_lapse(board, off, &rules)?;
     let now = board.now_checked(off)?;
     if board.store(off).any_due(now)? {
@@ -126,6 +134,77 @@ pub fn sweep_once(
         board.publish(ev);
     }
     Ok(renewed)
+}
+
+/// Input in the terminal of an agent whose turn finished ends `idle`, as a board call does
+/// (a person took over, or the agent's CLI read a prompt). Whether it ended it.
+fn end_idle_on_input(
+    board: &Board,
+    off: &OffReactor,
+    agent: &str,
+    typed: bool,
+) -> BoardResult<bool> {
+    if !typed {
+        return Ok(false);
+    }
+    board.store(off).set_idle(agent, None)?;
+    board.set_idle_flag(agent, false);
+    Ok(true)
+}
+
+/// Rule 12, last sentence: each session whose CLI said its turn finished while it holds a
+/// live claim is nudged once per claim — a `warn` event for the feed and the log, and one
+/// line at its prompt (its pane or terminal, see [`super::deliver`]); the sweep no longer
+/// renews it by CPU, so the claim lapses one lease after its last act unless it acts.
+fn nudge_idle_holders(
+    board: &Board,
+    off: &OffReactor,
+    rules: &crate::daemon::lease::LeaseRules,
+    idle: &[(&str, Observation)],
+) -> BoardResult<()> {
+    let claims = board.store(off).live_claims_with_tty()?;
+    board
+        .mailbox()
+        .keep_nudged(&claims.iter().map(|c| (c.task, c.generation)).collect());
+    let now = board.now_ms();
+    for (agent, obs) in idle {
+        let held: Vec<_> = claims.iter().filter(|c| c.agent == *agent).collect();
+        let nudged = held
+            .iter()
+            .all(|c| board.mailbox().nudged(c.task, c.generation));
+        if !rules.nudge_due(obs, !held.is_empty(), nudged) {
+            continue;
+        }
+        let tasks = held
+            .iter()
+            .map(|c| format!("#{}", c.task))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let secs = held
+            .iter()
+            .map(|c| (c.expires_ms - now + 999) / 1000)
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        for c in &held {
+            let reason = format!(
+                "{agent} finished its turn holding #{}: no longer renewed by its CPU; the claim lapses in {secs} s unless it acts (nudged)",
+                c.task
+            );
+            let ev = board.store(off).record(
+                crate::store::EventKind::Warn,
+                Some(c.task),
+                Some(agent),
+                Some(c.generation),
+                &reason,
+            )?;
+            board.publish(ev);
+        }
+        let line = format!("board: you hold {tasks}: finish it, release it, or ask (board wait)");
+        let ids: Vec<(i64, i64)> = held.iter().map(|c| (c.task, c.generation)).collect();
+        board.mailbox().nudge(agent, &ids, line);
+    }
+    Ok(())
 }
 
 /// What the sweep can tell about an agent that exited while its launcher lives.

@@ -11,8 +11,8 @@ use super::state::Board;
 use crate::daemon::state::OffReactor;
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
-use crate::proto::methods::{ImportParams, SendParams};
-use crate::proto::results::{ExportResult, ImportResult, InboxResult, SendResult};
+use crate::proto::methods::{AnswerParams, ImportParams, InboxParams, SendParams};
+use crate::proto::results::{AnswerResult, ExportResult, ImportResult, InboxResult, SendResult};
 use crate::proto::Method;
 use crate::store::{Events, Store};
 
@@ -41,6 +41,7 @@ pub fn import(
         tasks,
         keys,
         goal_set: done.goal_set,
+        replaced_goal: done.replaced_goal,
     })
 }
 
@@ -55,7 +56,8 @@ pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
 }
 
 /// `send {to, text, answer?}`: stores a message; with `answer` (the TUI answering a waiting
-/// agent), the recipient's wait ends in the same transaction.
+/// agent), the recipient's question and permission prompt end in the same transaction (the
+/// code path of [`answer`], which refuses when no question is open).
 pub fn send(
     cx: &Cx,
     store: &mut dyn Store,
@@ -65,6 +67,7 @@ pub fn send(
     let (sent, e) = store.send(cx.caller.name(), &p.to, &p.text, p.answer.unwrap_or(false))?;
     if sent.ended_wait {
         cx.board.set_waiting_flag(&sent.message.to, false);
+        cx.board.set_question_flag(&sent.message.to, false);
     }
     ev.extend(e);
     Ok(SendResult {
@@ -74,10 +77,30 @@ pub fn send(
     })
 }
 
-/// `inbox`: the caller's unread messages, oldest first; each is returned once (marked read).
-pub fn inbox(cx: &Cx, store: &mut dyn Store) -> BoardResult<InboxResult> {
+/// `inbox {answers?}`: the caller's unread messages (only answers to its questions with
+/// `answers`), oldest first; each is returned once (marked read).
+pub fn inbox(cx: &Cx, store: &mut dyn Store, p: &InboxParams) -> BoardResult<InboxResult> {
     Ok(InboxResult {
-        messages: store.inbox(cx.caller.name())?,
+        messages: store.inbox(cx.caller.name(), p.answers.unwrap_or(false))?,
+    })
+}
+
+/// `answer {to, text}`: the operator or another agent session answers `to`'s open question;
+/// the answer goes to its inbox and the question ends, in one transaction. Errors: see
+/// [`Store::answer`].
+pub fn answer(
+    cx: &Cx,
+    store: &mut dyn Store,
+    ev: &mut Events,
+    p: &AnswerParams,
+) -> BoardResult<AnswerResult> {
+    let (sent, e) = store.answer(cx.caller.name(), &p.to, &p.text)?;
+    cx.board.set_question_flag(&sent.message.to, false);
+    ev.extend(e);
+    Ok(AnswerResult {
+        question: sent.question.unwrap_or_default(),
+        message: sent.message,
+        pane: sent.pane,
     })
 }
 
@@ -94,6 +117,9 @@ pub fn add_inbox_notice(
     let Caller::Agent(agent) = caller else {
         return;
     };
+    if method == Method::Inbox {
+        board.mailbox().told(agent);
+    }
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
@@ -104,6 +130,11 @@ pub fn add_inbox_notice(
             return;
         }
     };
+    // Told now (or nothing to tell), so no line in its pane for these; except through a hook,
+    // which shows the CLI nothing of the answer.
+    if method != Method::Activity {
+        board.mailbox().told(agent);
+    }
     put_inbox_notice(&unread, out);
 }
 

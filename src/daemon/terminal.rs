@@ -31,8 +31,8 @@ use crate::store::SessionRow;
 /// session starts with no credit, as for CPU time).
 #[derive(Debug, Default)]
 pub struct Terminals {
-    /// Session id → the last sample of its terminal.
-    samples: Mutex<HashMap<String, Sample>>,
+    /// Session id → what was seen of its terminal.
+    samples: Mutex<HashMap<String, Seen>>,
     /// (task, generation) → the expiry it was warned about.
     warned: Mutex<HashMap<(i64, i64), i64>>,
 }
@@ -43,17 +43,28 @@ struct Sample {
     reads: u64,
 }
 
-/// Whether session `row`'s terminal `tty` got input since the previous sweep (false at the
-/// first sample, and when the terminal cannot be read).
-pub fn input_since_last_sweep(
-    board: &Board,
-    table: &ProcTable,
-    row: &SessionRow,
-    tty: &str,
-) -> bool {
-    let Ok(meta) = std::fs::metadata(tty) else {
-        return false;
-    };
+/// One session's terminal as looked at by the sweep and by message delivery.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    /// The latest sample.
+    sample: Sample,
+    /// Lease-clock time (ms) of the first sample.
+    first_ms: i64,
+    /// Lease-clock time (ms) of the last look that found the sample changed.
+    changed_ms: Option<i64>,
+    /// A change the sweep has not counted yet.
+    unswept: bool,
+}
+
+/// Linux moves a tty's access time only when it leaves its 8-second bucket
+/// (`tty_update_time`), and stores whole seconds: the last input read from a terminal came
+/// less than this many ms after its access time.
+const ATIME_SLACK_MS: i128 = 9_000;
+
+/// Samples session `row`'s terminal `tty` now: the sample, its access time (ms since the
+/// epoch) and whether it changed since the previous look. None when the terminal cannot be read.
+fn look(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> Option<(Seen, i128)> {
+    let meta = std::fs::metadata(tty).ok()?;
     let atime_ns = i128::from(meta.atime()) * 1_000_000_000 + i128::from(meta.atime_nsec());
     let rdev = meta.rdev();
     // The agent's tree, not the launcher's own reads (it talks to the board and reads /proc).
@@ -66,14 +77,67 @@ pub fn input_since_last_sweep(
             .map(read_bytes)
             .sum()
     });
-    let now = Sample { atime_ns, reads };
+    let sample = Sample { atime_ns, reads };
+    let now_ms = board.now_ms();
     let mut samples = board
         .terminals()
         .samples
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let prev = samples.insert(row.id.clone(), now);
-    prev.is_some_and(|p| p != now)
+    let seen = samples
+        .entry(row.id.clone())
+        .and_modify(|s| {
+            if s.sample != sample {
+                s.sample = sample;
+                s.changed_ms = Some(now_ms);
+                s.unswept = true;
+            }
+        })
+        .or_insert(Seen {
+            sample,
+            first_ms: now_ms,
+            changed_ms: None,
+            unswept: false,
+        });
+    Some((*seen, atime_ns / 1_000_000))
+}
+
+/// Whether session `row`'s terminal `tty` got input since the previous sweep (false at the
+/// first sample, and when the terminal cannot be read).
+pub fn input_since_last_sweep(
+    board: &Board,
+    table: &ProcTable,
+    row: &SessionRow,
+    tty: &str,
+) -> bool {
+    if look(board, table, row, tty).is_none() {
+        return false;
+    }
+    let mut samples = board
+        .terminals()
+        .samples
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    samples
+        .get_mut(&row.id)
+        .is_some_and(|s| std::mem::take(&mut s.unswept))
+}
+
+/// How long (ms) nobody has typed in session `row`'s terminal `tty`, at least: the larger of
+/// what its access time proves (input comes less than [`ATIME_SLACK_MS`] after it) and what
+/// this board's looks prove (no change since the last changed look, or since the first look).
+/// Looks now. 0 when the terminal cannot be read.
+pub fn quiet_ms(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> i64 {
+    let Some((seen, atime_ms)) = look(board, table, row, tty) else {
+        return 0;
+    };
+    let wall_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i128)
+        .unwrap_or(0);
+    let by_atime = i64::try_from(wall_ms - atime_ms - ATIME_SLACK_MS).unwrap_or(0);
+    let by_looks = board.now_ms() - seen.changed_ms.unwrap_or(seen.first_ms);
+    by_atime.max(by_looks).max(0)
 }
 
 /// Forgets an ended session.
@@ -177,7 +241,8 @@ pub fn until_next_warning(board: &Board, off: &OffReactor, rules: &LeaseRules) -
 }
 
 /// Writes one line to a terminal without ever blocking (a full or stopped terminal drops it).
-fn write_line(tty: &str, text: &str) {
+/// Output only: nothing reaches the program reading the terminal, whatever the text.
+pub fn write_line(tty: &str, text: &str) {
     let file = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(nix::libc::O_NOCTTY | nix::libc::O_NONBLOCK)

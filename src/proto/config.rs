@@ -37,6 +37,20 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// The error a command answers for it: `usage` (exit 2) for a file that is invalid (the
+    /// person must fix it; every command says the same), `unavailable` (exit 8) otherwise.
+    pub fn into_board_error(self) -> crate::proto::error::BoardError {
+        use crate::proto::error::BoardError;
+        match self {
+            ConfigError::Invalid { .. } => BoardError::usage(format!(
+                "the board cannot start: {self}; fix it and run the command again"
+            )),
+            other => BoardError::unavailable(other.to_string()),
+        }
+    }
+}
+
 /// Longest report of what is wrong with `board.toml`, in terminal columns: the file's text is
 /// the user's (or an agent's), and a 5 MiB line must not become 5 MiB on every command's
 /// stderr, in `board status` and in the log.

@@ -446,6 +446,10 @@ macro_rules! sql_end {
     };
 }
 
+/// The reason of the `resume` event that says an agent withdrew its question (`board resume`);
+/// a `resume` with any other reason ends a permission prompt.
+pub const QUESTION_WITHDRAWN: &str = "withdrew the question";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ pub mod error;
 pub mod glossary;
 pub mod line;
 pub mod methods;
+pub mod question_wait;
 pub mod results;
 pub mod sanitize;
 pub mod schema;

@@ -230,8 +230,27 @@ pub struct CheckResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitResult {
-    /// The question (wait), or null (resume).
+    /// The open question (wait), or null (resume).
     pub waiting: Option<String>,
+    /// The agent session that asked (the caller).
+    #[serde(default)]
+    pub agent: String,
+    /// The id of the newest event when the question was asked (or withdrawn): a waiter for
+    /// its answer follows the event stream after it (`subscribe {after}`).
+    #[serde(default)]
+    pub event: i64,
+}
+
+/// `answer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerResult {
+    /// The answer, stored as a message in the asker's inbox (`answer: true`).
+    pub message: MessageView,
+    /// The question it answered (now closed).
+    pub question: String,
+    /// The asker's tmux pane, when it runs in one.
+    pub pane: Option<String>,
 }
 
 /// `activity`.
@@ -250,6 +269,18 @@ pub struct AgentsResult {
     pub agents: Vec<SessionView>,
     /// How many sessions have ended (listed only with `all`).
     pub ended: i64,
+    /// Whether every session is listed (`all`); else the live ones and, for 10 minutes, the
+    /// last ended one of each name.
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// `agents.prune`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsPruneResult {
+    /// Ids of the ended sessions forgotten (never given again).
+    pub pruned: Vec<String>,
 }
 
 /// `log`.
@@ -292,8 +323,12 @@ pub enum StopResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRegisterResult {
-    /// The session id given.
+    /// The session id given (unique for ever; the identity in `BOARD_AGENT`).
     pub agent: String,
+    /// The name people see: the requested name unless a live session has it, else the first
+    /// free `NAME-N`.
+    #[serde(default)]
+    pub name: String,
     /// Its secret token (≥ 128 bit, hex); the board keeps only its hash.
     pub token: String,
 }
@@ -328,6 +363,8 @@ pub struct ImportResult {
     pub keys: std::collections::BTreeMap<String, i64>,
     /// Whether the backlog's goal was set.
     pub goal_set: bool,
+    /// The goal the backlog's replaced (still kept among the older goals), if there was one.
+    pub replaced_goal: Option<String>,
 }
 
 /// `export`: the backlog as `import` takes it.

@@ -62,12 +62,17 @@ pub struct SessionView {
     /// tmux pane id, when started by `board up`.
     pub pane: Option<String>,
     /// `working` (holds claims), `idle` (finished its turn, or holds nothing), `waiting` (for a
-    /// human), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
+    /// human: an open `question` or a permission prompt, `waiting`), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
     pub state: AgentState,
     /// Task ids of live claims.
     pub claims: Vec<i64>,
-    /// The question when waiting for a human.
+    /// The permission prompt its CLI shows (it waits for a person to allow something), as its
+    /// hook reported it; ends when the CLI moves on.
     pub waiting: Option<String>,
+    /// The question it asked a person (`board wait`), open until answered (`board answer`),
+    /// withdrawn (`board resume`) or the session ends.
+    #[serde(default)]
+    pub question: Option<String>,
     /// RFC 3339 UTC.
     pub started_at: String,
     /// RFC 3339 UTC; last request with this identity.
@@ -99,6 +104,10 @@ pub struct SessionView {
     #[serde(default)]
     pub host: Option<String>,
 }
+
+/// How long `board agents` (without `--all`) and the TUI keep showing the last ended session
+/// of a name no live session has, ms.
+pub const RECENT_ENDED_MS: i64 = 10 * 60 * 1000;
 
 /// One entry of the append-only event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

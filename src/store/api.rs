@@ -221,7 +221,9 @@ store_api! {
     // ----- agent sessions (sessions.rs) -----------------------------------------
 
     /// Registers an agent session under a unique id derived from `name` (`name`, `name-2`, …;
-    /// an id once used is never reused). `launcher` is the `board run` process (pid, start);
+    /// an id once used, even by a pruned session, is never reused). Its name, the one people
+    /// see, is `name` unless a live session has it, else the first free `name-N` (so a
+    /// restarted agent takes its name back); [`Store::session_name`] reads it. `launcher` is the `board run` process (pid, start);
     /// `branch` the git branch the agent starts on.
     fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
@@ -233,8 +235,16 @@ store_api! {
     /// call ended it.
     fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
 
-    /// Sets or clears (None) the session's "waiting for a human" question.
+    /// Sets or clears (None) the session's permission prompt (its CLI waits for a person; the
+    /// hooks' `waiting`): a `wait` or `resume` event when it changed. Returns whether it did.
     fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+
+    /// Asks (Some) or withdraws (None) the session's question to a person (`board wait`,
+    /// `board resume`), by one conditional UPDATE: a `question` event with its text, or a
+    /// `resume` event, when it changed (asking the open question again changes nothing).
+    /// Only [`Store::answer`], a withdrawal or the session's end close a question. Errors:
+    /// `invalid` (empty or oversized question). Returns whether anything changed.
+    fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Records the first call or hook with the session's identity (it reached its prompt).
     /// Returns whether this call recorded it.
@@ -262,9 +272,20 @@ store_api! {
     /// session's process from a later one that reuses its pid).
     fn sessions_with_pids(&self, boot_id: &str, pids: &[i32]) -> BoardResult<Vec<SessionRow>>;
 
-    /// Sessions for display; ended ones only with `all`. `state` is filled in by the caller's
-    /// liveness knowledge via `state_of`.
-    fn sessions(&self, all: bool, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+    /// Sessions for display. `recent_ended_ms`: None lists every session; `Some(ms)` the live
+    /// ones and, for each name no live session has, its last session if that ended within the
+    /// last `ms` milliseconds. `state` is filled in by the caller's liveness knowledge via
+    /// `state_of`.
+    fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+
+    /// The name people see of session `id` (unique among live sessions; see
+    /// [`Store::register_session`]); None for an unknown id.
+    fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
+
+    /// Forgets the sessions that ended at least `older_ms` milliseconds ago (0: every ended
+    /// one), with their ended claims and the messages sent to them; their ids are retired so
+    /// never given again, and the event log keeps them. Returns the forgotten ids.
+    fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>>;
 
     // ----- terminals of agent sessions (terminal.rs) ----------------------------
 
@@ -283,15 +304,28 @@ store_api! {
     /// Stores a message from `from` to `to` and logs a `message` event. `to` is `operator`, a
     /// live session id, or the name of exactly one live session (`claude` finds `claude-3` when
     /// that is the only live `claude`). With `answer`, a recipient that is waiting for a human
-    /// stops waiting, in the same transaction (a `resume` event).
+    /// stops waiting, in the same transaction: its open question ends as with [`Store::answer`]
+    /// (an `answer` event), its permission prompt too (a `resume` event).
     ///
     /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
     /// `usage` (a name several live sessions share: send to an id).
     fn send(&mut self, from: &str, to: &str, text: &str, answer: bool) -> BoardResult<(Sent, Events)>;
 
-    /// The unread messages of `recipient`, oldest first, marked read by the same one
-    /// conditional statement: each message is delivered once, even to racing readers.
-    fn inbox(&mut self, recipient: &str) -> BoardResult<Vec<MessageView>>;
+    /// `from` (the operator or another agent session) answers the open question of the live
+    /// session `to` (named as for [`Store::send`]): in one transaction the question ends (one
+    /// conditional UPDATE), the answer is stored as a message in `to`'s inbox (`answer: true`),
+    /// and `message` and `answer` events (reason: the answer) are appended. `Sent::question`
+    /// is the question answered.
+    ///
+    /// Errors, each changing nothing: `not_found` (`to` has no open question, or names no live
+    /// session), `invalid` (empty or oversized text; `to` is `operator` or `from` itself),
+    /// `usage` (a name several live sessions share).
+    fn answer(&mut self, from: &str, to: &str, text: &str) -> BoardResult<(Sent, Events)>;
+
+    /// The unread messages of `recipient` (with `answers_only`, only the answers to its
+    /// questions), oldest first, marked read by the same one conditional statement: each
+    /// message is delivered once, even to racing readers.
+    fn inbox(&mut self, recipient: &str, answers_only: bool) -> BoardResult<Vec<MessageView>>;
 
     /// How many messages `recipient` has not read, and from whom (a read on the partial index
     /// of unread messages: cheap enough for every request).

@@ -18,6 +18,8 @@ pub struct Imported {
     pub keys: Vec<String>,
     /// Whether the import set a new goal (a goal equal to the current one is left alone).
     pub goal_set: bool,
+    /// The goal the new one replaced (kept among the older goals), when there was one.
+    pub replaced_goal: Option<String>,
 }
 
 impl SqliteStore {
@@ -65,6 +67,7 @@ impl SqliteStore {
                 set_deps(tx, id, &after)?;
             }
             let mut goal_set = false;
+            let mut replaced_goal = None;
             if let Some(g) = &backlog.goal {
                 let current = current_goal(tx)?.map(|c| c.text);
                 if current.as_deref() != Some(g.as_str()) {
@@ -74,12 +77,14 @@ impl SqliteStore {
                     )?;
                     emit(tx, ev, EventKind::Goal, None, agent_opt(by), None, g)?;
                     goal_set = true;
+                    replaced_goal = current;
                 }
             }
             Ok(Imported {
                 ids: order,
                 keys: backlog.tasks.iter().map(|t| t.key.clone()).collect(),
                 goal_set,
+                replaced_goal,
             })
         })
     }

@@ -69,6 +69,8 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0003_lost_claims.sql")),
         M::up(include_str!("../../migrations/0004_agent_turns.sql")),
         M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
+        M::up(include_str!("../../migrations/0006_questions.sql")),
+        M::up(include_str!("../../migrations/0007_session_names.sql")),
     ])
 }
 
@@ -92,8 +94,10 @@ pub struct SessionRow {
     pub agent: Option<(i32, u64)>,
     /// tmux pane id, pane process pid and start time.
     pub pane: Option<(String, i32, u64)>,
-    /// Question when waiting for a human.
+    /// Its CLI's permission prompt (the hooks' `waiting`), until the CLI moves on.
     pub waiting: Option<String>,
+    /// The question it asked a person (`board wait`), until answered, withdrawn or ended.
+    pub question: Option<String>,
     /// When its agent finished its turn (a hook said so), until its next call.
     pub idle_since: Option<String>,
     /// None while the session is live.

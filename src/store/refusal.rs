@@ -146,6 +146,11 @@ pub(crate) fn write_refused(
         // expiry passed and the sweep has not run yet.
         (Some((h, g)), _) if h == agent => {
             let msg = match given {
+                // A generation above the task's was never granted: it does not match, it is
+                // not old.
+                Some(given) if given > *g => {
+                    format!("generation {given} does not match: {now_held}")
+                }
                 Some(given) if given != *g => {
                     format!("generation {given} is stale: {now_held}")
                 }
@@ -273,6 +278,22 @@ mod tests {
         assert_eq!(e.data["given_generation"], 1);
         assert_eq!(e.data["generation"], 2);
         assert_eq!(e.data["holder"], "a");
+    }
+
+    #[test]
+    fn a_generation_from_the_future_does_not_match_and_is_not_called_stale() {
+        let e = write_refused(
+            "a",
+            7,
+            Some(9),
+            facts(Some(("a", 1)), TaskState::Claimed),
+            None,
+        );
+        assert_eq!(e.kind, ErrorKind::Lapsed);
+        assert_eq!(
+            e.message,
+            "generation 9 does not match: task 7 is at generation 1"
+        );
     }
 
     #[test]

@@ -5,9 +5,10 @@
 use std::time::SystemTime;
 
 use crate::proto::error::{BoardError, ErrorKind};
+use crate::proto::glossary::QUESTION_WITHDRAWN;
 use crate::proto::SessionView;
 use crate::store::sessions::needs_attention;
-use crate::store::AgentState;
+use crate::store::{AgentState, EventKind};
 
 /// The ids tried, in order, for a session named `base`: `base`, then `base-2` … `base-9999`.
 pub(crate) fn candidate_ids(base: &str) -> impl Iterator<Item = String> + '_ {
@@ -18,6 +19,16 @@ pub(crate) fn candidate_ids(base: &str) -> impl Iterator<Item = String> + '_ {
             format!("{base}-{n}")
         }
     })
+}
+
+/// The wall-clock time `ms` milliseconds ago, RFC 3339 UTC with milliseconds (the stores'
+/// `*_at` format, so that text order is time order).
+pub(crate) fn wall_before(ms: i64) -> String {
+    let ago = std::time::Duration::from_millis(ms.max(0) as u64);
+    let at = SystemTime::now()
+        .checked_sub(ago)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    humantime::format_rfc3339_millis(at).to_string()
 }
 
 /// `internal`: every candidate id of `base` is taken.
@@ -69,10 +80,10 @@ pub(crate) fn attention_of(
 /// What a listed session's state is known to be before asking its processes: `gone` once
 /// ended, `waiting` while it asks a question; `None`: ask (`probe`).
 pub(crate) fn known_state(s: &SessionView) -> Option<AgentState> {
-    match (&s.ended_at, &s.waiting) {
+    match (&s.ended_at, s.question.is_some() || s.waiting.is_some()) {
         (Some(_), _) => Some(AgentState::Gone),
-        (None, Some(_)) => Some(AgentState::Waiting),
-        (None, None) => None,
+        (None, true) => Some(AgentState::Waiting),
+        (None, false) => None,
     }
 }
 
@@ -89,4 +100,13 @@ pub(crate) fn settle_state(s: &mut SessionView, known: Option<AgentState>) {
         None if s.idle_since.is_some() || s.claims.is_empty() => AgentState::Idle,
         None => AgentState::Working,
     };
+}
+
+/// The event of a session's question set to `question`: `question` with its text, or with
+/// None (the agent withdrew it) `resume`, saying so.
+pub(crate) fn question_event(question: Option<&str>) -> (EventKind, String) {
+    match question {
+        Some(q) => (EventKind::Question, q.to_string()),
+        None => (EventKind::Resume, QUESTION_WITHDRAWN.to_string()),
+    }
 }

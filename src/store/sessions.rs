@@ -24,14 +24,26 @@ impl SqliteStore {
         self.tx(|tx, ev| {
             let now = now_wall();
             for id in session_rules::candidate_ids(&base) {
+                // The name people see: `base` unless a live session has it, else the first
+                // free `base-N`, chosen by the same statement that inserts.
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
                                            launcher_start, started_at, branch, attention_ms)
-                     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
-                     WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)",
+                     SELECT ?1,
+                            (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL
+                                                     SELECT i + 1 FROM n WHERE i < 10000),
+                                  c(i, name) AS (SELECT i, CASE i WHEN 1 THEN ?2
+                                                              ELSE ?2 || '-' || i END FROM n)
+                             SELECT c.name FROM c
+                              WHERE NOT EXISTS (SELECT 1 FROM sessions l
+                                                 WHERE l.ended_at IS NULL AND l.name = c.name)
+                              ORDER BY c.i LIMIT 1),
+                            ?3, ?4, ?5, ?6, ?7, ?8, ?9
+                     WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
+                       AND NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = ?1)",
                     params![
                         id,
-                        name,
+                        base,
                         token_hash,
                         boot_id,
                         launcher.map(|l| l.0),
@@ -89,7 +101,7 @@ impl SqliteStore {
     pub(super) fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
-                "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL
+                "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL, question = NULL
                  WHERE id = ?1 AND ended_at IS NULL",
                 params![id, now_wall(), reason],
             )?;
@@ -144,6 +156,28 @@ impl SqliteStore {
                     Some(q) => emit(tx, ev, EventKind::Wait, None, Some(id), None, q)?,
                     None => emit(tx, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
                 };
+            }
+            Ok(n == 1)
+        })
+    }
+
+    pub(super) fn set_question(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(q) = question {
+            check_text("question", q, MAX_TEXT, false)?;
+        }
+        self.tx(|tx, ev| {
+            let n = tx.execute(
+                "UPDATE sessions SET question = ?2
+                 WHERE id = ?1 AND ended_at IS NULL AND question IS NOT ?2",
+                params![id, question],
+            )?;
+            if n == 1 {
+                let (kind, reason) = session_rules::question_event(question);
+                emit(tx, ev, kind, None, Some(id), None, &reason)?;
             }
             Ok(n == 1)
         })
@@ -237,22 +271,71 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    pub(super) fn session_name(&self, id: &str) -> BoardResult<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT name FROM sessions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    pub(super) fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>> {
+        let cutoff = session_rules::wall_before(older_ms);
+        let (ids, _) = self.tx(|tx, _| {
+            // Same predicate in each statement: ended at or before the cutoff.
+            tx.execute(
+                "INSERT OR IGNORE INTO retired_session_ids (id, name, retired_at)
+                 SELECT id, name, ?2 FROM sessions
+                  WHERE ended_at IS NOT NULL AND ended_at <= ?1",
+                params![cutoff, now_wall()],
+            )?;
+            // Their claims ended with them; the tasks keep their generations and the event
+            // log keeps every grant and end.
+            tx.execute(
+                "DELETE FROM claims WHERE ended_at IS NOT NULL AND session_id IN
+                   (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at <= ?1)",
+                [&cutoff],
+            )?;
+            // Nobody will read what was sent to them.
+            tx.execute(
+                "DELETE FROM messages WHERE recipient IN
+                   (SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at <= ?1)",
+                [&cutoff],
+            )?;
+            let mut st = tx.prepare(
+                "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at <= ?1
+                   AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.session_id = sessions.id)
+                 RETURNING id",
+            )?;
+            let ids = st.query_map([&cutoff], |r| r.get::<_, String>(0))?;
+            Ok(ids.collect::<Result<Vec<_>, _>>()?)
+        })?;
+        Ok(ids)
+    }
+
     pub(super) fn sessions(
         &self,
-        all: bool,
+        recent_ended_ms: Option<i64>,
         state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
     ) -> BoardResult<Vec<SessionView>> {
+        let cutoff = recent_ended_ms.map(session_rules::wall_before);
         let mut st = self.conn.prepare(
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
                     s.last_seen_at, s.ended_at, s.end_reason,
                     (SELECT group_concat(task_id) FROM claims c
                       WHERE c.session_id = s.id AND c.ended_at IS NULL),
                     (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
-                    s.branch, s.idle_since, s.contacted_at, s.attention_ms
-             FROM sessions s WHERE ?1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
+                    s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question
+             FROM sessions s
+             WHERE ?1 IS NULL OR s.ended_at IS NULL
+                OR (s.ended_at >= ?1
+                    AND NOT EXISTS (SELECT 1 FROM sessions n
+                                     WHERE n.name = s.name AND n.rowid > s.rowid))
+             ORDER BY s.started_at, s.id",
         )?;
         let now = std::time::SystemTime::now();
-        let rows = st.query_map([all], |r| {
+        let rows = st.query_map([cutoff], |r| {
             let claims: Option<String> = r.get(10)?;
             let started_at: String = r.get(6)?;
             let contacted: Option<String> = r.get(14)?;
@@ -266,6 +349,7 @@ impl SqliteStore {
                 launcher_pid: r.get(3)?,
                 pane: r.get(4)?,
                 waiting: r.get(5)?,
+                question: r.get(16)?,
                 started_at: r.get(6)?,
                 last_seen_at: r.get(7)?,
                 ended_at: r.get(8)?,
@@ -300,7 +384,7 @@ impl SqliteStore {
 
 pub(super) const SESSION_ROW: &str =
     "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
-    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions";
+    pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions";
 
 pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -313,6 +397,7 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         waiting: r.get(10)?,
         ended_at: r.get(11)?,
         idle_since: r.get(12)?,
+        question: r.get(13)?,
     })
 }
 

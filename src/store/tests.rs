@@ -172,6 +172,87 @@ on_every_backend! {
     }
 }
 
+/// The (name, id) of the sessions `sessions` lists with `recent_ended_ms`, in its order.
+fn listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
+    s.sessions(recent_ended_ms, &|_| None)
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.name, v.id))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(n, i)| (n.to_string(), i.to_string()))
+        .collect()
+}
+
+on_every_backend! {
+    fn a_restarted_agent_takes_its_name_back_while_its_id_stays_new(s) {
+        let first = agent(s, "sh");
+        let twin = agent(s, "sh");
+        assert_eq!(s.session_name(&first).unwrap().as_deref(), Some("sh"));
+        assert_eq!(s.session_name(&twin).unwrap().as_deref(), Some("sh-2"), "a live sh has it");
+        s.expel_session(&first, "pane closed").unwrap();
+        let again = agent(s, "sh");
+        assert_eq!(again, "sh-3", "an ended session's id is never given again");
+        assert_eq!(s.session_name(&again).unwrap().as_deref(), Some("sh"));
+        // A configured second slot asks for its own name and gets it, whatever ids exist.
+        s.expel_session(&twin, "pane closed").unwrap();
+        let slot2 = agent(s, "sh-2");
+        assert_eq!(s.session_name(&slot2).unwrap().as_deref(), Some("sh-2"));
+        assert_ne!(slot2, "sh-2", "the id sh-2 was used");
+        assert_eq!(s.session_name("nobody").unwrap(), None);
+    }
+}
+
+on_every_backend! {
+    fn agents_shows_live_sessions_and_the_last_ended_session_of_each_name(s) {
+        let a1 = agent(s, "a");
+        let b = agent(s, "b");
+        s.expel_session(&a1, "exited").unwrap();
+        let a2 = agent(s, "a");
+        s.expel_session(&b, "exited").unwrap();
+        let hour = Some(3_600_000);
+        // a: only its live session; b: its ended one, as no live b exists.
+        assert_eq!(listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
+        s.expel_session(&a2, "exited").unwrap();
+        assert_eq!(
+            listed(s, hour),
+            pairs(&[("b", "b"), ("a", "a-2")]),
+            "one ended row per name: the last"
+        );
+        assert_eq!(listed(s, None).len(), 3, "every session with all");
+    }
+}
+
+on_every_backend! {
+    fn pruning_forgets_ended_sessions_and_never_gives_their_ids_again(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let (u, _) = s.add_task("u", "", 0, &[], OPERATOR, 0).unwrap();
+        let gone = agent(s, "gone");
+        let live = agent(s, "live");
+        s.claim(&gone, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&live, Some(TaskId(u.id)), 0, 1000).unwrap();
+        s.expel_session(&gone, "exited").unwrap();
+        assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
+        assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
+        assert_eq!(listed(s, None), pairs(&[("live", "live")]));
+        assert!(s.prune_sessions(0).unwrap().is_empty());
+        // Its id is retired; its name is free; the task it held goes on with its generation.
+        let back = agent(s, "gone");
+        assert_eq!(back, "gone-2");
+        assert_eq!(s.session_name(&back).unwrap().as_deref(), Some("gone"));
+        let (c, _) = s.claim(&back, Some(TaskId(t.id)), 0, 1000).unwrap();
+        assert_eq!(c.claim.generation, 2);
+        // A live session's claim is untouched.
+        let e = s.claim(&back, Some(TaskId(u.id)), 0, 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict);
+        assert!(s.events(0, 1000).unwrap().iter().any(|e| e.agent.as_deref() == Some(gone.as_str())),
+            "the event log keeps the forgotten session");
+    }
+}
+
 on_every_backend! {
     fn bad_text_is_refused_without_change(s) {
         assert_eq!(
@@ -296,5 +377,122 @@ on_every_backend! {
         s.release(None, TaskId(t.id), Some(Generation(1)), None, 2)
             .unwrap();
         assert!(s.task(t.id, 2).unwrap().ready);
+    }
+}
+
+/// `agent`'s listed session (question, waiting, state).
+fn listed(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
+    s.sessions(false, &|_| None)
+        .unwrap()
+        .into_iter()
+        .find(|v| v.id == agent)
+        .unwrap()
+}
+
+fn kinds(ev: &Events) -> Vec<EventKind> {
+    ev.iter().map(|e| e.kind).collect()
+}
+
+on_every_backend! {
+    fn a_question_stays_open_beside_a_permission_prompt_until_it_is_answered(s) {
+        let w = agent(s, "w");
+        let (asked, ev) = s.set_question(&w, Some("Which store?")).unwrap();
+        assert!(asked);
+        assert_eq!(kinds(&ev), vec![EventKind::Question]);
+        assert_eq!(ev[0].reason.as_deref(), Some("Which store?"));
+        // Asking it again changes nothing; a permission prompt comes and goes beside it.
+        assert!(!s.set_question(&w, Some("Which store?")).unwrap().0);
+        s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
+        s.set_waiting(&w, None).unwrap();
+        let v = listed(s, &w);
+        assert_eq!(v.question.as_deref(), Some("Which store?"));
+        assert_eq!(v.waiting, None);
+        assert_eq!(v.state, AgentState::Waiting);
+
+        let (sent, ev) = s.answer(OPERATOR, "w", "SQLite").unwrap();
+        assert_eq!(sent.question.as_deref(), Some("Which store?"));
+        assert_eq!(sent.message.to, w);
+        assert!(sent.message.answer);
+        assert_eq!(kinds(&ev), vec![EventKind::Message, EventKind::Answer]);
+        assert_eq!(ev[1].reason.as_deref(), Some("SQLite"));
+        assert_eq!(ev[1].agent.as_deref(), Some(w.as_str()));
+        let v = listed(s, &w);
+        assert_eq!(v.question, None);
+        assert_ne!(v.state, AgentState::Waiting);
+        let inbox = s.inbox(&w, true).unwrap();
+        assert_eq!(inbox.len(), 1);
+        assert_eq!(inbox[0].text, "SQLite");
+        assert!(inbox[0].answer);
+    }
+}
+
+on_every_backend! {
+    fn answering_an_agent_with_no_open_question_is_refused_and_changes_nothing(s) {
+        let w = agent(s, "w");
+        let v = agent(s, "v");
+        s.set_waiting(&w, Some("Allow Bash(rm)?")).unwrap();
+        let last = s.last_event_id().unwrap();
+        let e = s.answer(OPERATOR, &w, "yes").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotFound);
+        assert!(e.message.contains("no open question"), "{}", e.message);
+        assert!(e.message.contains("permission"), "{}", e.message);
+        // The asker itself, the operator as recipient, nobody: refused too.
+        s.set_question(&w, Some("Which store?")).unwrap();
+        let last_asked = s.last_event_id().unwrap();
+        assert!(last_asked > last);
+        let e = s.answer(&w, &w, "SQLite").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Invalid);
+        assert!(e.message.contains("own question"), "{}", e.message);
+        assert_eq!(s.answer(&v, OPERATOR, "x").unwrap_err().kind, ErrorKind::Invalid);
+        assert_eq!(s.answer(OPERATOR, "nobody", "x").unwrap_err().kind, ErrorKind::NotFound);
+        assert_eq!(s.answer(OPERATOR, &w, "").unwrap_err().kind, ErrorKind::Invalid);
+        assert_eq!(s.last_event_id().unwrap(), last_asked);
+        assert!(s.inbox(&w, false).unwrap().is_empty());
+        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        // Another agent session may answer; a second answer finds the question closed.
+        s.answer(&v, "w", "SQLite").unwrap();
+        assert_eq!(s.answer(OPERATOR, &w, "Postgres").unwrap_err().kind, ErrorKind::NotFound);
+    }
+}
+
+on_every_backend! {
+    fn a_question_ends_when_withdrawn_or_when_its_session_ends(s) {
+        let w = agent(s, "w");
+        s.set_question(&w, Some("Which store?")).unwrap();
+        let (withdrawn, ev) = s.set_question(&w, None).unwrap();
+        assert!(withdrawn);
+        assert_eq!(kinds(&ev), vec![EventKind::Resume]);
+        assert_eq!(ev[0].reason.as_deref(), Some(crate::proto::glossary::QUESTION_WITHDRAWN));
+        assert!(!s.set_question(&w, None).unwrap().0);
+        assert_eq!(listed(s, &w).question, None);
+
+        s.set_question(&w, Some("Deploy now?")).unwrap();
+        s.expel_session(&w, "pane closed").unwrap();
+        assert_eq!(s.session(&w).unwrap().unwrap().question, None);
+        assert!(!s.set_question(&w, Some("still there?")).unwrap().0);
+    }
+}
+
+on_every_backend! {
+    fn send_as_an_answer_ends_the_question_and_the_permission_prompt_in_one_transaction(s) {
+        let w = agent(s, "w");
+        s.set_question(&w, Some("Which store?")).unwrap();
+        s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
+        s.send(OPERATOR, &w, "a plain note", false).unwrap();
+        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        let (sent, ev) = s.send(OPERATOR, &w, "SQLite", true).unwrap();
+        assert!(sent.ended_wait);
+        assert_eq!(sent.question.as_deref(), Some("Which store?"));
+        assert_eq!(
+            kinds(&ev),
+            vec![EventKind::Message, EventKind::Answer, EventKind::Resume]
+        );
+        let v = listed(s, &w);
+        assert_eq!((v.question, v.waiting), (None, None));
+        // Only the answers are read with `answers_only`; the note stays unread.
+        let answers = s.inbox(&w, true).unwrap();
+        assert_eq!(answers.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["SQLite"]);
+        assert_eq!(s.unread(&w).unwrap().count, 1);
+        assert_eq!(s.inbox(&w, false).unwrap()[0].text, "a plain note");
     }
 }

@@ -152,16 +152,13 @@ pub fn on_result(app: &mut App, result: Result<String, String>) -> Vec<Effect> {
     vec![Effect::Refresh]
 }
 
-/// What the agents panel adds about a session after its question or end reason: its configured
-/// name and restarts (`as claude, restarted 2×`) and its branch (`⎇ board/claude`). Inert.
+/// What the agents panel adds about a session after its question or end reason: how often its
+/// name was restarted (`restarted 2×`; the row shows the name) and its branch
+/// (`⎇ board/claude`). Inert.
 pub fn note(view: &SessionView) -> String {
     let mut parts = Vec::new();
     if view.restarts > 0 {
-        parts.push(format!(
-            "as {}, restarted {}×",
-            inert_line(&view.name),
-            view.restarts
-        ));
+        parts.push(format!("restarted {}×", view.restarts));
     }
     if let Some(b) = &view.branch {
         parts.push(format!("⎇ {}", inert_line(b)));
@@ -285,12 +282,12 @@ mod tests {
     }
 
     #[test]
-    fn the_note_names_the_slot_of_a_restarted_agent_and_its_branch() {
+    fn the_note_counts_the_restarts_of_an_agent_and_names_its_branch() {
         let mut v = app().agents[0].view.clone();
         assert_eq!(note(&v), "");
         v.name = "claude".into();
         v.restarts = 2;
         v.branch = Some("board/claude".into());
-        assert_eq!(note(&v), "as claude, restarted 2× · ⎇ board/claude");
+        assert_eq!(note(&v), "restarted 2× · ⎇ board/claude");
     }
 }

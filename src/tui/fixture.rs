@@ -62,15 +62,15 @@ fn session(
 ) -> SessionView {
     SessionView {
         id: id.to_string(),
-        name: id
-            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '-')
-            .to_string(),
+        // Live sessions never share a name: each of these is its own.
+        name: id.to_string(),
         pid: Some(pid),
         launcher_pid: Some(pid - 1),
         pane: Some(pane.to_string()),
         state,
         claims: claims.to_vec(),
         waiting: waiting.map(String::from),
+        question: None,
         started_at: at("11:00:00"),
         last_seen_at: Some(at(last_seen)),
         ended_at: ended.map(|(t, _)| at(t)),

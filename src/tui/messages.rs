@@ -11,13 +11,12 @@ use super::form::{Field, Form, FormKind};
 
 use super::snapshot::AgentItem;
 
+pub use crate::agent_tools::team::tmux::pane_text;
+
 /// Label of the message field.
 pub const MESSAGE: &str = "Message";
 /// Label of the "type it into the agent's pane too" field (`y`/`n`).
 pub const INTO_PANE: &str = "Into pane";
-
-/// Longest text typed into a pane, in characters.
-const MAX_TYPED: usize = 4096;
 
 /// Who a message form writes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,55 +116,4 @@ pub fn after_send(v: &serde_json::Value, typing: Option<String>) -> (String, Opt
         _ => None,
     };
     (text, typed)
-}
-
-/// Agent text made safe to type into a terminal: control characters (C0, DEL, C1) and bidi
-/// overrides dropped, line breaks and tabs become spaces, at most 4,096 characters (`MAX_TYPED`).
-pub fn pane_text(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| {
-            if matches!(c, '\n' | '\r' | '\t') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .filter(|c| {
-            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        })
-        .take(MAX_TYPED)
-        .collect();
-    cleaned.trim().to_string()
-}
-
-/// Types `text` into tmux pane `pane`, then presses Enter. Errors: tmux's own message.
-pub fn type_into_pane(pane: &str, text: &str) -> Result<(), String> {
-    let run = |args: &[&str]| -> Result<(), String> {
-        let out = std::process::Command::new("tmux")
-            .args(args)
-            .output()
-            .map_err(|e| format!("cannot run tmux: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
-        }
-    };
-    run(&["send-keys", "-t", pane, "-l", "--", text])?;
-    run(&["send-keys", "-t", pane, "Enter"])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn typed_text_carries_no_control_sequences() {
-        assert_eq!(
-            pane_text("yes\u{1b}[2J\nplease\u{7}\u{9b}1m \u{202e}x"),
-            "yes[2J please1m x"
-        );
-        assert_eq!(pane_text(&"a".repeat(10_000)).len(), MAX_TYPED);
-    }
 }

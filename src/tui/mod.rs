@@ -452,7 +452,7 @@ fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
             match job {
                 Job::Refresh => refresh = true,
                 Job::Type(pane, text) => {
-                    let r = messages::type_into_pane(&pane, &text)
+                    let r = crate::agent_tools::team::tmux::type_into_pane(None, &pane, &text)
                         .map(|()| Value::Null)
                         .map_err(|e| BoardError::internal(format!("tmux: {e}")));
                     if tx.send(Msg::CallDone(Purpose::TypeIntoPane, r)).is_err() {

@@ -14,10 +14,9 @@ use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
 /// Longest text kept for display in one line, in columns (no terminal is wider).
 const LINE_COLS: usize = 1000;
-/// Ended agent sessions shown: at most this many …
-const GONE_SHOWN: usize = 5;
-/// … that ended at most this long ago (ms).
-const GONE_FOR_MS: i64 = 15 * 60 * 1000;
+/// How long the last ended session of a name no live session has stays on the agents panel
+/// (ms), as in `board agents`.
+const GONE_FOR_MS: i64 = crate::proto::views::RECENT_ENDED_MS;
 
 /// Everything the TUI fetches from the board in one refresh.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -188,6 +187,8 @@ pub struct AgentItem {
     pub view: SessionView,
     /// Session id, inert.
     pub id: String,
+    /// The name people see (the session's name, which a restarted agent takes back), inert.
+    pub name: String,
     /// What it is doing.
     pub state: AgentState,
     /// tmux pane id, inert ("" when unknown).
@@ -261,6 +262,13 @@ impl App {
         for t in &self.tasks {
             self.totals[t.group.index()] += 1;
         }
+        // The feed names an agent as people know it, even a session no longer listed.
+        let names: std::collections::HashMap<String, String> = snap
+            .agents
+            .iter()
+            .map(|v| (v.id.clone(), v.name.clone()))
+            .collect();
+        let shown = |id: &str| inert_line(names.get(id).map_or(id, String::as_str));
         self.take_agents(snap.agents);
         self.events = snap
             .events
@@ -274,7 +282,7 @@ impl App {
                     .map(String::from)
                     .unwrap_or_else(|| truncate_width(&one_line(&e.at), 8)),
                 kind: e.kind,
-                agent: e.agent.as_deref().map(inert_line).unwrap_or_default(),
+                agent: e.agent.as_deref().map(shown).unwrap_or_default(),
                 reason: e.reason.as_deref().map(inert_line).unwrap_or_default(),
                 view: e,
             })
@@ -293,9 +301,15 @@ impl App {
             .map(|a| a.view.id.clone());
         let item = |v: SessionView| AgentItem {
             id: inert_line(&v.id),
+            name: inert_line(if v.name.is_empty() { &v.id } else { &v.name }),
             state: v.state,
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-            waiting: v.waiting.as_deref().map(inert_line),
+            // What it waits for: its open question, else its CLI's permission prompt.
+            waiting: v
+                .question
+                .as_deref()
+                .or(v.waiting.as_deref())
+                .map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
             attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v
@@ -308,7 +322,19 @@ impl App {
         };
         let (live, ended): (Vec<_>, Vec<_>) =
             sessions.into_iter().partition(|s| s.ended_at.is_none());
-        let mut ended: Vec<AgentItem> = ended
+        // Of the ended ones, only the last session of a name no live session has, for a while.
+        let mut last_of_name: Vec<SessionView> = Vec::new();
+        for s in ended {
+            if live.iter().any(|l| l.name == s.name) {
+                continue;
+            }
+            match last_of_name.iter_mut().find(|l| l.name == s.name) {
+                Some(l) if (&l.started_at, &l.id) < (&s.started_at, &s.id) => *l = s,
+                Some(_) => {}
+                None => last_of_name.push(s),
+            }
+        }
+        let mut ended: Vec<AgentItem> = last_of_name
             .into_iter()
             .map(item)
             .filter(|a| {
@@ -317,7 +343,6 @@ impl App {
             })
             .collect();
         ended.sort_by_key(|a| std::cmp::Reverse(a.last_heard_ms));
-        ended.truncate(GONE_SHOWN);
         self.agents = live.into_iter().map(item).chain(ended).collect();
         self.agent_selected = selected
             .and_then(|id| self.agents.iter().position(|a| a.view.id == id))

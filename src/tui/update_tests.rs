@@ -287,3 +287,42 @@ fn reconnecting_and_back() {
     assert_eq!(app.conn, Conn::Live);
     assert!(app.current_flash().unwrap().text.contains("reconnected"));
 }
+
+#[test]
+fn the_agents_panel_shows_names_live_agents_and_one_ended_row_per_name() {
+    let mut snap = fixture::sample_snapshot();
+    // `sh` restarted twice (ids sh, sh-2 ended; sh-3 live), and the second slot `sh-2` ended
+    // twice (ids sh-2-2, sh-2-3): the panel shows `sh` once, live, and `sh-2` once, its last.
+    let template = snap.agents[0].clone();
+    let mut add = |id: &str, name: &str, start: &str, ended: Option<&str>| {
+        let mut v = template.clone();
+        v.id = id.into();
+        v.name = name.into();
+        v.started_at = format!("2026-03-01T{start}.000Z");
+        v.ended_at = ended.map(|t| format!("2026-03-01T{t}.000Z"));
+        v.claims = Vec::new();
+        snap.agents.push(v);
+    };
+    add("sh", "sh", "11:50:00", Some("11:51:00"));
+    add("sh-2", "sh", "11:51:00", Some("11:52:00"));
+    add("sh-3", "sh", "11:52:00", None);
+    add("sh-2-2", "sh-2", "11:50:30", Some("11:53:00"));
+    add("sh-2-3", "sh-2", "11:53:30", Some("11:54:00"));
+    snap.events[0].agent = Some("sh-2".into());
+    let app = fixture::app_with(snap, false);
+    let rows = |name: &str| -> Vec<&str> {
+        app.agents
+            .iter()
+            .filter(|a| a.name == name)
+            .map(|a| a.view.id.as_str())
+            .collect()
+    };
+    assert_eq!(rows("sh"), ["sh-3"], "only the live sh");
+    assert_eq!(rows("sh-2"), ["sh-2-3"], "only the last ended sh-2");
+    // The feed names the session of an event as people know it: `sh-2` was a session of sh.
+    let feed = app
+        .events
+        .iter()
+        .find(|e| e.view.agent.as_deref() == Some("sh-2"));
+    assert_eq!(feed.map(|e| e.agent.as_str()), Some("sh"));
+}

@@ -134,11 +134,11 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
     b.tmux().wait_screen(
         &tui,
         &["-J"],
-        "w-2 in the TUI",
+        "w, restarted, in the TUI",
         Duration::from_secs(10),
         |s| {
             s.lines()
-                .any(|l| l.contains(" w-2 ") && l.contains("as w, restarted 1×"))
+                .any(|l| l.contains(" w ") && l.contains("restarted 1×"))
         },
     );
     b.tmux().keys(&tui, &["R"]);
@@ -162,7 +162,7 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
         Duration::from_secs(10),
         |s| {
             s.lines()
-                .any(|l| l.contains("w-3") && l.contains("as w, restarted 2×"))
+                .any(|l| l.contains(" w ") && l.contains("restarted 2×"))
         },
     );
     b.tmux().wait_screen(

@@ -159,10 +159,10 @@ fn a_failed_agent_keeps_its_pane_and_up_restarts_only_it_under_its_name() {
     let human = b.board(&["agents", "--all"]).stdout;
     let line = human
         .lines()
-        .find(|l| l.starts_with("bad-2 "))
+        .find(|l| l.contains("id bad-2 "))
         .unwrap_or_else(|| panic!("{human}"));
     assert!(
-        line.contains("as bad") && line.contains("restarted once"),
+        line.starts_with("bad ") && line.contains("restarted once"),
         "{line}"
     );
 }

@@ -1,6 +1,6 @@
 //! Answering a waiting agent from the TUI (real tmux, private server): the agent runs in a pane
 //! and says `board wait`; in the TUI pane, `A`, the answer, Enter. The answer reaches the agent's
-//! inbox, its wait ends (a `resume` event "answered by operator", before the agent makes another
+//! inbox, its question ends (an `answer` event with the answer, before the agent makes another
 //! call), the answer is a `message` event in the log, and it is typed into the agent's pane,
 //! where the agent's `read` gets it.
 
@@ -60,7 +60,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
             t.capture("keepalive:tui", &[])
         )
     });
-    assert_eq!(asker["waiting"], "deploy to production now?");
+    assert_eq!(asker["question"], "deploy to production now?");
     let t = b.tmux();
     t.wait_screen(
         "keepalive:tui",
@@ -120,12 +120,12 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
         .as_str()
         .unwrap()
         .contains("operator → asker: yes, after the tests pass"));
-    let resume = events
+    let answered = events
         .iter()
-        .position(|e| e["kind"] == "resume" && e["agent"] == "asker")
-        .expect("a resume event");
-    assert_eq!(events[resume]["reason"], "answered by operator");
-    assert!(resume > message);
+        .position(|e| e["kind"] == "answer" && e["agent"] == "asker")
+        .expect("an answer event");
+    assert_eq!(events[answered]["reason"], "yes, after the tests pass");
+    assert!(answered > message);
     let a = b.session("asker").unwrap();
-    assert!(a["waiting"].is_null(), "{a}");
+    assert!(a["question"].is_null(), "{a}");
 }

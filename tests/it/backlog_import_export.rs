@@ -145,3 +145,27 @@ fn a_bad_file_imports_nothing_and_names_the_problem() {
     b.board(&["import", file.to_str().unwrap()]).expect_code(2);
     assert_eq!(by_title(&b).len(), 1, "only the task from before");
 }
+
+#[test]
+fn an_import_that_replaces_the_goal_says_so_and_names_the_previous_one() {
+    let b = TestBoard::start();
+    b.board(&["goal", "Keep the old API"]).ok();
+    let file = b.scratch().join("plan.md");
+    std::fs::write(&file, "# Ship the new API\n\n- [ ] write it\n").unwrap();
+    let out = b.board(&["import", file.to_str().unwrap()]).ok();
+    assert!(
+        out.stdout
+            .contains("replacing the previous goal \"Keep the old API\""),
+        "{out:?}"
+    );
+    let json = b
+        .board_json(&["import", file.to_str().unwrap()])
+        .ok()
+        .json();
+    assert_eq!(
+        json["goal_set"], false,
+        "the same goal again is left alone: {json}"
+    );
+    assert_eq!(json["replaced_goal"], Value::Null, "{json}");
+    assert_eq!(b.json(&["goal"])["goal"]["text"], "Ship the new API");
+}

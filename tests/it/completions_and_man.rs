@@ -34,7 +34,8 @@ fn the_man_page_is_roff_with_commands_and_exit_codes() {
     let page = stdout_of(&["man"]);
     assert!(page.contains(".TH board 1"), "{page}");
     for needle in [
-        ".SH SUBCOMMANDS",
+        ".SH COMMANDS",
+        "board claim",
         "EXIT STATUS",
         "BOARD_AGENT",
         "claim",
@@ -42,5 +43,22 @@ fn the_man_page_is_roff_with_commands_and_exit_codes() {
         "mcp",
     ] {
         assert!(page.contains(needle), "man page lacks {needle}");
+    }
+    assert!(
+        !page.contains("board\\-claim(1)") && !page.contains("(1)\n"),
+        "the page refers to no other page that is not installed: {page}"
+    );
+}
+
+#[test]
+fn help_states_each_default_once() {
+    for cmd in ["add", "edit", "claim", "done", "list", "log", "run", "wait"] {
+        let help = stdout_of(&[cmd, "--help"]);
+        for line in help.lines() {
+            assert!(
+                !(line.contains("(default") && line.contains("[default:")),
+                "board {cmd} --help says a default twice: {line}"
+            );
+        }
     }
 }

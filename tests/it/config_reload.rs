@@ -212,3 +212,21 @@ fn status_by_socket(b: &TestBoard) -> (bool, String) {
     );
     (out.success(), out.stdout)
 }
+
+#[test]
+fn with_board_toml_broken_and_no_board_every_command_says_one_thing_and_exits_2() {
+    let b = lease("120s").unserved();
+    b.write_config("[lease\n");
+    for args in [&["list"][..], &["up"][..]] {
+        let out = b.board(args);
+        assert_eq!(out.code, 2, "board {args:?}: {out:?}");
+        assert!(
+            out.stderr.contains("cannot start") && out.stderr.contains("is invalid"),
+            "board {args:?} names the file's problem: {out:?}"
+        );
+        assert!(
+            !out.stderr.contains("keeps its previous settings"),
+            "no running board keeps anything: {out:?}"
+        );
+    }
+}

@@ -87,7 +87,7 @@ fn run_without_separator_suggests_the_working_line() {
 }
 
 #[test]
-fn agents_points_at_all_when_only_ended_sessions_exist() {
+fn agents_shows_a_just_ended_session_by_name_as_gone() {
     let b = TestBoard::start();
     let out = b.board(&["agents"]).ok();
     assert_eq!(out.stdout.trim(), "no agent sessions");
@@ -95,10 +95,12 @@ fn agents_points_at_all_when_only_ended_sessions_exist() {
     a.exit_with(0);
     a.wait_launcher();
     let out = b.board(&["agents"]).ok();
-    assert!(
-        out.stdout.contains("1 ended") && out.stdout.contains("board agents --all"),
-        "{out:?}"
-    );
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("short-lived"))
+        .unwrap_or_else(|| panic!("the last ended session of its name is listed: {out:?}"));
+    assert!(row.contains("gone") && row.contains("exited"), "{out:?}");
     assert_eq!(b.json(&["agents"])["ended"], 1);
 }
 
@@ -161,4 +163,28 @@ fn a_broken_board_toml_is_reported_once_per_change() {
     )
     .unwrap();
     assert_eq!(count(&b.board(&["list"]).ok().stderr), 1);
+}
+
+#[test]
+fn board_up_says_what_the_tmux_session_names_hash_suffix_is_for() {
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .liveness("process")
+        .config("[[agents]]\nname = \"napper\"\nprofile = \"napper\"\n")
+        .unserved();
+    b.write_profile(
+        "napper",
+        "description = \"sleeps\"\ncommand = [\"sh\", \"-c\", \"exec sleep 300\"]\n",
+    );
+    b.serve();
+    b.tmux();
+    let out = b.board(&["up"]).ok();
+    let session = b.json(&["up"])["session"].as_str().unwrap().to_string();
+    let hash = session.rsplit_once('-').unwrap().1;
+    assert!(
+        out.stdout.contains(&format!(
+            "`-{hash}` tells it from the session of another project"
+        )),
+        "{out:?}"
+    );
 }

@@ -75,3 +75,54 @@ fn two_sessions_with_one_name_get_distinct_ids_and_cannot_write_each_others_clai
     // And the real holder still can.
     assert_eq!(claude.json(&["done", &t])["already"], false);
 }
+
+/// Outside every agent's tree, an identity that names an agent (or carries a token) but cannot
+/// be proven is refused (exit 7) and changes nothing; it never acts as the operator. Only a
+/// caller with neither variable is the operator.
+#[test]
+fn a_half_identity_outside_every_agent_is_refused_not_taken_for_the_operator() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let board = TestBoard::start();
+    let _w = board.agents(&["w"]);
+    let not_utf8 = OsStr::from_bytes(b"w\xff");
+    let cases: [(&str, &OsStr, &OsStr); 5] = [
+        (
+            "an agent with an empty token",
+            OsStr::new("w"),
+            OsStr::new(""),
+        ),
+        ("an agent without a token", OsStr::new("w"), OsStr::new("")),
+        (
+            "a token without an agent",
+            OsStr::new(""),
+            OsStr::new("0123456789abcdef"),
+        ),
+        (
+            "an agent that is not UTF-8",
+            not_utf8,
+            OsStr::new("0123456789abcdef"),
+        ),
+        ("a token that is not UTF-8", OsStr::new("w"), not_utf8),
+    ];
+    for (what, agent, token) in cases {
+        let mut cmd = board.board_cmd(&["add", "must not be added"]);
+        cmd.env_remove("BOARD_AGENT").env_remove("BOARD_TOKEN");
+        if !agent.is_empty() {
+            cmd.env("BOARD_AGENT", agent);
+        }
+        if !token.is_empty() || what.contains("empty") {
+            cmd.env("BOARD_TOKEN", token);
+        }
+        let out = crate::harness::command::run_within(&mut cmd, crate::harness::STEP);
+        assert_eq!(out.code, 7, "{what}: {out:?}");
+    }
+    let tasks = board.json(&["list"]);
+    assert_eq!(
+        tasks["tasks"],
+        serde_json::json!([]),
+        "nothing was added: {tasks}"
+    );
+    board.board(&["add", "the operator's task"]).expect_code(0);
+}

@@ -105,12 +105,26 @@ fn an_identity_without_a_token_inside_a_tree_is_never_the_operator() {
     let mut a = board.agent("alpha");
     let me = a.id.clone();
 
-    // The CLI drops an identity without a token; the tree decides.
+    // A name without a token that is not this tree's: refused, never the operator (nor the
+    // tree's agent: a name that cannot be proven is not quietly replaced).
     for env in [
-        "BOARD_AGENT=x BOARD_TOKEN=".to_string(),
-        "env -u BOARD_TOKEN BOARD_AGENT=x".to_string(),
+        "BOARD_AGENT=x BOARD_TOKEN=",
+        "env -u BOARD_TOKEN BOARD_AGENT=x",
+        "env -i HOME=\"$HOME\" PATH=\"$PATH\" BOARD_AGENT=x BOARD_TOKEN=",
+    ] {
+        let seen = caller_of(&mut a, env);
+        assert!(seen.caller.is_none(), "{env}: {seen:?}");
+        let t = board.add("not for a made-up name");
+        let out = a.sh(&format!("{env} board --json claim {t}"));
+        assert_eq!(out.code, 7, "{env}: {out:?}");
+        assert_eq!(board.task(t)["holder"], Value::Null, "{env}");
+    }
+
+    // This tree's own name without a token (a CLI that strips the token): the tree decides.
+    for env in [
         format!("env -u BOARD_TOKEN BOARD_AGENT={me}"),
-        "env -i HOME=\"$HOME\" PATH=\"$PATH\" BOARD_AGENT=x BOARD_TOKEN=".to_string(),
+        format!("env -i HOME=\"$HOME\" PATH=\"$PATH\" BOARD_AGENT={me} BOARD_TOKEN="),
+        "env -i HOME=\"$HOME\" PATH=\"$PATH\"".to_string(),
     ] {
         let seen = caller_of(&mut a, &env);
         assert!(seen.error.is_none(), "{env}: {seen:?}");

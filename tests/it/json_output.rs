@@ -27,6 +27,7 @@ const OPERATOR: &[(&str, &str)] = &[
     ("show", "show 99"),
     ("note", "note 1 'from the operator'"),
     ("agents", "agents --all"),
+    ("agents.prune", "agents --prune --older 1h"),
     ("log", "log --limit 5"),
     ("status", "status"),
     ("claim", "claim"),
@@ -123,7 +124,7 @@ fn run_all(p: &TestBoard, warnings: bool) -> usize {
         }
     };
     // The board must be running before board.toml is broken (a broken file cannot start one).
-    let (_, code) = p.board_json(&["status"]).json_and_code();
+    let (_, code) = p.board_json(&["list"]).json_and_code();
     assert_eq!(code, 0);
     if warnings {
         let path = dir.join("board.toml");

@@ -198,7 +198,7 @@ fn waiting_for_a_human_keeps_the_claim_and_resume_then_silence_lapses_it() {
          exec sleep 300",
     );
     let (waiting, _) = ev
-        .wait(Duration::from_secs(5), is("wait", "asker"))
+        .wait(Duration::from_secs(5), is("question", "asker"))
         .expect("the agent is waiting for a human");
     assert_eq!(b.session("asker").unwrap()["state"], "waiting");
     // Blocked on a read: no CPU, no board call, for 3.5 leases.

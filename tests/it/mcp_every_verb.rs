@@ -13,7 +13,7 @@ use crate::harness::mcp::Mcp;
 use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
-const VERBS: [&str; 17] = [
+const VERBS: [&str; 18] = [
     "board_status",
     "board_goal",
     "board_ready",
@@ -31,6 +31,7 @@ const VERBS: [&str; 17] = [
     "board_agents",
     "board_send",
     "board_inbox",
+    "board_answer",
 ];
 
 const READ_ONLY: [&str; 6] = [

@@ -46,6 +46,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
         [
             "board_add",
             "board_agents",
+            "board_answer",
             "board_check",
             "board_claim",
             "board_done",
@@ -164,7 +165,8 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|s| s["name"] != "mcp-agent"),
+            .filter(|s| s["name"] == "mcp-agent")
+            .all(|s| s["ended_at"].is_string() && s["state"] == "gone"),
         "the session ended with the server: {agents}"
     );
 }
@@ -178,6 +180,64 @@ fn without_an_agent_identity_claims_are_tool_errors() {
     assert_eq!(r["isError"], json!(true), "{r}");
     let text = r["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("unauthorized (-32006): "), "{text}");
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
+    assert!(status.success());
+}
+
+#[test]
+fn an_initialized_notification_before_initialize_still_gets_the_handshake_answered() {
+    let p = TestBoard::builder().unserved();
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let init = c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "board-test", "version": "0"}}),
+    );
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    let tools = c.request("tools/list", json!({}));
+    assert!(
+        tools["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{tools}"
+    );
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
+    assert!(status.success());
+}
+
+#[test]
+fn a_request_id_beyond_every_integer_type_comes_back_exactly_as_sent() {
+    let p = TestBoard::builder().unserved();
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    c.initialize();
+    c.send_line(r#"{"jsonrpc":"2.0","id":18446744073709551617,"method":"tools/list"}"#);
+    let line = c.read_raw();
+    assert!(
+        line.contains(r#""id":18446744073709551617"#),
+        "the id as sent, not as a float: {line}"
+    );
+    let status = c
+        .close(std::time::Duration::from_secs(10))
+        .expect("board mcp to exit did not happen in time");
+    assert!(status.success());
+}
+
+#[test]
+fn an_operators_release_without_force_over_mcp_names_the_tools_force_argument() {
+    let p = TestBoard::builder().unserved();
+    let (_, code) = p.board_json(&["add", "held by nobody"]).json_and_code();
+    assert_eq!(code, 0);
+    let mut c = Mcp::spawn(p.board_cmd(&["mcp"]));
+    c.initialize();
+    let r = c.call("board_release", json!({"task": 1}));
+    assert_eq!(r["isError"], json!(true), "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"force\": true"), "{text}");
     let status = c
         .close(std::time::Duration::from_secs(10))
         .expect("board mcp to exit did not happen in time");

@@ -76,24 +76,33 @@ fn messages_find_their_recipient_by_name_and_refuse_unknown_ones() {
     let b = TestBoard::start();
     let mut twins = b.agents(&["twin", "twin", "twin"]);
     twins.sort_by(|a, b| a.id.cmp(&b.id));
-    // An exact id wins over a name.
     assert_eq!(b.json(&["send", "twin", "you"])["message"]["to"], "twin");
-    // Once `twin` has ended, the name is shared by two live sessions: say which ones.
+    // Once `twin` has ended, nobody has its name: the refusal says it ended.
     twins[0].exit_with(0);
     twins[0].wait_launcher();
     let out = b
-        .board_json(&["send", "twin", "which one?"])
-        .expect_code(2)
+        .board_json(&["send", "twin", "anyone?"])
+        .expect_code(6)
         .json();
-    let msg = out["message"].as_str().unwrap();
-    assert!(
-        msg.contains("twin-2") && msg.contains("twin-3"),
-        "an ambiguous name lists the ids: {out}"
-    );
+    assert!(out["message"].as_str().unwrap().contains("ended"), "{out}");
+    // A restarted `twin` takes the name back under a new id, and the name reaches it.
+    let back = b.agent("twin");
+    assert_eq!(back.id, "twin-4");
     assert_eq!(
-        b.json(&["send", "twin-2", "you"])["message"]["to"],
-        "twin-2"
+        b.json(&["send", "twin", "welcome back"])["message"]["to"],
+        "twin-4"
     );
+    // A name wins over an id: restarted `x` is session x-2, and the slot named `x-2` (session
+    // x-2-2) is the one `x-2` reaches.
+    let mut x = b.agent("x");
+    x.exit_with(0);
+    x.wait_launcher();
+    let x_again = b.agent("x");
+    assert_eq!(x_again.id, "x-2");
+    let slot = b.agent("x-2");
+    assert_eq!(slot.id, "x-2-2");
+    assert_eq!(b.json(&["send", "x-2", "you"])["message"]["to"], "x-2-2");
+    assert_eq!(b.json(&["send", "x", "you"])["message"]["to"], "x-2");
     let mut one = twins.remove(1);
     let out = b
         .board_json(&["send", "nobody", "hello?"])

@@ -39,3 +39,25 @@ fn a_non_utf8_argument_is_a_usage_error_not_a_panic() {
     assert_eq!(doc["data"]["kind"], "usage", "{doc}");
     assert!(doc["message"].as_str().unwrap().contains("UTF-8"), "{doc}");
 }
+
+#[test]
+fn a_non_utf8_subcommand_or_flag_is_named_as_not_utf8_not_as_unknown() {
+    for args in [
+        vec![OsStr::from_bytes(b"\xff")],
+        vec![
+            OsStr::new("note"),
+            OsStr::new("2"),
+            OsStr::new("ok"),
+            OsStr::from_bytes(b"--json\xff"),
+        ],
+    ] {
+        let out = board_with(&args);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not UTF-8") && stderr.contains("\\xff"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("unrecognized"), "{args:?}: {stderr}");
+    }
+}

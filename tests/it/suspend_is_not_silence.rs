@@ -33,7 +33,7 @@ fn stopping_the_board_and_all_agents_for_three_leases_lapses_nothing() {
     );
     ev.wait(STEP_WAIT, is("grant", "worker"))
         .expect("worker claimed");
-    ev.wait(STEP_WAIT, is("wait", "asker"))
+    ev.wait(STEP_WAIT, is("question", "asker"))
         .expect("asker waits for a human");
 
     let board_pid = Pid::from_raw(b.serve_pid().expect("serving"));

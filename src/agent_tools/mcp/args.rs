@@ -140,6 +140,22 @@ pub struct ClaimArgs {
     pub wait_s: Option<i64>,
 }
 
+/// `board_wait` arguments: `wait`'s parameters and the wait for the answer that
+/// `board wait --block` does on the client side.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// Your question for a person. It stays open until a person answers it, you withdraw it
+    /// (board_resume) or your session ends.
+    pub question: String,
+    /// Wait up to this many seconds (at most 600) for the answer and return it. Leave it out
+    /// (or 0) to return at once and read the answer later with board_inbox. Asking the same
+    /// question again keeps it open and waits again.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 600))]
+    pub wait_s: Option<i64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
-//! The messaging part of `board mcp`: tools `board_send` and `board_inbox`, and the notice an
-//! agent gets in any tool result while it has unread messages.
+//! The messaging part of `board mcp`: tools `board_send`, `board_answer` and `board_inbox`, and
+//! the notice an agent gets in any tool result while it has unread messages.
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
-use crate::proto::methods::{NoParams, SendParams};
+use crate::proto::methods::{AnswerParams, NoParams, SendParams};
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
 impl BoardTools {
@@ -24,6 +24,20 @@ impl BoardTools {
         };
         let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
         self.forward("send", params).await
+    }
+
+    #[tool(
+        description = "Answer the open question of an agent session (`to`: its id or name) — for the operator, or an agent that knows the answer. The answer goes to its inbox and its question ends. Error not_found: it has no open question.",
+        input_schema = input_schema::<AnswerParams>(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn board_answer(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+        let a: AnswerParams = match parse("board_answer", raw) {
+            Ok(a) => a,
+            Err(e) => return e,
+        };
+        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
+        self.forward("answer", params).await
     }
 
     #[tool(

@@ -4,8 +4,8 @@
 //! Tools (see the `tools` module): one per verb — `board_status`, `board_goal`, `board_ready`,
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
 //! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
-//! `board_wait`, `board_resume`, `board_agents`; and `board_send`, `board_inbox` (see
-//! the `inbox` module). Each forwards one request to the board socket
+//! `board_wait` (optionally waiting for the answer), `board_resume`, `board_agents`; and
+//! `board_send`, `board_inbox`, `board_answer` (see the `inbox` module). Each forwards one request to the board socket
 //! over one shared connection ([`Link`], reopened when the board restarted). The caller's identity
 //! is the agent session whose process tree the server runs in (the board walks its ancestry), so
 //! a host that starts MCP servers with a cleaned environment still gets the agent's identity;
@@ -80,6 +80,24 @@ impl BoardTools {
         result(out)
     }
 
+    /// `wait` (asking `question`), then the answer, within `timeout` (see
+    /// [`crate::proto::question_wait`]); the link is locked per request only, and the wait
+    /// itself follows the event stream on a connection of its own.
+    async fn question_waiting(&self, question: String, timeout: Duration) -> CallToolResult {
+        let link = Arc::clone(&self.link);
+        let out = tokio::task::spawn_blocking(move || {
+            let target = crate::proto::client::target()?;
+            let mut call = |method: &str, params: Value| {
+                let mut link = link.lock().unwrap_or_else(|p| p.into_inner());
+                link.call(method, params)
+            };
+            crate::proto::question_wait::ask_and_wait(&target, &question, timeout, &mut call)
+        })
+        .await
+        .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
+        result(out.map(|w| w.doc))
+    }
+
     /// `claim` retried until a task is ready or `timeout` passes (the link is locked per
     /// attempt only, so other tool calls go through meanwhile).
     async fn claim_waiting(
@@ -133,7 +151,8 @@ board_status = `board status`, board_goal = `board goal`, board_ready = `board r
 board_list = `board list`, board_show = `board show`, board_claim = `board claim` (`wait_s` = \
 `--wait`), board_renew = `board renew`, board_check = `board check`, board_note = `board note`, \
 board_done = `board done`, board_release = `board release`, board_add = `board add`, \
-board_wait = `board wait`, board_resume = `board resume`, board_agents = `board agents`. A \
+board_wait = `board wait` (`wait_s` = `--block --timeout`), board_resume = `board resume`, \
+board_answer = `board answer`, board_agents = `board agents`. A \
 refused call is a tool error whose text starts with its kind (`lapsed`, `conflict`, \
 `no_ready_task`, …) and JSON-RPC code; `lapsed` means your claim ended: stop working on that \
 task at once.";

@@ -17,7 +17,7 @@ use super::args::*;
 use super::BoardTools;
 use crate::proto::methods::{
     AddParams, AgentsParams, CheckParams, DoneParams, GoalParams, NoParams, NoteParams,
-    ReadyParams, ReleaseParams, ShowParams, WaitParams,
+    ReadyParams, ReleaseParams, ShowParams,
 };
 
 macro_rules! args {
@@ -168,17 +168,26 @@ impl BoardTools {
     }
 
     #[tool(
-        description = "Say you are waiting for a human (a question, a permission): the board shows it loudly and keeps your claims meanwhile. Any later board call, or board_resume, ends the wait.",
-        input_schema = input_schema::<WaitParams>(),
+        description = "Ask a person a question: the board shows it loudly, notifies, and keeps your claims while it is open. It stays open until a person answers it, you withdraw it (board_resume) or your session ends; your other calls do not end it. With `wait_s`, waits that long for the answer and returns it (`outcome`: answered, with `answer`; timed_out: still open, ask again to keep waiting or carry on and read it later with board_inbox).",
+        input_schema = input_schema::<WaitArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn board_wait(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
-        let p = args!("board_wait", WaitParams, raw);
-        self.forward("wait", wire(&p)).await
+        let a = args!("board_wait", WaitArgs, raw);
+        match a.wait_s.filter(|s| *s > 0) {
+            None => {
+                self.forward("wait", json!({ "question": a.question }))
+                    .await
+            }
+            Some(s) => {
+                let timeout = Duration::from_secs(s.clamp(0, 600) as u64);
+                self.question_waiting(a.question, timeout).await
+            }
+        }
     }
 
     #[tool(
-        description = "End waiting for a human (you got the answer and work again).",
+        description = "Withdraw your open question (you no longer need the answer); also ends a permission wait.",
         input_schema = input_schema::<NoParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]

@@ -6,7 +6,13 @@
 //!   or string `id` (null otherwise);
 //! - a known request with unusable params (`tools/call` without a tool name, …): -32602, with
 //!   its id;
-//! - a bad notification (no id): dropped, as JSON-RPC requires (never answered).
+//! - a bad notification (no id): dropped, as JSON-RPC requires (never answered);
+//! - `notifications/initialized` before `initialize`: held back and passed on right after
+//!   `initialize` (the library takes the handshake only in its order, and would otherwise wait
+//!   for ever for an `initialize` that came after).
+//!
+//! An id is echoed exactly as sent (its JSON text), even one no integer type holds
+//! (`18446744073709551617` stays that, not a float).
 //!
 //! Valid lines go on to the library through an in-memory pipe; its output and these errors are
 //! written to stdout by one task, a whole line at a time.
@@ -44,20 +50,25 @@ pub fn stdio_filtered() -> ((DuplexStream, DuplexStream), Pumps) {
     let (errors, mut error_rx) = mpsc::unbounded_channel::<String>();
     let reader = tokio::spawn(async move {
         let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut handshake = Handshake::default();
         loop {
             let line = match read_line_async(&mut stdin, MAX_LINE).await {
                 Ok(Line::Eof) | Err(_) => break,
                 Ok(Line::TooLong(n)) => {
                     let msg = format!("line of {n} bytes; the limit is {MAX_LINE} bytes (1 MiB)");
-                    let _ = errors.send(error_line(&Value::Null, -32700, &msg));
+                    let _ = errors.send(error_line("null", -32700, &msg));
                     continue;
                 }
                 Ok(Line::Text(t)) => t,
             };
             match check(&line) {
                 Verdict::Forward => {
-                    let ok = to_lib.write_all(&line).await.is_ok()
-                        && to_lib.write_all(b"\n").await.is_ok();
+                    let mut ok = true;
+                    for l in handshake.pass(line) {
+                        ok = ok
+                            && to_lib.write_all(&l).await.is_ok()
+                            && to_lib.write_all(b"\n").await.is_ok();
+                    }
                     if !ok {
                         break;
                     }
@@ -104,6 +115,60 @@ pub fn stdio_filtered() -> ((DuplexStream, DuplexStream), Pumps) {
     ((lib_in, lib_out), Pumps { reader, writer })
 }
 
+/// The order of the MCP handshake as the library takes it: `initialize`, then
+/// `notifications/initialized`. A client that sends the notification first gets it passed on
+/// right after its `initialize`.
+#[derive(Debug, Default)]
+struct Handshake {
+    /// `initialize` was passed on.
+    initialized: bool,
+    /// An early `notifications/initialized`, held back until then.
+    held: Option<Vec<u8>>,
+}
+
+impl Handshake {
+    /// The lines to pass on for one valid `line`, in order (none while it is held back).
+    fn pass(&mut self, line: Vec<u8>) -> Vec<Vec<u8>> {
+        if self.initialized {
+            return vec![line];
+        }
+        match method_of(&line).as_deref() {
+            Some("notifications/initialized") => {
+                self.held = Some(line);
+                Vec::new()
+            }
+            Some("initialize") => {
+                self.initialized = true;
+                std::iter::once(line).chain(self.held.take()).collect()
+            }
+            _ => vec![line],
+        }
+    }
+}
+
+/// The `method` member of a valid message, if it has one.
+fn method_of(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct M {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<M>(line).ok()?.method
+}
+
+/// The `id` member of a JSON object exactly as written (its JSON text), `null` when absent or
+/// unreadable.
+fn raw_id(line: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct I<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    serde_json::from_slice::<I>(line)
+        .ok()
+        .and_then(|i| i.id)
+        .map_or_else(|| "null".to_string(), |r| r.get().to_string())
+}
+
 /// What to do with one input line.
 #[derive(Debug, PartialEq)]
 enum Verdict {
@@ -124,18 +189,18 @@ fn check(line: &[u8]) -> Verdict {
         .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
     {
         Ok(v) => v,
-        Err(e) => return Verdict::Answer(error_line(&Value::Null, -32700, &parse_error(&e))),
+        Err(e) => return Verdict::Answer(error_line("null", -32700, &parse_error(&e))),
     };
     let Value::Object(obj) = &v else {
         return Verdict::Answer(error_line(
-            &Value::Null,
+            "null",
             -32600,
             "a message must be one JSON-RPC 2.0 object per line (batches are not accepted)",
         ));
     };
     let id = match obj.get("id") {
-        Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
-        _ => Value::Null,
+        Some(Value::Number(_) | Value::String(_)) => raw_id(line),
+        _ => "null".to_string(),
     };
     let is_notification = obj.contains_key("method") && !obj.contains_key("id");
     let is_response =
@@ -207,9 +272,10 @@ fn cut(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
-/// A JSON-RPC error response line.
-fn error_line(id: &Value, code: i64, message: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+/// A JSON-RPC error response line; `id` is the request's id as JSON text (`null` for none).
+fn error_line(id: &str, code: i64, message: &str) -> String {
+    let error = json!({"code": code, "message": message});
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
 #[cfg(test)]
@@ -269,5 +335,31 @@ mod tests {
             Verdict::Drop
         );
         assert_eq!(check(b"   "), Verdict::Drop);
+    }
+
+    #[test]
+    fn an_id_no_integer_type_holds_comes_back_as_written() {
+        let line = r#"{"jsonrpc":"2.0","id":18446744073709551617,"method":"tools/list"}"#;
+        let Verdict::Answer(a) = check(line.as_bytes()) else {
+            panic!("refused")
+        };
+        assert!(a.contains(r#""id":18446744073709551617,"#), "{a}");
+        let line = r#"{"jsonrpc":"2.0","id":"\u00e9x","method":"tools/call"}"#;
+        let Verdict::Answer(a) = check(line.as_bytes()) else {
+            panic!("refused")
+        };
+        assert!(a.contains(r#""id":"\u00e9x","#), "{a}");
+    }
+
+    #[test]
+    fn an_early_initialized_notification_follows_initialize() {
+        let mut h = Handshake::default();
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+        let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#.to_vec();
+        let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_vec();
+        assert!(h.pass(note.clone()).is_empty());
+        assert_eq!(h.pass(init.clone()), vec![init, note.clone()]);
+        assert_eq!(h.pass(list.clone()), vec![list]);
+        assert_eq!(h.pass(note.clone()), vec![note]);
     }
 }

@@ -31,6 +31,58 @@ pub fn run(args: &[&str]) -> BoardResult<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Longest text typed into a pane, in characters.
+const MAX_TYPED: usize = 4096;
+
+/// Text made safe to type into a terminal: control characters (C0, DEL, C1) and bidi
+/// overrides dropped, line breaks and tabs become spaces, at most 4,096 characters (`MAX_TYPED`).
+pub fn pane_text(s: &str) -> String {
+    let cleaned: String = s
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .filter(|c| {
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .take(MAX_TYPED)
+        .collect();
+    cleaned.trim().to_string()
+}
+
+/// Types `text` into tmux pane `pane`, then presses Enter: what the TUI does with an answer
+/// and the board with a line for an agent idle at its prompt. `server` is the tmux server's
+/// socket (`tmux -S`); None talks to the server the environment names (the TUI runs in it).
+/// Errors: tmux's own message.
+pub fn type_into_pane(
+    server: Option<&std::path::Path>,
+    pane: &str,
+    text: &str,
+) -> Result<(), String> {
+    let run = |args: &[&str]| -> Result<(), String> {
+        let mut cmd = Command::new("tmux");
+        if let Some(socket) = server {
+            cmd.arg("-S").arg(socket).env_remove("TMUX");
+        }
+        let out = cmd
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run tmux: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    };
+    run(&["send-keys", "-t", pane, "-l", "--", text])?;
+    run(&["send-keys", "-t", pane, "Enter"])
+}
+
 /// Whether tmux session `name` exists (exact match).
 pub fn has_session(name: &str) -> bool {
     Command::new("tmux")
@@ -106,6 +158,15 @@ pub fn set_pane_option(pane: &str, name: &str, value: &str) -> BoardResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_text_carries_no_control_sequences() {
+        assert_eq!(
+            pane_text("yes\u{1b}[2J\nplease\u{7}\u{9b}1m \u{202e}x"),
+            "yes[2J please1m x"
+        );
+        assert_eq!(pane_text(&"a".repeat(10_000)).len(), MAX_TYPED);
+    }
 
     #[test]
     fn list_panes_lines_parse() {

@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::methods::{ActivityKind, ActivityParams, AgentsParams, LogParams, WaitParams};
+use crate::proto::methods::{
+    ActivityKind, ActivityParams, AgentsParams, AgentsPruneParams, LogParams, WaitParams,
+};
 use crate::proto::results::{
-    ActivityResult, AgentsResult, HelloResult, LogResult, StatusResult, StopResult, WaitResult,
+    ActivityResult, AgentsPruneResult, AgentsResult, HelloResult, LogResult, StatusResult,
+    StopResult, WaitResult,
 };
 use crate::proto::{Method, PROTOCOL_VERSION};
+use crate::store::Store;
 
 /// `hello`: protocol version, board version and pid, and who the caller is.
 pub fn hello(cx: &Cx) -> BoardResult<HelloResult> {
@@ -26,21 +30,39 @@ pub fn status(cx: &Cx) -> BoardResult<StatusResult> {
     Ok(crate::daemon::status::status(cx.board, cx.off))
 }
 
-/// `wait`: the caller waits for a human; its claims are kept meanwhile (design rule 12).
+/// `wait`: the caller asks a person a question; it stays open, and the caller's claims are
+/// kept, until it is answered, withdrawn or the session ends (design rule 12). `event` is the
+/// newest event id once it is asked: its answer comes after it.
 pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
     let agent = cx.caller.require_agent(Method::Wait)?;
-    let (_, ev) = cx.store().set_waiting(agent, Some(&p.question))?;
-    cx.board.set_waiting_flag(agent, true);
+    let mut store = cx.store();
+    let (_, ev) = store.set_question(agent, Some(&p.question))?;
+    let event = store.last_event_id()?;
+    drop(store);
+    cx.board.set_question_flag(agent, true);
     cx.board.publish(ev);
     Ok(WaitResult {
         waiting: Some(p.question.clone()),
+        agent: agent.to_string(),
+        event,
     })
 }
 
-/// `resume`: the wait already ended in `handle` (any call ends it); this answers what it was.
+/// `resume`: the caller withdraws its open question (a permission prompt already ended in
+/// `handle`, as on any call).
 pub fn resume(cx: &Cx) -> BoardResult<WaitResult> {
-    cx.caller.require_agent(Method::Resume)?;
-    Ok(WaitResult { waiting: None })
+    let agent = cx.caller.require_agent(Method::Resume)?;
+    let mut store = cx.store();
+    let (_, ev) = store.set_question(agent, None)?;
+    let event = store.last_event_id()?;
+    drop(store);
+    cx.board.set_question_flag(agent, false);
+    cx.board.publish(ev);
+    Ok(WaitResult {
+        waiting: None,
+        agent: agent.to_string(),
+        event,
+    })
 }
 
 /// `activity`: what an agent CLI's hook reports (`board hook CLI EVENT`). Renewal already
@@ -67,15 +89,41 @@ pub fn activity(cx: &Cx, p: &ActivityParams) -> BoardResult<ActivityResult> {
     Ok(ActivityResult { kind: p.kind })
 }
 
-/// `agents`: live sessions, and ended ones with `all`.
+/// `agents`: live sessions and, for [`crate::proto::views::RECENT_ENDED_MS`], the last ended one of each name no
+/// live session has; every session with `all`.
 pub fn agents(cx: &Cx, p: &AgentsParams) -> BoardResult<AgentsResult> {
     let b = Arc::clone(cx.board);
     let store = cx.store();
-    let agents = store.sessions(p.all.unwrap_or(false), &|row| {
-        crate::daemon::sweep::describe(&b, row)
-    })?;
+    let recent = (!p.all.unwrap_or(false)).then_some(crate::proto::views::RECENT_ENDED_MS);
+    let agents = store.sessions(recent, &|row| crate::daemon::sweep::describe(&b, row))?;
     let ended = store.ended_session_count()?;
-    Ok(AgentsResult { agents, ended })
+    Ok(AgentsResult {
+        agents,
+        ended,
+        all: recent.is_none(),
+    })
+}
+
+/// `agents.prune`: operators only; forgets the sessions that ended at least `older_ms` ago.
+///
+/// Errors: `unauthorized` for an agent, `invalid` for a negative `older_ms`.
+pub fn prune(
+    store: &mut dyn Store,
+    cx: &Cx,
+    p: &AgentsPruneParams,
+) -> BoardResult<AgentsPruneResult> {
+    if cx.caller.agent().is_some() {
+        return Err(BoardError::unauthorized(
+            "only an operator can forget agent sessions",
+        ));
+    }
+    let older_ms = p.older_ms.unwrap_or(0);
+    if older_ms < 0 {
+        return Err(BoardError::invalid("`older_ms` must not be negative").with_code(-32602));
+    }
+    let pruned = store.prune_sessions(older_ms)?;
+    tracing::info!(count = pruned.len(), ids = ?pruned, "forgot ended agent sessions");
+    Ok(AgentsPruneResult { pruned })
 }
 
 /// `log`: the last `limit` events (default 200), or those after `after`.

@@ -109,7 +109,8 @@ pub fn release(
         Caller::Operator if force => None,
         Caller::Operator => {
             return Err(BoardError::usage(
-                "an operator holds no claim: use `release --force` to end someone's claim",
+                "an operator holds no claim: to end someone's claim, release with force \
+                 (`board release ID --force`; `\"force\": true` over JSON-RPC and MCP)",
             ))
         }
     };

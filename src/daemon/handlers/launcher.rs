@@ -56,7 +56,15 @@ pub fn register(
     if let Some((pid, start)) = launcher {
         watch(board, off, &id, pid, start, Role::Launcher);
     }
-    Ok(SessionRegisterResult { agent: id, token })
+    let name = board
+        .store(off)
+        .session_name(&id)?
+        .unwrap_or_else(|| id.clone());
+    Ok(SessionRegisterResult {
+        agent: id,
+        name,
+        token,
+    })
 }
 
 /// Checks the caller is the launcher of `agent` and knows its token.

@@ -143,7 +143,9 @@ pub fn handle(
         .map_err(|e| with_current_holder(board, off, &req.call, e))?;
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
-        // agent does shows it is past it.
+        // agent does shows it is past it. This is the permission prompt only: a question
+        // (`board wait`) ends by an answer, a withdrawal or the session's end, never by
+        // activity (design rule 12).
         let activity = match &req.call {
             Call::Activity(p) => Some(p.kind),
             _ => None,
@@ -263,7 +265,9 @@ fn write(cx: &Cx, store: &mut dyn Store, ev: &mut Events, call: &Call) -> BoardR
         Call::Note(p) => answer(claims::note(cx, store, ev, p)),
         Call::Import(p) => answer(super::team::import(cx, store, ev, p)),
         Call::Send(p) => answer(super::team::send(cx, store, ev, p)),
-        Call::Inbox(_) => answer(super::team::inbox(cx, store)),
+        Call::Inbox(p) => answer(super::team::inbox(cx, store, p)),
+        Call::Answer(p) => answer(super::team::answer(cx, store, ev, p)),
+        Call::AgentsPrune(p) => answer(board::prune(store, cx, p)),
         other => Err(BoardError::internal(format!(
             "`{}` is not a write",
             other.method()

@@ -190,8 +190,10 @@ pub async fn run(board: Arc<Board>) {
             }
             _ = tick.tick() => {}
         }
-        burst.extend(look_at_state(&board, &mut memo).await);
         let cfg = board.config().notify.clone();
+        burst.retain(|n| cfg.wants(n.kind));
+        let mut burst = by_name(&board, burst).await;
+        burst.extend(look_at_state(&board, &mut memo).await);
         burst.retain(|n| cfg.wants(n.kind));
         if burst.is_empty() {
             continue;
@@ -209,6 +211,31 @@ pub async fn run(board: Arc<Board>) {
             command.hand(&burst);
         }
     }
+}
+
+/// `burst` with each agent shown by the name people see (`sh`, not the session id `sh-7`
+/// behind it); an agent whose name cannot be read keeps its id.
+async fn by_name(board: &Arc<Board>, burst: Vec<NoticeView>) -> Vec<NoticeView> {
+    if burst.iter().all(|n| n.agent.is_none()) {
+        return burst;
+    }
+    let named = board
+        .blocking(move |b, off| {
+            let store = b.store(off);
+            burst
+                .into_iter()
+                .map(|mut n| {
+                    if let Some(id) = &n.agent {
+                        if let Ok(Some(name)) = store.session_name(id) {
+                            n.agent = Some(name);
+                        }
+                    }
+                    n
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+    named.unwrap_or_default()
 }
 
 /// The notices the board's state makes now (`attention`, `finished`), when any channel is on

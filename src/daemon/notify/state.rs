@@ -13,7 +13,7 @@ use crate::proto::NoticeView;
 /// What one look at the board found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Seen {
-    /// Live agent sessions that need attention, with why.
+    /// Live agent sessions that need attention (by the name people see), with why.
     pub attention: Vec<(String, String)>,
     /// The backlog has no open or claimed task and no live agent works, waits or starts.
     pub finished: bool,
@@ -59,7 +59,12 @@ impl Memo {
 /// Looks at the live sessions and the backlog (two reads).
 pub fn look(board: &std::sync::Arc<Board>, off: &OffReactor) -> BoardResult<Seen> {
     let store = board.store(off);
-    let sessions = store.sessions(false, &|row| super::super::sweep::describe(board, row))?;
+    // `Some(0)`: the live sessions (and no ended one: none ended within the last 0 ms).
+    let sessions: Vec<_> = store
+        .sessions(Some(0), &|row| super::super::sweep::describe(board, row))?
+        .into_iter()
+        .filter(|s| s.ended_at.is_none())
+        .collect();
     let unfinished = store.unfinished_count()?;
     let busy = sessions.iter().any(|s| {
         matches!(
@@ -77,7 +82,7 @@ pub fn look(board: &std::sync::Arc<Board>, off: &OffReactor) -> BoardResult<Seen
             let why = s
                 .attention
                 .unwrap_or_else(|| "it never reached its prompt".into());
-            (s.id, why)
+            (s.name, why)
         })
         .collect();
     Ok(Seen {

@@ -100,9 +100,7 @@ pub(super) fn start_and_connect(target: &Target, paths: &Paths) -> BoardResult<U
 /// is wrong in it; None when the file loads.
 fn invalid_config(paths: &Paths) -> Option<BoardError> {
     let e = crate::proto::config::Config::load(&paths.config).err()?;
-    Some(BoardError::usage(format!(
-        "the board cannot start: {e}; fix it and run the command again"
-    )))
+    Some(e.into_board_error())
 }
 
 /// Removes the board identity variables from a child's environment, so a board or agent started

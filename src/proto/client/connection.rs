@@ -23,7 +23,7 @@ pub struct Client {
     reader: BufReader<UnixStream>,
     next_id: u64,
     /// Identity added to every request's params, unless the params carry their own.
-    pub identity: Option<(String, String)>,
+    pub identity: Option<super::EnvIdentity>,
     /// The socket, to name it in errors.
     socket: PathBuf,
     /// The board's pid as the kernel knows it (SO_PEERCRED), to name it in errors.
@@ -120,9 +120,13 @@ impl Client {
 
     fn request(&mut self, method: &str, params: Value) -> String {
         let mut params = with_op_id(method, params);
-        if let (Some((a, t)), Value::Object(m)) = (&self.identity, &mut params) {
-            m.entry("agent").or_insert_with(|| json!(a));
-            m.entry("token").or_insert_with(|| json!(t));
+        if let (Some(who), Value::Object(m)) = (&self.identity, &mut params) {
+            if let Some(a) = &who.agent {
+                m.entry("agent").or_insert_with(|| json!(a));
+            }
+            if let Some(t) = &who.token {
+                m.entry("token").or_insert_with(|| json!(t));
+            }
         }
         let id = Id::from(self.next_id);
         self.next_id += 1;
@@ -319,6 +323,70 @@ impl Client {
             };
             if !on_item(item) {
                 return Ok(());
+            }
+        }
+    }
+}
+
+/// How [`Client::follow_until`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followed {
+    /// The callback asked to stop.
+    Stopped,
+    /// The deadline passed first.
+    TimedOut,
+    /// The board closed the stream (it stopped or restarted).
+    Closed,
+}
+
+impl Client {
+    /// [`Client::follow`] with a deadline: events after `after` go to `on_event` until it
+    /// returns false, `deadline` passes, or the board closes the stream. Errors: the board's
+    /// refusal of `subscribe`, or `unavailable` when the socket fails.
+    pub fn follow_until(
+        mut self,
+        after: i64,
+        deadline: std::time::Instant,
+        mut on_event: impl FnMut(&Value) -> bool,
+    ) -> BoardResult<Followed> {
+        self.call("subscribe", json!({ "after": after }))?;
+        let mut line = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(Followed::TimedOut);
+            }
+            // A read that times out keeps what it read of a line in `line` for the next one.
+            self.reader
+                .get_ref()
+                .set_read_timeout(Some(left))
+                .map_err(|e| BoardError::unavailable(e.to_string()))?;
+            match self.reader.read_until(b'\n', &mut line) {
+                Ok(0) => return Ok(Followed::Closed),
+                Ok(_) if line.ends_with(b"\n") => {}
+                Ok(_) => return Ok(Followed::Closed),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(self.io_error("reading the event stream", &e)),
+            }
+            let v = serde_json::from_slice::<Value>(&line);
+            line.clear();
+            let Ok(v) = v else {
+                continue;
+            };
+            if let Some(e) = v.get("error") {
+                return Err(BoardError::from_json(e));
+            }
+            if v.get("method").and_then(Value::as_str) == Some("event") && !on_event(&v["params"]) {
+                return Ok(Followed::Stopped);
             }
         }
     }

@@ -12,15 +12,33 @@ use crate::proto::config::{self, Paths};
 use crate::proto::config_notice;
 use crate::proto::error::{BoardError, BoardResult};
 
-/// The agent identity from the environment (`BOARD_AGENT`, `BOARD_TOKEN`), if both are set.
-pub fn env_identity() -> Option<(String, String)> {
-    let agent = std::env::var("BOARD_AGENT")
-        .ok()
-        .filter(|s| !s.is_empty())?;
-    let token = std::env::var("BOARD_TOKEN")
-        .ok()
-        .filter(|s| !s.is_empty())?;
-    Some((agent, token))
+/// The agent identity the environment claims (`BOARD_AGENT`, `BOARD_TOKEN`; an empty variable
+/// counts as unset).
+///
+/// Either part alone is still sent: an identity that names an agent (or carries a token) and
+/// cannot be proven is refused by the board (`unauthorized`), never promoted to the operator.
+/// Inside that agent's process tree the board recognises the caller without a token. A value
+/// that is not UTF-8 is sent with replacement characters, which no session id or token matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvIdentity {
+    /// `BOARD_AGENT`.
+    pub agent: Option<String>,
+    /// `BOARD_TOKEN`.
+    pub token: Option<String>,
+}
+
+/// The identity of `BOARD_AGENT`/`BOARD_TOKEN`; None when neither is set (an operator).
+pub fn env_identity() -> Option<EnvIdentity> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.to_string_lossy().into_owned())
+    };
+    let id = EnvIdentity {
+        agent: var("BOARD_AGENT"),
+        token: var("BOARD_TOKEN"),
+    };
+    (id != EnvIdentity::default()).then_some(id)
 }
 
 /// Where to connect, and the board's paths when known (needed to start it).
@@ -117,8 +135,9 @@ fn discover_paths() -> BoardResult<(Paths, Duration)> {
         Err(config::ConfigError::Invalid { message, .. }) => {
             let cfg = lenient_config(&file);
             let paths = Paths::new(&root, &cfg);
-            // Once per version of the file, not on every call of every agent.
-            if config_notice::first_to_see(&file, &paths.data_dir) {
+            // Once per version of the file, not on every call of every agent; and only when a
+            // board runs to keep previous settings (with none, starting one fails and says why).
+            if board_listens(&paths.socket) && config_notice::first_to_see(&file, &paths.data_dir) {
                 eprintln!(
                     "board: warning: {} is invalid ({}); the board keeps its previous settings \
                      until it is fixed (`board status` shows the error)",
@@ -130,6 +149,11 @@ fn discover_paths() -> BoardResult<(Paths, Duration)> {
         }
         Err(e) => Err(BoardError::unavailable(e.to_string())),
     }
+}
+
+/// Whether a board accepts connections at `socket` (a connection opened and closed at once).
+fn board_listens(socket: &std::path::Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
 }
 
 /// The defaults with only `board.data_dir` and `client.timeout` taken from `file`, when the

@@ -146,14 +146,18 @@ methods! {
     Renew = "renew", Read, RenewParams => RenewResult;
     /// Agents only: succeeds only if the caller holds a live claim (on task, at generation).
     Check = "check", Read, CheckParams => CheckResult;
-    /// Agents only: say the agent waits for a human; its claims are kept meanwhile.
+    /// Agents only: ask a person a question; it stays open (and the claims kept) until answered,
+    /// withdrawn (`resume`) or the session ends.
     Wait = "wait", Read, WaitParams => WaitResult;
-    /// Agents only: end waiting for a human (any other call does too).
+    /// Agents only: withdraw the caller's open question (and end its permission prompt).
     Resume = "resume", Read, ResumeParams => WaitResult;
     /// Agents only: what an agent CLI's hook reports (`board hook CLI EVENT`).
     Activity = "activity", Read, ActivityParams => ActivityResult;
-    /// Agent sessions; ended ones only with `all`.
+    /// Agent sessions: live ones and, for 10 minutes, the last ended one of each name; every
+    /// one with `all`.
     Agents = "agents", Read, AgentsParams => AgentsResult;
+    /// Operators only: forget ended agent sessions (the event log keeps them).
+    AgentsPrune = "agents.prune", Write, AgentsPruneParams => AgentsPruneResult;
     /// Events, oldest first: the last `limit`, or those after event id `after`.
     Log = "log", Read, LogParams => LogResult;
     /// Turn the connection into a stream of `event` notifications after event id `after`.
@@ -174,6 +178,9 @@ methods! {
     Send = "send", Write, SendParams => SendResult;
     /// Read the caller's unread messages, oldest first; each is returned once (marked read).
     Inbox = "inbox", Write, InboxParams => InboxResult;
+    /// The operator or another agent session answers an agent's open question: the answer goes
+    /// to its inbox and the question ends, in one transaction.
+    Answer = "answer", Write, AnswerParams => AnswerResult;
 }
 
 impl Method {

@@ -25,8 +25,26 @@ pub type ResumeParams = NoParams;
 pub type StopParams = NoParams;
 /// `export`: no parameters.
 pub type ExportParams = NoParams;
-/// `inbox`: no parameters.
-pub type InboxParams = NoParams;
+/// `inbox` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InboxParams {
+    /// Only the answers to the caller's questions (other messages stay unread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<bool>,
+}
+
+/// `answer` parameters. (The agent asked is `to`, as for `send`: `agent` is the caller's
+/// identity on the wire.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerParams {
+    /// The agent session whose open question this answers: its id, or the name exactly one
+    /// live session has.
+    pub to: String,
+    /// The answer (it goes to that agent's inbox).
+    pub text: String,
+}
 
 /// `send` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -36,7 +54,8 @@ pub struct SendParams {
     pub to: String,
     /// The message.
     pub text: String,
-    /// It answers the recipient's `wait`: its wait ends in the same transaction.
+    /// It answers the recipient's `wait`: its open question and its permission prompt end in
+    /// the same transaction (as `answer` does, without refusing when none is open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<bool>,
 }
@@ -233,7 +252,8 @@ pub struct CheckParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitParams {
-    /// What you need from a human: the question, or the permission you wait for.
+    /// What you need from a person: the question. It stays open until a person answers it
+    /// (`answer`), you withdraw it (`resume`) or your session ends.
     pub question: String,
 }
 
@@ -275,9 +295,20 @@ pub struct ActivityParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentsParams {
-    /// Include ended sessions.
+    /// Every session, ended ones included (without: the live ones and, for 10 minutes, the
+    /// last ended session of each name no live session has).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all: Option<bool>,
+}
+
+/// `agents.prune` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsPruneParams {
+    /// Forget only sessions that ended at least this long ago, ms (default 0: every ended
+    /// session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub older_ms: Option<i64>,
 }
 
 /// `log` parameters.
@@ -310,7 +341,8 @@ pub struct SubscribeParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRegisterParams {
-    /// Requested session name (ids become NAME, NAME-2, …).
+    /// Requested session name: the name people see unless a live session has it (then
+    /// NAME-2, …); ids become NAME, NAME-2, … and are never reused.
     pub name: String,
     /// The git branch the agent starts on, when it starts in a git work tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]

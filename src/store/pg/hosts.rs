@@ -164,7 +164,7 @@ impl PgStore {
                          ORDER BY d.name, d.beat_ms DESC),
                      s AS (
                          UPDATE sessions s SET ended_at = board_wall(), end_reason = l.why,
-                                waiting = NULL
+                                waiting = NULL, question = NULL
                          FROM lost l WHERE s.host = l.name AND s.ended_at IS NULL
                          RETURNING s.id, l.why),
                      cl AS (

@@ -53,6 +53,7 @@ impl PgStore {
                 set_deps(c, id, &after)?;
             }
             let mut goal_set = false;
+            let mut replaced_goal = None;
             if let Some(g) = &backlog.goal {
                 let current = current_goal(c)?.map(|c| c.text);
                 if current.as_deref() != Some(g.as_str()) {
@@ -62,12 +63,14 @@ impl PgStore {
                     )?;
                     emit(c, ev, EventKind::Goal, None, agent_opt(by), None, g)?;
                     goal_set = true;
+                    replaced_goal = current;
                 }
             }
             Ok(Imported {
                 ids: order,
                 keys: backlog.tasks.iter().map(|t| t.key.clone()).collect(),
                 goal_set,
+                replaced_goal,
             })
         })
     }

@@ -25,6 +25,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         4,
         include_str!("../../../migrations/postgres/0004_claim_and_done_in_one_round_trip.sql"),
     ),
+    (
+        5,
+        include_str!("../../../migrations/postgres/0005_questions.sql"),
+    ),
+    (
+        6,
+        include_str!("../../../migrations/postgres/0006_session_names.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

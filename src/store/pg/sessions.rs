@@ -14,7 +14,7 @@ macro_rules! session_row_sql {
     ($($tail:tt)+) => {
         concat!(
             "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid, pid_start,
-                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since FROM sessions ",
+                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions ",
             $($tail)+
         )
     };
@@ -36,15 +36,27 @@ impl PgStore {
         let launcher_start = launcher.map(|l| l.1 as i64);
         self.tx(|c, ev| {
             for id in session_rules::candidate_ids(&base) {
+                // The name people see: `base` unless a live session has it, else the first
+                // free `base-N`, chosen by the same statement that inserts (under the
+                // exclusive write lock, so two hosts cannot pick the same one).
                 let inserted = c.exec(
                     "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
                                            launcher_start, started_at, branch, attention_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, board_wall(), $8, $9)
+                     SELECT $1, $2,
+                            (SELECT c.name
+                               FROM (SELECT i, CASE WHEN i = 1 THEN $3::text
+                                                    ELSE $3::text || '-' || i::text END AS name
+                                       FROM generate_series(1, 10000) AS i) AS c
+                              WHERE NOT EXISTS (SELECT 1 FROM sessions l
+                                                 WHERE l.ended_at IS NULL AND l.name = c.name)
+                              ORDER BY c.i LIMIT 1),
+                            $4, $5, $6, $7, board_wall(), $8, $9
+                      WHERE NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)
                      ON CONFLICT (id) DO NOTHING",
                     &[
                         &id,
                         &host,
-                        &name,
+                        &base,
                         &token_hash,
                         &boot_id,
                         &launcher_pid,
@@ -105,7 +117,8 @@ impl PgStore {
     ) -> BoardResult<(bool, Events)> {
         self.tx(|c, ev| {
             let n = c.exec(
-                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL
+                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL,
+                        question = NULL
                  WHERE id = $1 AND ended_at IS NULL",
                 &[&id, &reason],
             )?;
@@ -163,6 +176,28 @@ impl PgStore {
                     Some(q) => emit(c, ev, EventKind::Wait, None, Some(id), None, q)?,
                     None => emit(c, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
                 };
+            }
+            Ok(n == 1)
+        })
+    }
+
+    pub(in crate::store) fn set_question(
+        &mut self,
+        id: &str,
+        question: Option<&str>,
+    ) -> BoardResult<(bool, Events)> {
+        if let Some(q) = question {
+            check_text("question", q, MAX_TEXT, false)?;
+        }
+        self.tx_shared(|c, ev| {
+            let n = c.exec(
+                "UPDATE sessions SET question = $2 WHERE id = $1 AND ended_at IS NULL
+                   AND question IS DISTINCT FROM $2",
+                &[&id, &question],
+            )?;
+            if n == 1 {
+                let (kind, reason) = session_rules::question_event(question);
+                emit(c, ev, kind, None, Some(id), None, &reason)?;
             }
             Ok(n == 1)
         })
@@ -264,9 +299,47 @@ impl PgStore {
     /// Sessions of every host, for display (ended ones only with `all`). `state_of` is asked
     /// only about this host's live sessions: another host's board watches its own, and here
     /// they count as running.
+    pub(in crate::store) fn session_name(&self, id: &str) -> BoardResult<Option<String>> {
+        self.read(|c| {
+            let r = c.opt("SELECT name FROM sessions WHERE id = $1", &[&id])?;
+            r.map(|r| col::<String>(&r, 0)).transpose()
+        })
+    }
+
+    pub(in crate::store) fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>> {
+        let (ids, _) = self.tx(|c, _| {
+            // One statement: the cutoff on the server's clock; retire the ids, drop their
+            // (ended) claims and unread mail, then the sessions. The tasks keep their
+            // generations and the event log keeps every grant and end.
+            let rows = c.rows(
+                "WITH old AS (
+                     SELECT id, name FROM sessions
+                      WHERE ended_at IS NOT NULL
+                        AND ended_at <= to_char((clock_timestamp()
+                                                 - ($1::bigint)::float8 * interval '1 millisecond')
+                                                AT TIME ZONE 'UTC',
+                                                'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+                        AND NOT EXISTS (SELECT 1 FROM claims c
+                                         WHERE c.session_id = sessions.id AND c.ended_at IS NULL)
+                      FOR UPDATE),
+                 retired AS (
+                     INSERT INTO retired_session_ids (id, name, retired_at)
+                     SELECT id, name, board_wall() FROM old ON CONFLICT (id) DO NOTHING),
+                 claims_gone AS (
+                     DELETE FROM claims WHERE session_id IN (SELECT id FROM old)),
+                 mail_gone AS (
+                     DELETE FROM messages WHERE recipient IN (SELECT id FROM old))
+                 DELETE FROM sessions WHERE id IN (SELECT id FROM old) RETURNING id",
+                &[&older_ms],
+            )?;
+            rows.iter().map(|r| col::<String>(r, 0)).collect()
+        })?;
+        Ok(ids)
+    }
+
     pub(in crate::store) fn sessions(
         &self,
-        all: bool,
+        recent_ended_ms: Option<i64>,
         state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
     ) -> BoardResult<Vec<SessionView>> {
         let now = std::time::SystemTime::now();
@@ -277,9 +350,18 @@ impl PgStore {
                         ARRAY(SELECT task_id FROM claims c
                               WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
                         (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
-                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host
-                 FROM sessions s WHERE $1 OR s.ended_at IS NULL ORDER BY s.started_at, s.id",
-                &[&all],
+                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host,
+                        s.question
+                 FROM sessions s
+                 WHERE $1::bigint IS NULL OR s.ended_at IS NULL
+                    OR (s.ended_at >= to_char((clock_timestamp()
+                                               - ($1::bigint)::float8 * interval '1 millisecond')
+                                              AT TIME ZONE 'UTC',
+                                              'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+                        AND NOT EXISTS (SELECT 1 FROM sessions n
+                                         WHERE n.name = s.name AND n.seq > s.seq))
+                 ORDER BY s.started_at, s.id",
+                &[&recent_ended_ms],
             )
         })?;
         let mut out = Vec::with_capacity(rows.len());
@@ -297,6 +379,7 @@ impl PgStore {
                 launcher_pid: col(r, 3)?,
                 pane: col(r, 4)?,
                 waiting: col(r, 5)?,
+                question: col(r, 17)?,
                 started_at,
                 last_seen_at: col(r, 7)?,
                 ended_at: col(r, 8)?,
@@ -341,5 +424,6 @@ fn session_row(r: &postgres::Row) -> BoardResult<SessionRow> {
         waiting: col(r, 10)?,
         ended_at: col(r, 11)?,
         idle_since: col(r, 12)?,
+        question: col(r, 13)?,
     })
 }

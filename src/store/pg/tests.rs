@@ -112,7 +112,7 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
     }
     // Each host sees only its own live sessions, but every host's for display.
     assert_eq!(a.live_sessions().unwrap().len(), 1);
-    assert_eq!(b.sessions(false, &|_| None).unwrap().len(), 2);
+    assert_eq!(b.sessions(Some(0), &|_| None).unwrap().len(), 2);
 }
 
 #[test]

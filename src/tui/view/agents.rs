@@ -128,7 +128,7 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             (false, false) => format!("{note} · {extra}"),
         };
         let cells: [(&str, Style); 7] = [
-            (&a.id, name_style),
+            (&a.name, name_style),
             (&state, t.agent_state(a.state)),
             (&pid, t.dim()),
             (&a.pane, t.dim()),

@@ -71,7 +71,7 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     }
     let stuck: Vec<&AgentItem> = app.needing_attention().collect();
     if !stuck.is_empty() {
-        let names: Vec<&str> = stuck.iter().map(|a| a.id.as_str()).collect();
+        let names: Vec<&str> = stuck.iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
                 "⚠ NEEDS ATTENTION: {} never reached the prompt (no hook, no board call): answer the dialog in its pane",
@@ -86,14 +86,14 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
         out.push(Banner {
             text: format!(
                 "⚠ WAITING FOR YOU: {} asks: {}  (A answers)",
-                a.id,
+                a.name,
                 a.waiting.as_deref().unwrap_or("")
             ),
             style: t.bar(Color::Yellow),
         });
     }
     if waiting.len() > shown {
-        let names: Vec<&str> = waiting[shown..].iter().map(|a| a.id.as_str()).collect();
+        let names: Vec<&str> = waiting[shown..].iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
                 "⚠ {} more agents waiting for you: {}",

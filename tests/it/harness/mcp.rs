@@ -66,6 +66,14 @@ impl Mcp {
         self.send_line(&msg.to_string());
     }
 
+    /// The next line the server wrote, as written, within [`STEP`].
+    #[track_caller]
+    pub fn read_raw(&mut self) -> String {
+        self.lines
+            .recv_timeout(STEP)
+            .unwrap_or_else(|e| panic!("no line from board mcp within {STEP:?}: {e}"))
+    }
+
     /// The next line the server wrote, as JSON, within [`STEP`].
     #[track_caller]
     pub fn read(&mut self) -> Value {

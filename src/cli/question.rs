@@ -1,0 +1,81 @@
+//! `board wait --block "Q"`: ask, then print the answer when a person gives it (see
+//! [`crate::proto::question_wait`]).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{fail, print};
+use crate::proto::client;
+use crate::proto::error::BoardResult;
+use crate::proto::question_wait::{ask_and_wait, Outcome, Waited};
+use crate::proto::sanitize::inert;
+
+/// Asks `question` and waits at most `timeout` for its answer; prints it (or one JSON document
+/// with `json_out`) and returns the exit code: 0 answered, 9 timed out (the question stays
+/// open), 10 withdrawn or the session ended, else the error's code.
+pub(super) fn wait_block(json_out: bool, question: &str, timeout: Duration) -> i32 {
+    match ask(question, timeout) {
+        Ok(w) => {
+            if json_out {
+                println!("{}", w.doc);
+            } else {
+                tell(&w);
+            }
+            w.outcome.exit_code()
+        }
+        Err(e) => fail(json_out, &e),
+    }
+}
+
+fn ask(question: &str, timeout: Duration) -> BoardResult<Waited> {
+    let target = client::target()?;
+    // Each request on a connection of its own, a write retried under its op_id.
+    let mut call = |method: &str, params: Value| client::call_once(&target, true, method, params);
+    ask_and_wait(&target, question, timeout, &mut call)
+}
+
+/// The human output: the answer alone on stdout (for `$(board wait --block …)`), everything
+/// else on stderr.
+fn tell(w: &Waited) {
+    match &w.outcome {
+        Outcome::Answered(text) => {
+            println!("{}", inert(text));
+            let earlier = w.doc["messages"]
+                .as_array()
+                .map(|m| m.len().saturating_sub(1))
+                .unwrap_or(0);
+            if earlier > 0 {
+                eprintln!(
+                    "board: {earlier} earlier answer(s) were read with it: {}",
+                    earlier_answers(&w.doc)
+                );
+            }
+        }
+        Outcome::TimedOut => eprintln!(
+            "board: no answer after {}; the question stays open (its answer will be in \
+             `board inbox`; `board resume` withdraws it)",
+            humantime::format_duration(Duration::from_secs_f64(
+                w.doc["timeout_s"].as_f64().unwrap_or_default()
+            ))
+        ),
+        Outcome::Withdrawn => {
+            eprintln!("board: the question was withdrawn (`board resume`) before an answer came")
+        }
+        Outcome::SessionEnded(reason) => eprintln!(
+            "board: the agent session ended ({}) before an answer came",
+            inert(reason)
+        ),
+    }
+}
+
+/// The answers read besides the one that ended the question, `from: text` each.
+fn earlier_answers(doc: &Value) -> String {
+    let all = doc["messages"].as_array().cloned().unwrap_or_default();
+    let n = all.len().saturating_sub(1);
+    all.iter()
+        .take(n)
+        .map(|m| format!("{}: {}", print::s(&m["from"]), print::s(&m["text"])))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
