@@ -376,3 +376,23 @@ fn a_command_that_hangs_is_killed_after_its_timeout_and_the_next_notice_still_go
         board_log(&b)
     );
 }
+
+#[test]
+fn finishing_the_last_task_with_every_agent_idle_is_one_finished_notice() {
+    let b = notify(&format!(
+        "command = {KEEP_STDIN}\nevents = [\"finished\"]\n"
+    ))
+    .start();
+    let task = b.add("the only task");
+    let mut w = b.agent("w");
+    w.claim(task);
+    w.board(&["done", &task.to_string()]).ok();
+    let n = poll(STEP, || {
+        received(&b, "notices.jsonl")
+            .into_iter()
+            .find(|n| n["kind"] == "finished")
+    })
+    .unwrap_or_else(|| panic!("a finished notice; got {:?}", received(&b, "notices.jsonl")));
+    assert!(n["agent"].is_null() && n["task"].is_null(), "{n}");
+    assert!(n["text"].as_str().unwrap().contains("idle"), "{n}");
+}

@@ -1,7 +1,7 @@
 //! Notices that no single event announces: an agent that came to need attention (it never
 //! reached its prompt: only time passing says so) and a finished board (the backlog has no open
-//! or claimed task and every live agent is idle). Each is told once per change; what the board
-//! found at its first look is where it starts, not news.
+//! or claimed task and every live agent is idle, after there was work). Each is told once per
+//! change; what the board found at its first look is where it starts, not news.
 
 use std::collections::BTreeSet;
 
@@ -17,21 +17,26 @@ pub struct Seen {
     pub attention: Vec<(String, String)>,
     /// The backlog has no open or claimed task and no live agent works, waits or starts.
     pub finished: bool,
+    /// Open and claimed tasks.
+    pub unfinished: i64,
 }
 
 /// What the previous look found (None before the first).
 #[derive(Debug, Default)]
 pub struct Memo {
-    prev: Option<(BTreeSet<String>, bool)>,
+    /// The agents that needed attention at the previous look.
+    prev: Option<BTreeSet<String>>,
+    /// Work was open since the last `finished` (or the first look): a board that starts, or a
+    /// team that comes up, with nothing to do has not finished anything.
+    had_work: bool,
 }
 
 impl Memo {
     /// The notices between the previous look and `now` (stamped `at`), remembering `now`.
     pub fn changes(&mut self, now: Seen, at: &str) -> Vec<NoticeView> {
         let ids: BTreeSet<String> = now.attention.iter().map(|(id, _)| id.clone()).collect();
-        let Some((before, was_finished)) = self.prev.replace((ids, now.finished)) else {
-            return Vec::new();
-        };
+        let first = self.prev.is_none();
+        let before = self.prev.replace(ids).unwrap_or_default();
         let notice = |kind, agent: Option<&str>, text: &str| NoticeView {
             kind,
             agent: agent.map(str::to_string),
@@ -39,13 +44,18 @@ impl Memo {
             text: text.to_string(),
             at: at.to_string(),
         };
+        let finished = now.finished && self.had_work;
+        self.had_work = (self.had_work || now.unfinished > 0) && !now.finished;
+        if first {
+            return Vec::new();
+        }
         let mut out: Vec<NoticeView> = now
             .attention
             .iter()
             .filter(|(id, _)| !before.contains(id))
             .map(|(id, why)| notice(NoticeKind::Attention, Some(id), why))
             .collect();
-        if now.finished && !was_finished {
+        if finished {
             out.push(notice(
                 NoticeKind::Finished,
                 None,
@@ -88,6 +98,7 @@ pub fn look(board: &std::sync::Arc<Board>, off: &OffReactor) -> BoardResult<Seen
     Ok(Seen {
         attention,
         finished: unfinished == 0 && !busy,
+        unfinished,
     })
 }
 
@@ -95,46 +106,60 @@ pub fn look(board: &std::sync::Arc<Board>, off: &OffReactor) -> BoardResult<Seen
 mod tests {
     use super::*;
 
-    fn seen(attention: &[&str], finished: bool) -> Seen {
+    fn seen(attention: &[&str], unfinished: i64, busy: bool) -> Seen {
         Seen {
             attention: attention
                 .iter()
                 .map(|a| (a.to_string(), "no hook came".to_string()))
                 .collect(),
-            finished,
+            finished: unfinished == 0 && !busy,
+            unfinished,
         }
     }
 
     #[test]
     fn the_first_look_is_the_start_not_news() {
         let mut m = Memo::default();
-        assert!(m.changes(seen(&["c"], true), "t").is_empty());
+        assert!(m.changes(seen(&["c"], 0, false), "t").is_empty());
     }
 
     #[test]
     fn an_agent_is_told_once_when_it_comes_to_need_attention() {
         let mut m = Memo::default();
-        m.changes(seen(&[], false), "t");
-        let n = m.changes(seen(&["c"], false), "t");
+        m.changes(seen(&[], 1, true), "t");
+        let n = m.changes(seen(&["c"], 1, true), "t");
         assert_eq!(n.len(), 1);
         assert_eq!(
             (n[0].kind, n[0].agent.as_deref()),
             (NoticeKind::Attention, Some("c"))
         );
-        assert!(m.changes(seen(&["c"], false), "t").is_empty());
-        m.changes(seen(&[], false), "t");
-        assert_eq!(m.changes(seen(&["c"], false), "t").len(), 1);
+        assert!(m.changes(seen(&["c"], 1, true), "t").is_empty());
+        m.changes(seen(&[], 1, true), "t");
+        assert_eq!(m.changes(seen(&["c"], 1, true), "t").len(), 1);
     }
 
     #[test]
-    fn finishing_is_told_once_per_change() {
+    fn finishing_the_work_is_told_once() {
         let mut m = Memo::default();
-        m.changes(seen(&[], false), "t");
-        let n = m.changes(seen(&[], true), "t");
+        m.changes(seen(&[], 2, true), "t");
+        assert!(
+            m.changes(seen(&[], 0, true), "t").is_empty(),
+            "an agent still works"
+        );
+        let n = m.changes(seen(&[], 0, false), "t");
         assert_eq!(n.len(), 1);
         assert_eq!(n[0].kind, NoticeKind::Finished);
-        assert!(m.changes(seen(&[], true), "t").is_empty());
-        m.changes(seen(&[], false), "t");
-        assert_eq!(m.changes(seen(&[], true), "t").len(), 1);
+        assert!(m.changes(seen(&[], 0, false), "t").is_empty());
+        // New work, finished again: told again.
+        m.changes(seen(&[], 1, false), "t");
+        assert_eq!(m.changes(seen(&[], 0, false), "t").len(), 1);
+    }
+
+    #[test]
+    fn a_team_that_comes_up_with_nothing_to_do_has_not_finished_anything() {
+        let mut m = Memo::default();
+        m.changes(seen(&[], 0, false), "t");
+        m.changes(seen(&[], 0, true), "t");
+        assert!(m.changes(seen(&[], 0, false), "t").is_empty());
     }
 }
