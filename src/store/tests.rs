@@ -381,8 +381,8 @@ on_every_backend! {
 }
 
 /// `agent`'s listed session (question, waiting, state).
-fn listed(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
-    s.sessions(false, &|_| None)
+fn listed_session(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
+    s.sessions(None, &|_| None)
         .unwrap()
         .into_iter()
         .find(|v| v.id == agent)
@@ -404,7 +404,7 @@ on_every_backend! {
         assert!(!s.set_question(&w, Some("Which store?")).unwrap().0);
         s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
         s.set_waiting(&w, None).unwrap();
-        let v = listed(s, &w);
+        let v = listed_session(s, &w);
         assert_eq!(v.question.as_deref(), Some("Which store?"));
         assert_eq!(v.waiting, None);
         assert_eq!(v.state, AgentState::Waiting);
@@ -416,7 +416,7 @@ on_every_backend! {
         assert_eq!(kinds(&ev), vec![EventKind::Message, EventKind::Answer]);
         assert_eq!(ev[1].reason.as_deref(), Some("SQLite"));
         assert_eq!(ev[1].agent.as_deref(), Some(w.as_str()));
-        let v = listed(s, &w);
+        let v = listed_session(s, &w);
         assert_eq!(v.question, None);
         assert_ne!(v.state, AgentState::Waiting);
         let inbox = s.inbox(&w, true).unwrap();
@@ -448,7 +448,7 @@ on_every_backend! {
         assert_eq!(s.answer(OPERATOR, &w, "").unwrap_err().kind, ErrorKind::Invalid);
         assert_eq!(s.last_event_id().unwrap(), last_asked);
         assert!(s.inbox(&w, false).unwrap().is_empty());
-        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        assert_eq!(listed_session(s, &w).question.as_deref(), Some("Which store?"));
         // Another agent session may answer; a second answer finds the question closed.
         s.answer(&v, "w", "SQLite").unwrap();
         assert_eq!(s.answer(OPERATOR, &w, "Postgres").unwrap_err().kind, ErrorKind::NotFound);
@@ -464,7 +464,7 @@ on_every_backend! {
         assert_eq!(kinds(&ev), vec![EventKind::Resume]);
         assert_eq!(ev[0].reason.as_deref(), Some(crate::proto::glossary::QUESTION_WITHDRAWN));
         assert!(!s.set_question(&w, None).unwrap().0);
-        assert_eq!(listed(s, &w).question, None);
+        assert_eq!(listed_session(s, &w).question, None);
 
         s.set_question(&w, Some("Deploy now?")).unwrap();
         s.expel_session(&w, "pane closed").unwrap();
@@ -479,7 +479,7 @@ on_every_backend! {
         s.set_question(&w, Some("Which store?")).unwrap();
         s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
         s.send(OPERATOR, &w, "a plain note", false).unwrap();
-        assert_eq!(listed(s, &w).question.as_deref(), Some("Which store?"));
+        assert_eq!(listed_session(s, &w).question.as_deref(), Some("Which store?"));
         let (sent, ev) = s.send(OPERATOR, &w, "SQLite", true).unwrap();
         assert!(sent.ended_wait);
         assert_eq!(sent.question.as_deref(), Some("Which store?"));
@@ -487,7 +487,7 @@ on_every_backend! {
             kinds(&ev),
             vec![EventKind::Message, EventKind::Answer, EventKind::Resume]
         );
-        let v = listed(s, &w);
+        let v = listed_session(s, &w);
         assert_eq!((v.question, v.waiting), (None, None));
         // Only the answers are read with `answers_only`; the note stays unread.
         let answers = s.inbox(&w, true).unwrap();
