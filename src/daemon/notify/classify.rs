@@ -11,13 +11,24 @@ const OPERATOR: &str = "operator";
 /// shows a few lines at most.
 const SUMMARY_CHARS: usize = 600;
 
-/// Whether an event of `kind` can ever become a notice: a cheap test before the event is
-/// copied for the notifier, so most events (renewals, grants, …) cost nothing.
+/// Whether the notifier needs an event of `kind`: those that can become a notice, and a task
+/// finished or cancelled (work was done: `finished` may follow). A cheap test before the event
+/// is copied for the notifier, so most events (renewals, grants, …) cost nothing.
 pub fn may_notify(kind: EventKind) -> bool {
     matches!(
         kind,
-        EventKind::Question | EventKind::Wait | EventKind::Message | EventKind::Expel
+        EventKind::Question
+            | EventKind::Wait
+            | EventKind::Message
+            | EventKind::Expel
+            | EventKind::Done
+            | EventKind::Cancel
     )
+}
+
+/// Whether an event says a task was finished or cancelled.
+pub fn ends_work(kind: EventKind) -> bool {
+    matches!(kind, EventKind::Done | EventKind::Cancel)
 }
 
 /// The notice an event makes, if any: `question` (an agent asked a person), `wait` (a CLI's

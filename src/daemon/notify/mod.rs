@@ -181,11 +181,17 @@ pub async fn run(board: Arc<Board>) {
         tokio::select! {
             ev = rx.recv() => {
                 let Some(ev) = ev else { return };
-                burst.extend(classify::classify(&ev));
+                let mut take = |ev: &EventView| {
+                    if classify::ends_work(ev.kind) {
+                        memo.note_work();
+                    }
+                    burst.extend(classify::classify(ev));
+                };
+                take(&ev);
                 // Gather the rest of the burst.
                 let until = tokio::time::Instant::now() + WINDOW;
                 while let Ok(Some(ev)) = tokio::time::timeout_at(until, rx.recv()).await {
-                    burst.extend(classify::classify(&ev));
+                    take(&ev);
                 }
             }
             _ = tick.tick() => {}
@@ -249,7 +255,7 @@ async fn look_at_state(board: &Arc<Board>, memo: &mut state::Memo) -> Vec<Notice
     if !cfg.any_channel() || !wanted.iter().any(|k| cfg.wants(*k)) {
         return Vec::new();
     }
-    let seen = board.blocking(|b, off| state::look(b, off)).await;
+    let seen = board.blocking(state::look).await;
     match seen {
         Ok(Ok(now)) => memo.changes(now, &crate::store::now_wall()),
         Ok(Err(e)) | Err(e) => {

@@ -32,6 +32,12 @@ pub struct Memo {
 }
 
 impl Memo {
+    /// Records that a task was finished or cancelled since the last look: work was done, even
+    /// when no look saw it open.
+    pub fn note_work(&mut self) {
+        self.had_work = true;
+    }
+
     /// The notices between the previous look and `now` (stamped `at`), remembering `now`.
     pub fn changes(&mut self, now: Seen, at: &str) -> Vec<NoticeView> {
         let ids: BTreeSet<String> = now.attention.iter().map(|(id, _)| id.clone()).collect();
