@@ -4,6 +4,8 @@
 //! subscriber out of id order, and a follower resuming with `after` = the highest id it saw
 //! could lose the other one for good.
 
+use std::sync::Arc;
+
 use tokio::sync::{broadcast, watch};
 
 use crate::proto::EventView;
@@ -18,13 +20,19 @@ pub struct EventBus {
     /// The newest event id this board committed itself (0: none yet): what a shared store's
     /// other hosts are told of (`follow`).
     own: watch::Sender<i64>,
+    /// The notifier's intake: events that may make a notice are offered to it.
+    notices: Arc<super::notify::Notices>,
 }
 
 impl Default for EventBus {
     fn default() -> Self {
         let (tx, _) = broadcast::channel(CAPACITY);
         let (own, _) = watch::channel(0);
-        EventBus { tx, own }
+        EventBus {
+            tx,
+            own,
+            notices: Arc::default(),
+        }
     }
 }
 
@@ -33,6 +41,7 @@ impl EventBus {
     pub fn publish(&self, events: Vec<EventView>) {
         let mut last = None;
         for e in events {
+            self.notices.offer(&e);
             tracing::info!(id = e.id, kind = %e.kind, task = ?e.task, agent = ?e.agent, generation = ?e.generation, reason = ?e.reason, "event");
             last = Some(e.id);
         }
@@ -46,6 +55,11 @@ impl EventBus {
                 newer
             });
         }
+    }
+
+    /// The notifier's intake and the notices for `board tui` streams.
+    pub fn notices(&self) -> &super::notify::Notices {
+        &self.notices
     }
 
     /// The newest event id this board committed itself, changing with each commit (several

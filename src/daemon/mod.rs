@@ -10,6 +10,7 @@ pub mod handlers;
 pub mod hosts;
 pub mod identity;
 pub mod last_run;
+pub mod notify;
 pub mod reload;
 pub mod server;
 pub mod state;
@@ -272,6 +273,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
     let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
     let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
+    let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
             tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
@@ -292,6 +294,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     sweeper.abort();
     reloader.abort();
     deliverer.abort();
+    notifier.abort();
     if let Some((heartbeat, follower)) = shared_tasks {
         heartbeat.abort();
         follower.abort();

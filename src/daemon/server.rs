@@ -155,7 +155,8 @@ async fn connection(
                     call: Call::Subscribe(p),
                     ..
                 }) => {
-                    return subscribe(board, wr, rd, id, p.after).await;
+                    let notices = p.notices.unwrap_or(false);
+                    return subscribe(board, wr, rd, id, p.after, notices).await;
                 }
                 Ok(req) => match inflight.enter() {
                     None => error_line(&req.id, &stopping_error()),
@@ -195,15 +196,18 @@ async fn connection(
 /// read from the log by id ([`crate::daemon::events::EventBus`] only wakes the stream), and the
 /// store answers only ids below which nothing can still commit ([`crate::store::Store::events`]), so reading
 /// past the last id sent can neither skip nor repeat an event, however the transactions that
-/// committed them were scheduled.
+/// committed them were scheduled. With `notices`, the notices the board makes while the stream
+/// is open are sent between events (`notice` notifications; they are not in the log).
 async fn subscribe(
     board: Arc<Board>,
     mut wr: tokio::net::unix::OwnedWriteHalf,
     mut rd: BufReader<tokio::net::unix::OwnedReadHalf>,
     id: Id,
     after: Option<i64>,
+    notices: bool,
 ) -> std::io::Result<()> {
     let mut wake = board.events().subscribe();
+    let mut notice_rx = notices.then(|| board.events().notices().terminal());
     let mut sent = match after {
         Some(a) => a,
         None => board
@@ -258,9 +262,21 @@ async fn subscribe(
                 std::future::pending::<()>().await;
             }
         };
+        let notice = async {
+            match notice_rx.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             alive = wake.wait() => if !alive { return Ok(()) },
             () = retry => {}
+            n = notice => match n {
+                Ok(n) => wr.write_all(format!("{}\n", proto::notice_line(&n)).as_bytes()).await?,
+                // Missed notices are old news; the board is stopping when it is closed.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => notice_rx = None,
+            },
             line = read_line_async(&mut rd, MAX_LINE) => {
                 if matches!(line, Ok(Line::Eof) | Err(_)) {
                     return Ok(());

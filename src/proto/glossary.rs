@@ -231,6 +231,26 @@ words! {
 }
 
 words! {
+    /// What a notification that leaves the terminal is about (`[notify] events`).
+    NoticeKind ("notice kind") {
+        /// An agent asked a person a question.
+        Question = "question",
+        /// An agent's CLI shows a permission prompt.
+        Permission = "permission",
+        /// An agent needs attention (it never reached its prompt).
+        Attention = "attention",
+        /// An agent sent the operator a message.
+        Message = "message",
+        /// A task waits for review (no emitter yet: it comes with review).
+        Review = "review",
+        /// An agent session ended while holding a claim, or was expelled.
+        Expel = "expel",
+        /// The backlog has no open or claimed task and every live agent is idle.
+        Finished = "finished",
+    }
+}
+
+words! {
     /// How a claim ended (`end` of a lost claim, `end_kind` in the database).
     ClaimEnd ("claim end") {
         /// Its holder finished the task.

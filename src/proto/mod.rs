@@ -4,7 +4,8 @@
 //! Requests look like `{"jsonrpc":"2.0","id":7,"method":"claim","params":{"task":12}}`; the
 //! answer carries the same `id`, byte for byte as sent ([`Id`]), and either `result` or `error`
 //! (see [`crate::proto::error::BoardError`]). A connection that sent `subscribe` then receives
-//! notifications `{"jsonrpc":"2.0","method":"event","params":<EventView>}`.
+//! notifications `{"jsonrpc":"2.0","method":"event","params":<EventView>}`, and, when it asked
+//! with `notices: true`, `{"jsonrpc":"2.0","method":"notice","params":<NoticeView>}`.
 //!
 //! Methods, their parameters and results are typed ([`methods`], [`results`]); the JSON Schema
 //! printed by `board json --schema` is generated from those types ([`schema`]).
@@ -39,7 +40,8 @@ use serde_json::{Map, Value};
 use crate::proto::error::BoardError;
 pub use crate::proto::methods::{Call, Identity, Method};
 pub use crate::proto::views::{
-    EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
+    EventView, GoalView, HostView, MessageView, NoteView, NoticeView, SessionView, StoreInfo,
+    TaskView,
 };
 
 /// Version of this protocol; `hello` reports it and clients refuse a board of another version.
@@ -206,10 +208,10 @@ struct Failure<'a> {
 }
 
 #[derive(Serialize)]
-struct Notification<'a> {
+struct Notification<'a, P: Serialize> {
     jsonrpc: &'static str,
     method: &'static str,
-    params: &'a EventView,
+    params: &'a P,
 }
 
 /// A request line: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}` (no newline).
@@ -255,6 +257,17 @@ pub fn event_line(event: &EventView) -> String {
         jsonrpc: "2.0",
         method: "event",
         params: event,
+    };
+    serde_json::to_string(&out).unwrap_or_default()
+}
+
+/// A notice notification line for subscribers that asked for notices (`subscribe` with
+/// `notices: true`).
+pub fn notice_line(notice: &NoticeView) -> String {
+    let out = Notification {
+        jsonrpc: "2.0",
+        method: "notice",
+        params: notice,
     };
     serde_json::to_string(&out).unwrap_or_default()
 }

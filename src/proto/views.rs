@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::proto::glossary::{AgentState, EventKind, TaskState};
+use crate::proto::glossary::{AgentState, EventKind, NoticeKind, TaskState};
 
 /// A task as clients see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -136,6 +136,26 @@ pub struct EventView {
     pub generation: Option<i64>,
     /// Human reason (`exited (status 3)`, `lease expired`, …).
     pub reason: Option<String>,
+}
+
+/// A notice: something a person should hear about even when not looking at the board (a
+/// question, a permission prompt, …). The board sends it over `[notify]`'s channels; a `board
+/// tui` gets it as a `notice` notification on its stream. The JSON object a `[notify] command`
+/// reads on stdin has exactly these keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "notice")]
+pub struct NoticeView {
+    /// `question`, `permission`, `attention`, `message`, `review`, `expel` or `finished`.
+    pub kind: NoticeKind,
+    /// The agent session concerned, if one is.
+    pub agent: Option<String>,
+    /// The task concerned, if one is.
+    pub task: Option<i64>,
+    /// What happened, in words (the agent's text as given; sanitise before showing it).
+    pub text: String,
+    /// RFC 3339 UTC.
+    pub at: String,
 }
 
 /// A note on a task.

@@ -28,6 +28,7 @@ pub mod keys;
 pub mod layout;
 pub mod messages;
 pub mod needs;
+pub mod notice;
 pub mod snapshot;
 mod team_io;
 #[cfg(test)]
@@ -114,6 +115,8 @@ enum Msg {
     Disconnected { attempt: u32, error: String },
     /// The board published an event.
     Event,
+    /// The board made a notice (`[notify] terminal`): written to the terminal between draws.
+    Notice(crate::proto::NoticeView),
     /// A refresh finished; the instant is when the task list was fetched.
     Snapshot(BoardResult<(Snapshot, Instant)>),
     /// A call finished.
@@ -331,6 +334,7 @@ fn event_loop(
                 Msg::Connected => effects.extend(app.on_connected()),
                 Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
                 Msg::Event => effects.push(Effect::Refresh),
+                Msg::Notice(n) => notice::emit(&n),
                 Msg::Snapshot(r) => {
                     refreshes.finished(jobs);
                     match r {
@@ -385,11 +389,21 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
                 return Ok(false);
             }
             let mut open = true;
-            c.follow(Some(from), |ev| {
-                if let Some(id) = ev.get("id").and_then(Value::as_i64) {
-                    after = Some(id);
-                }
-                open = tx.send(Msg::Event).is_ok();
+            c.follow_stream(Some(from), true, |item| {
+                let msg = match item {
+                    client::StreamItem::Event(ev) => {
+                        if let Some(id) = ev.get("id").and_then(Value::as_i64) {
+                            after = Some(id);
+                        }
+                        Msg::Event
+                    }
+                    client::StreamItem::Notice(n) => match serde_json::from_value(n.clone()) {
+                        Ok(n) => Msg::Notice(n),
+                        // A notice this TUI cannot read (a newer board's kind) is skipped.
+                        Err(_) => return true,
+                    },
+                };
+                open = tx.send(msg).is_ok();
                 open
             })?;
             Ok(open)

@@ -53,6 +53,7 @@ mod messages_between_agents;
 mod messages_reach_idle_agents;
 mod names_stay_put;
 mod non_utf8_arguments;
+mod notifications_leave_the_terminal;
 mod pipelined_requests;
 mod profiles;
 mod questions_wait_for_answers;

@@ -312,6 +312,16 @@ fn complete(
             &tui,
         ])?;
     }
+    // The TUI's notifications (OSC 9 / OSC 777) reach the outer terminal only through tmux's
+    // passthrough, which is off by default; a tmux before 3.3 has no such option (ignored).
+    let _ = tmux::run(&[
+        "set-option",
+        "-w",
+        "-t",
+        &format!("={session}:{BOARD_WINDOW}"),
+        "allow-passthrough",
+        "on",
+    ]);
     let mut has_agents_window = existing.iter().any(|p| p.window == AGENTS_WINDOW);
     let mut out = Vec::new();
     for slot in slots {

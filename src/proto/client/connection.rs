@@ -272,13 +272,31 @@ impl Client {
     /// Turns this connection into an event stream (`subscribe`) starting after event `after`;
     /// calls `on_event` for each event until it returns false or the board goes away.
     pub fn follow(
-        mut self,
+        self,
         after: Option<i64>,
         mut on_event: impl FnMut(&Value) -> bool,
+    ) -> BoardResult<()> {
+        self.follow_stream(after, false, |item| match item {
+            StreamItem::Event(e) => on_event(e),
+            StreamItem::Notice(_) => true,
+        })
+    }
+
+    /// As [`Client::follow`], with the board's notices too when `notices` is true (what
+    /// `[notify] terminal` shows); `on_item` gets each event or notice's `params` until it
+    /// returns false or the board goes away.
+    pub fn follow_stream(
+        mut self,
+        after: Option<i64>,
+        notices: bool,
+        mut on_item: impl FnMut(StreamItem<'_>) -> bool,
     ) -> BoardResult<()> {
         let mut params = json!({});
         if let Some(a) = after {
             params["after"] = json!(a);
+        }
+        if notices {
+            params["notices"] = json!(true);
         }
         self.call("subscribe", params)?;
         // A stream is quiet for as long as nothing happens: only its answer had a deadline.
@@ -298,7 +316,12 @@ impl Client {
             if let Some(e) = v.get("error") {
                 return Err(BoardError::from_json(e));
             }
-            if v.get("method").and_then(Value::as_str) == Some("event") && !on_event(&v["params"]) {
+            let item = match v.get("method").and_then(Value::as_str) {
+                Some("event") => StreamItem::Event(&v["params"]),
+                Some("notice") => StreamItem::Notice(&v["params"]),
+                _ => continue,
+            };
+            if !on_item(item) {
                 return Ok(());
             }
         }
@@ -402,4 +425,13 @@ pub fn check_protocol(hello: &Value) -> BoardResult<()> {
         .with(PROTOCOL, theirs));
     }
     Ok(())
+}
+
+/// One message of a `subscribe` stream: an event of the log, or a notice (`notices: true`).
+#[derive(Debug, Clone, Copy)]
+pub enum StreamItem<'a> {
+    /// An event's `params` (see [`crate::proto::EventView`]).
+    Event(&'a Value),
+    /// A notice's `params` (see [`crate::proto::NoticeView`]).
+    Notice(&'a Value),
 }

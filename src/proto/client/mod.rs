@@ -24,7 +24,7 @@ mod locate;
 mod retry;
 
 pub use autostart::{start_board, without_identity};
-pub use connection::{check_protocol, split_answer, Client, Followed};
+pub use connection::{check_protocol, split_answer, Client, Followed, StreamItem};
 pub use locate::{env_identity, env_timeout, target, EnvIdentity, Target, TIMEOUT_ENV};
 pub use retry::{answer_was_lost, call_once, new_op_id, retrying, with_op_id};
 

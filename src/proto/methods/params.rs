@@ -330,6 +330,11 @@ pub struct SubscribeParams {
     /// Start after this event id (earlier events are sent from the log first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<i64>,
+    /// Also send `notice` notifications (what `[notify] terminal` shows: a question, a
+    /// permission prompt, …) as the board makes them; default false. Notices are not in the log:
+    /// one made while the stream was not connected is not sent later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notices: Option<bool>,
 }
 
 /// `session.register` parameters.

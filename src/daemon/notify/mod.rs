@@ -1,0 +1,266 @@
+//! Notifications that leave the terminal (`[notify]` in `board.toml`): a question, a permission
+//! prompt, an agent that needs attention, a message to the operator, an expelled claim, a
+//! finished backlog. The board's own event publication offers each event to a bounded queue
+//! ([`Notices::offer`], never blocking); this task turns events into notices
+//! ([`classify::classify`], plus [`state`] for what no single event says), gathers a burst for
+//! [`WINDOW`] into one, and hands it to each channel that is on: the terminals of running
+//! `board tui`s (a broadcast to their streams), the desktop ([`desktop`]) and a command
+//! ([`command`]), each in a task of its own behind a small queue, so a slow or hanging channel
+//! delays nothing but itself. Settings are read at each send: edits of `[notify]` apply at once.
+
+pub mod classify;
+pub mod command;
+pub mod desktop;
+pub mod state;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc};
+
+use super::state::Board;
+use crate::proto::{EventView, NoticeView};
+
+/// Events waiting for the notifier, at most; more are dropped (counted and logged).
+const QUEUE: usize = 256;
+/// Bursts waiting for one channel, at most: a channel that is still sending coalesces what
+/// queued up into one summary; beyond this, bursts are dropped for it.
+const CHANNEL_QUEUE: usize = 8;
+/// Notices within this time of the first become one (a sweep that expels five claims is one
+/// popup, not five).
+pub const WINDOW: Duration = Duration::from_millis(200);
+/// How often the board's state is looked at for `attention` (which no event announces).
+const STATE_EVERY: Duration = Duration::from_secs(2);
+
+/// The notifier's intake, shared by the event publication and the streams of `board tui`s.
+pub struct Notices {
+    tx: mpsc::Sender<EventView>,
+    rx: Mutex<Option<mpsc::Receiver<EventView>>>,
+    terminal: broadcast::Sender<NoticeView>,
+    dropped: AtomicU64,
+    /// Dropping now (logged once when it starts, once when it stops).
+    dropping: AtomicBool,
+}
+
+impl Default for Notices {
+    fn default() -> Self {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let (terminal, _) = broadcast::channel(64);
+        Notices {
+            tx,
+            rx: Mutex::new(Some(rx)),
+            terminal,
+            dropped: AtomicU64::new(0),
+            dropping: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Notices {
+    /// Offers a committed event to the notifier; never blocks. Events that can make no notice
+    /// are not even copied. A full queue drops the event (counted, logged once per episode).
+    pub fn offer(&self, e: &EventView) {
+        if !classify::may_notify(e.kind) {
+            return;
+        }
+        match self.tx.try_send(e.clone()) {
+            Ok(()) => {
+                if self.dropping.swap(false, Ordering::Relaxed) {
+                    tracing::info!(
+                        dropped = self.dropped.load(Ordering::Relaxed),
+                        "the notifier keeps up again"
+                    );
+                }
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if !self.dropping.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(dropped = n, "the notifier is behind: events dropped");
+                }
+            }
+            // No notifier runs (a board in a test harness, or stopping): nothing to tell.
+            Err(mpsc::error::TrySendError::Closed(_)) => {}
+        }
+    }
+
+    /// Notices for the streams of running `board tui`s that asked for them.
+    pub fn terminal(&self) -> broadcast::Receiver<NoticeView> {
+        self.terminal.subscribe()
+    }
+
+    /// Events dropped because the notifier was behind, since the board started.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    fn take_receiver(&self) -> Option<mpsc::Receiver<EventView>> {
+        self.rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
+/// Whether a channel's sends succeed, so a failing channel is logged once per change
+/// (ok → failing → ok), not once per notice.
+#[derive(Debug, Default)]
+pub struct Health {
+    failing: Option<String>,
+}
+
+impl Health {
+    /// Records the outcome of one send of `channel`, logging only a change.
+    pub fn record(&mut self, channel: &str, outcome: Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                if self.failing.take().is_some() {
+                    tracing::info!(channel, "notify {channel} works again");
+                }
+            }
+            Err(why) => {
+                if self.failing.as_deref() != Some(why.as_str()) {
+                    tracing::warn!(channel, error = %why, "notify {channel} failed; further failures alike are not logged");
+                    self.failing = Some(why);
+                }
+            }
+        }
+    }
+}
+
+/// One channel's queue of bursts.
+struct Channel {
+    tx: mpsc::Sender<Vec<NoticeView>>,
+    name: &'static str,
+}
+
+impl Channel {
+    fn spawn<F, Fut>(board: &Arc<Board>, name: &'static str, send: F) -> Channel
+    where
+        F: Fn(Arc<Board>, NoticeView) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<(), String>> + Send,
+    {
+        let (tx, mut rx) = mpsc::channel::<Vec<NoticeView>>(CHANNEL_QUEUE);
+        let board = Arc::clone(board);
+        tokio::spawn(async move {
+            let mut health = Health::default();
+            while let Some(mut burst) = rx.recv().await {
+                // What queued up while the last send ran goes out as one.
+                while let Ok(more) = rx.try_recv() {
+                    burst.extend(more);
+                }
+                if let Some(n) = classify::summarize(&burst) {
+                    let outcome = send(Arc::clone(&board), n).await;
+                    health.record(name, outcome);
+                }
+            }
+        });
+        Channel { tx, name }
+    }
+
+    fn hand(&self, burst: &[NoticeView]) {
+        if self.tx.try_send(burst.to_vec()).is_err() {
+            tracing::debug!(
+                channel = self.name,
+                "notify channel busy: a burst was dropped"
+            );
+        }
+    }
+}
+
+/// Runs the notifier until the board stops.
+pub async fn run(board: Arc<Board>) {
+    let Some(mut rx) = board.events().notices().take_receiver() else {
+        tracing::error!("the notifier started twice; the second one does nothing");
+        return;
+    };
+    let desktop = Channel::spawn(&board, "desktop", desktop::send);
+    let command = Channel::spawn(&board, "command", command::send);
+    let mut memo = state::Memo::default();
+    let mut tick = tokio::time::interval(STATE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let mut burst = Vec::new();
+        tokio::select! {
+            ev = rx.recv() => {
+                let Some(ev) = ev else { return };
+                let mut take = |ev: &EventView| {
+                    if classify::ends_work(ev.kind) {
+                        memo.note_work();
+                    }
+                    burst.extend(classify::classify(ev));
+                };
+                take(&ev);
+                // Gather the rest of the burst.
+                let until = tokio::time::Instant::now() + WINDOW;
+                while let Ok(Some(ev)) = tokio::time::timeout_at(until, rx.recv()).await {
+                    take(&ev);
+                }
+            }
+            _ = tick.tick() => {}
+        }
+        let cfg = board.config().notify.clone();
+        burst.retain(|n| cfg.wants(n.kind));
+        let mut burst = by_name(&board, burst).await;
+        burst.extend(look_at_state(&board, &mut memo).await);
+        burst.retain(|n| cfg.wants(n.kind));
+        if burst.is_empty() {
+            continue;
+        }
+        if cfg.terminal {
+            if let Some(n) = classify::summarize(&burst) {
+                // No running TUI is fine.
+                let _ = board.events().notices().terminal.send(n);
+            }
+        }
+        if cfg.desktop {
+            desktop.hand(&burst);
+        }
+        if cfg.command.is_some() {
+            command.hand(&burst);
+        }
+    }
+}
+
+/// `burst` with each agent shown by the name people see (`sh`, not the session id `sh-7`
+/// behind it); an agent whose name cannot be read keeps its id.
+async fn by_name(board: &Arc<Board>, burst: Vec<NoticeView>) -> Vec<NoticeView> {
+    if burst.iter().all(|n| n.agent.is_none()) {
+        return burst;
+    }
+    let named = board
+        .blocking(move |b, off| {
+            let store = b.store(off);
+            burst
+                .into_iter()
+                .map(|mut n| {
+                    if let Some(id) = &n.agent {
+                        if let Ok(Some(name)) = store.session_name(id) {
+                            n.agent = Some(name);
+                        }
+                    }
+                    n
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+    named.unwrap_or_default()
+}
+
+/// The notices the board's state makes now (`attention`, `finished`), when any channel is on
+/// and either kind is wanted; a store that cannot be read makes none.
+async fn look_at_state(board: &Arc<Board>, memo: &mut state::Memo) -> Vec<NoticeView> {
+    let cfg = board.config().notify.clone();
+    let wanted = [
+        crate::proto::glossary::NoticeKind::Attention,
+        crate::proto::glossary::NoticeKind::Finished,
+    ];
+    if !cfg.any_channel() || !wanted.iter().any(|k| cfg.wants(*k)) {
+        return Vec::new();
+    }
+    let seen = board.blocking(state::look).await;
+    match seen {
+        Ok(Ok(now)) => memo.changes(now, &crate::store::now_wall()),
+        Ok(Err(e)) | Err(e) => {
+            tracing::debug!(error = %e, "notifier could not read the board's state");
+            Vec::new()
+        }
+    }
+}
