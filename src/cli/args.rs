@@ -231,8 +231,14 @@ pub enum Cmd {
     Inbox,
     /// Show the board process and its settings.
     Status,
-    /// Stop the board process.
-    Stop,
+    /// Stop the board process; with --agent, stop that agent session instead.
+    Stop {
+        /// Stop this agent session (id, or the name of one live session) the way a closed pane
+        /// does: SIGTERM to its process group, SIGKILL to its tree after `[run] hangup_grace`.
+        /// Its claims end with its session; the board keeps running.
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<String>,
+    },
     /// Run the board process in the foreground.
     Serve {
         /// Accept a missing, empty or other board's database by opening a new epoch: every

@@ -99,7 +99,8 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         Cmd::Status => ("status", json!({})),
         Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
         Cmd::Inbox => ("inbox", json!({})),
-        Cmd::Stop => ("stop", json!({})),
+        Cmd::Stop { agent: None } => ("stop", json!({})),
+        Cmd::Stop { agent: Some(a) } => ("session.stop", json!({ "session": a })),
         Cmd::Init { .. }
         | Cmd::Serve { .. }
         | Cmd::Tui
@@ -119,7 +120,7 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
     if matches!(cmd, Cmd::Status) {
         return status(&target, method, params);
     }
-    if !matches!(cmd, Cmd::Stop) {
+    if !matches!(cmd, Cmd::Stop { agent: None }) {
         // A write gets its op_id here; a lost answer is asked again with it.
         let v = client::call_once(&target, true, method, params)?;
         let human = match cmd {

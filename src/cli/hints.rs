@@ -71,11 +71,15 @@ pub fn inbox_note(inbox: Option<&Value>) -> Option<String> {
 }
 
 /// For `board agents` without `--all`: when no session is live but some ended, say how to see
-/// them. `result` is the `agents` answer (`agents`, `ended`).
+/// them all (the list shows only the last recent one of each name). `result` is the `agents`
+/// answer (`agents`, `ended`, `all`).
 pub fn agents_all(result: &Value) -> Option<String> {
-    let live = result["agents"].as_array().map_or(0, Vec::len);
+    let live = result["agents"]
+        .as_array()
+        .map_or(0, |l| l.iter().filter(|a| a["ended_at"].is_null()).count());
     let ended = result["ended"].as_i64().unwrap_or(0);
-    (live == 0 && ended > 0).then(|| {
+    let all = result["all"] == serde_json::json!(true);
+    (live == 0 && ended > 0 && !all).then(|| {
         format!("no live agent sessions; {ended} ended (`board agents --all` lists them and why they ended)")
     })
 }

@@ -267,7 +267,8 @@ fn human_result(method: &str, v: &Value) -> String {
                 return crate::cli::hints::agents_all(v)
                     .unwrap_or_else(|| "no agent sessions".into());
             }
-            list.iter()
+            let rows = list
+                .iter()
                 .map(|a| {
                     let claims = task_refs(&a["claims"]);
                     // People see the name; the unique id only in the full list.
@@ -309,7 +310,11 @@ fn human_result(method: &str, v: &Value) -> String {
                     line
                 })
                 .collect::<Vec<_>>()
-                .join("\n")
+                .join("\n");
+            match crate::cli::hints::agents_all(v) {
+                Some(hint) => format!("{rows}\n{hint}"),
+                None => rows,
+            }
         }
         Some(Method::AgentsPrune) => {
             let n = v["pruned"].as_array().map_or(0, Vec::len);
@@ -374,6 +379,12 @@ fn human_result(method: &str, v: &Value) -> String {
             out.join("\n")
         }
         Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
+        Some(Method::SessionStop) => format!(
+            "stopping {} (pid {}): SIGTERM sent, SIGKILL in {:.1}s if it keeps running",
+            s(&v["session"]),
+            v["pid"],
+            v["kill_after_ms"].as_f64().unwrap_or(0.0) / 1000.0
+        ),
         _ => v.to_string(),
     }
 }

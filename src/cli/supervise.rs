@@ -196,11 +196,10 @@ fn agent_tree() -> Vec<i32> {
     procfs::descendants_pruned(std::process::id() as i32, procfs::is_board_daemon)
 }
 
-/// Sends `sig` to the agent's whole tree ([`agent_tree`]).
+/// Sends `sig` to the agent's whole tree ([`agent_tree`]), the way the board's
+/// `session.stop` does ([`crate::os::stop`]).
 fn signal_tree(sig: Signal) {
-    for p in agent_tree() {
-        let _ = kill(Pid::from_raw(p), sig);
-    }
+    crate::os::stop::signal_tree(std::process::id() as i32, sig);
 }
 
 /// Reaps exited children other than the agent (orphans adopted as child subreaper), leaving the

@@ -133,9 +133,12 @@ impl Mailbox {
         self.wake.notify_one();
     }
 
-    /// Forgets nudges of claims that are no longer live (`live`: every live claim).
-    pub fn keep_nudged(&self, live: &HashSet<(i64, i64)>) {
-        self.marks().nudged.retain(|c| live.contains(c));
+    /// Forgets nudges of claims that are no longer live (`live`: every live claim, with its
+    /// holder), and the nudge lines not shown yet of agents that hold none any more.
+    pub fn keep_nudged(&self, live: &HashSet<(i64, i64)>, holders: &HashSet<&str>) {
+        let mut m = self.marks();
+        m.nudged.retain(|c| live.contains(c));
+        m.nudges.retain(|a, _| holders.contains(a.as_str()));
     }
 
     fn pending(&self) -> Vec<String> {

@@ -119,7 +119,7 @@ pub struct Observation {
     pub cpu_advanced: bool,
     /// It made a request with its identity since the previous sweep.
     pub talked: bool,
-    /// It said it is waiting for a human (`board wait`).
+    /// It waits for a person: an open question (`board wait`) or its CLI's permission prompt.
     pub waiting: bool,
     /// Its CLI said its turn finished (a hook's `idle`) and it has not acted since.
     pub idle: bool,

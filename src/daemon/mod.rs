@@ -15,6 +15,7 @@ pub mod reload;
 pub mod server;
 pub mod state;
 pub mod status;
+pub mod stop_agent;
 pub mod store_pool;
 pub mod sweep;
 pub mod team;

@@ -80,11 +80,18 @@ pub fn sweep_once(
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         // Input in the agent's terminal is progress too: a person reading code types now and
         // then but burns no CPU (see `terminal`).
-        let typed = match board.store(off).session_tty(&row.id)? {
+        let input = match board.store(off).session_tty(&row.id)? {
             Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
-            None => false,
+            None => Default::default(),
         };
-        let idle = board.is_idle(&row.id) && !end_idle_on_input(board, off, &row.id, typed)?;
+        // After a finished turn only input read from the terminal itself counts: an idle
+        // CLI keeps reading files and pipes (Claude Code: ~1 KB every few seconds) as it
+        // keeps using CPU.
+        let idle = board.is_idle(&row.id) && !end_idle_on_input(board, off, &row.id, input.tty)?;
+        let typed = match idle {
+            true => input.tty,
+            false => input.any,
+        };
         let obs = Observation {
             process,
             cpu_advanced,
@@ -163,9 +170,10 @@ fn nudge_idle_holders(
     idle: &[(&str, Observation)],
 ) -> BoardResult<()> {
     let claims = board.store(off).live_claims_with_tty()?;
-    board
-        .mailbox()
-        .keep_nudged(&claims.iter().map(|c| (c.task, c.generation)).collect());
+    board.mailbox().keep_nudged(
+        &claims.iter().map(|c| (c.task, c.generation)).collect(),
+        &claims.iter().map(|c| c.agent.as_str()).collect(),
+    );
     let now = board.now_ms();
     for (agent, obs) in idle {
         let held: Vec<_> = claims.iter().filter(|c| c.agent == *agent).collect();

@@ -106,7 +106,9 @@ pub fn answer(
 
 /// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread
 /// messages: `inbox: {unread, from, read_with}` is added to the result object, or to the error's
-/// `data`. Nothing is added when there are none, so answers stay as they were.
+/// `data`. The operator is told on `status` only (the TUI's refresh, `board status`): the place
+/// it looks at the board as a whole, not every command it types. Nothing is added when there
+/// are none, so answers stay as they were.
 pub fn add_inbox_notice(
     board: &Board,
     off: &OffReactor,
@@ -114,16 +116,27 @@ pub fn add_inbox_notice(
     caller: &Caller,
     out: &mut BoardResult<Value>,
 ) {
-    let Caller::Agent(agent) = caller else {
-        return;
+    let agent = match caller {
+        Caller::Agent(agent) => Some(agent.as_str()),
+        Caller::Operator => None,
+    };
+    let recipient = match agent {
+        Some(agent) => agent,
+        None if method == Method::Status => caller.name(),
+        None => return,
+    };
+    let told = |board: &Board| {
+        if let Some(agent) = agent {
+            board.mailbox().told(agent);
+        }
     };
     if method == Method::Inbox {
-        board.mailbox().told(agent);
+        told(board);
     }
     if matches!(method, Method::Hello | Method::Inbox) {
         return;
     }
-    let unread = match board.store(off).unread(agent) {
+    let unread = match board.store(off).unread(recipient) {
         Ok(u) => u,
         Err(e) => {
             tracing::warn!(error = %e, "could not count unread messages");
@@ -133,7 +146,7 @@ pub fn add_inbox_notice(
     // Told now (or nothing to tell), so no line in its pane for these; except through a hook,
     // which shows the CLI nothing of the answer.
     if method != Method::Activity {
-        board.mailbox().told(agent);
+        told(board);
     }
     put_inbox_notice(&unread, out);
 }

@@ -54,6 +54,20 @@ struct Seen {
     changed_ms: Option<i64>,
     /// A change the sweep has not counted yet.
     unswept: bool,
+    /// A change of the access time (input read from the terminal itself) the sweep has not
+    /// counted yet.
+    tty_unswept: bool,
+}
+
+/// What the sweep learns of a terminal since its previous look.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Input {
+    /// Its access time or the bytes its processes read changed: keystrokes to a shell. Also
+    /// any other read of those processes (files, pipes): an agent CLI reads all the time.
+    pub any: bool,
+    /// Its access time changed: input was read from the terminal itself (seen within 8 s,
+    /// Linux's granularity for a tty's times). What tells a person from a CLI's own reads.
+    pub tty: bool,
 }
 
 /// Linux moves a tty's access time only when it leaves its 8-second bucket
@@ -88,6 +102,7 @@ fn look(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> Option
         .entry(row.id.clone())
         .and_modify(|s| {
             if s.sample != sample {
+                s.tty_unswept |= s.sample.atime_ns != sample.atime_ns;
                 s.sample = sample;
                 s.changed_ms = Some(now_ms);
                 s.unswept = true;
@@ -98,20 +113,21 @@ fn look(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> Option
             first_ms: now_ms,
             changed_ms: None,
             unswept: false,
+            tty_unswept: false,
         });
     Some((*seen, atime_ns / 1_000_000))
 }
 
-/// Whether session `row`'s terminal `tty` got input since the previous sweep (false at the
+/// Whether session `row`'s terminal `tty` got input since the previous sweep (none at the
 /// first sample, and when the terminal cannot be read).
 pub fn input_since_last_sweep(
     board: &Board,
     table: &ProcTable,
     row: &SessionRow,
     tty: &str,
-) -> bool {
+) -> Input {
     if look(board, table, row, tty).is_none() {
-        return false;
+        return Input::default();
     }
     let mut samples = board
         .terminals()
@@ -120,7 +136,10 @@ pub fn input_since_last_sweep(
         .unwrap_or_else(|p| p.into_inner());
     samples
         .get_mut(&row.id)
-        .is_some_and(|s| std::mem::take(&mut s.unswept))
+        .map_or(Input::default(), |s| Input {
+            any: std::mem::take(&mut s.unswept),
+            tty: std::mem::take(&mut s.tty_unswept),
+        })
 }
 
 /// How long (ms) nobody has typed in session `row`'s terminal `tty`, at least: the larger of

@@ -4,3 +4,4 @@
 pub mod memory;
 pub mod pidfd;
 pub mod procfs;
+pub mod stop;

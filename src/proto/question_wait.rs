@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::proto::client::{Client, Followed, Target};
-use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::glossary::QUESTION_WITHDRAWN;
 
 /// Exit code of `board wait --block` when no answer came in time (the question stays open).
@@ -116,29 +116,55 @@ pub fn ask_and_wait(
 }
 
 /// Follows the event stream after event `after` until `agent`'s question ends or `deadline`
-/// passes; across a board restart it picks up where it was.
+/// passes; across a board restart it picks up where it was (the question is stored), giving up
+/// when no board took the stream back within [`BOARD_BACK`].
 fn follow_question(
     target: &Target,
     agent: &str,
     mut after: i64,
     deadline: Instant,
 ) -> BoardResult<Outcome> {
+    let mut away_since: Option<Instant> = None;
     loop {
-        let client = Client::connect(target, false)?;
         let mut ended = None;
-        let followed = client.follow_until(after, deadline, |e| {
-            after = after.max(e["id"].as_i64().unwrap_or(after));
-            ended = question_end(e, agent);
-            ended.is_none()
-        })?;
+        let followed = Client::connect(target, false).and_then(|c| {
+            c.follow_until(after, deadline, |e| {
+                after = after.max(e["id"].as_i64().unwrap_or(after));
+                ended = question_end(e, agent);
+                ended.is_none()
+            })
+        });
         match (followed, ended) {
             (_, Some(outcome)) => return Ok(outcome),
-            (Followed::Closed, None) => wait_for_board(target, deadline)?,
-            (Followed::TimedOut | Followed::Stopped, None) => return Ok(Outcome::TimedOut),
+            (Ok(Followed::TimedOut | Followed::Stopped), None) => return Ok(Outcome::TimedOut),
+            // It was followed, then the board went away (stopped, restarting).
+            (Ok(Followed::Closed), None) => away_since = Some(Instant::now()),
+            // No board took the stream (none runs yet, or one is stopping).
+            (Err(e), None) if e.kind == ErrorKind::Unavailable => {
+                let since = *away_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= BOARD_BACK {
+                    return Err(board_gone(e));
+                }
+            }
+            (Err(e), None) => return Err(e),
         }
         if Instant::now() >= deadline {
             return Ok(Outcome::TimedOut);
         }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `unavailable`: the board went away while the question waited and did not come back.
+fn board_gone(e: BoardError) -> BoardError {
+    BoardError {
+        message: format!(
+            "the board went away while the question waited for its answer and did not come \
+             back within {} s ({}); the question is kept: `board agents` shows it",
+            BOARD_BACK.as_secs(),
+            e.message
+        ),
+        ..e
     }
 }
 
@@ -153,27 +179,6 @@ pub fn question_end(e: &Value, agent: &str) -> Option<Outcome> {
         "resume" if reason == QUESTION_WITHDRAWN => Some(Outcome::Withdrawn),
         "session_end" => Some(Outcome::SessionEnded(reason.to_string())),
         _ => None,
-    }
-}
-
-/// Waits until the board answers again (it stopped or restarts), at most [`BOARD_BACK`] and
-/// never past `deadline`. Errors: `unavailable` when it did not come back in time.
-fn wait_for_board(target: &Target, deadline: Instant) -> BoardResult<()> {
-    let until = deadline.min(Instant::now() + BOARD_BACK);
-    loop {
-        if Client::connect(target, false).is_ok() {
-            return Ok(());
-        }
-        if Instant::now() >= until {
-            if Instant::now() >= deadline {
-                return Ok(());
-            }
-            return Err(BoardError::unavailable(
-                "the board went away while the question waited for its answer and did not \
-                 come back within 10 s; the question is kept: `board agents` shows it",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -353,6 +353,19 @@ pub struct SessionExitResult {
     pub reason: String,
 }
 
+/// `session.stop`: the agent got SIGTERM; its session ends when it exits (a `session_end`
+/// event), at the latest when SIGKILL reaches its tree `kill_after_ms` later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStopResult {
+    /// The session being stopped.
+    pub session: String,
+    /// The agent's pid.
+    pub pid: i64,
+    /// When SIGKILL follows if it is still running, ms from now (`[run] hangup_grace`).
+    pub kill_after_ms: u64,
+}
+
 /// `import`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

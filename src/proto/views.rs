@@ -51,9 +51,12 @@ pub struct TaskView {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "session")]
 pub struct SessionView {
-    /// Unique id (`claude`, `claude-2`); never reused.
+    /// Unique id (`claude`, `claude-2`, …; `BOARD_AGENT`), never given again, even after the
+    /// session is pruned. For `--json`, `board agents --all` and the log's details.
     pub id: String,
-    /// The requested name.
+    /// The name people see (`claude`): the requested name unless a live session had it, else
+    /// the first free `NAME-N`; unique among live sessions, so a restarted agent takes its
+    /// name back.
     pub name: String,
     /// The agent's process id (None until the launcher attached it).
     pub pid: Option<i64>,
@@ -82,7 +85,8 @@ pub struct SessionView {
     /// Why it ended (`exited (status 0)`, `killed by SIGKILL`, `pane closed`).
     pub end_reason: Option<String>,
     /// How many sessions of the same name started before this one (a `board up` pane that was
-    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id).
+    /// restarted twice shows `claude`, restarted 2 times, whatever its unique id); pruned
+    /// sessions no longer count.
     #[serde(default)]
     pub restarts: i64,
     /// The git branch the agent started on, when it started in a git work tree.

@@ -33,17 +33,19 @@ pub(crate) fn no_recipient(to: &str, ended: Option<(String, Option<String>)>) ->
 }
 
 /// The agent session a message event is about (the recipient, else the sender; `None`
-/// between operators) and the event's text.
+/// between operators) and the event's text, which names both as people know them: `names` is
+/// (sender's name, recipient's name), each its id when it has none.
 pub(crate) fn message_event<'a>(
     from: &'a str,
     recipient: &'a str,
+    names: (&str, &str),
     text: &str,
 ) -> (Option<&'a str>, String) {
     let sender_agent = (from != OPERATOR).then_some(from);
     let to_agent = (recipient != OPERATOR).then_some(recipient);
     (
         to_agent.or(sender_agent),
-        format!("{from} → {recipient}: {text}"),
+        format!("{} → {}: {text}", names.0, names.1),
     )
 }
 

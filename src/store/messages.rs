@@ -87,13 +87,20 @@ impl SqliteStore {
                 params![from, recipient, text, sent_at, answer],
                 |r| r.get(0),
             )?;
-            let (about, said) = message_rules::message_event(from, &recipient, text);
+            let names: (String, String) = tx.query_row(
+                "SELECT COALESCE((SELECT name FROM sessions WHERE id = ?1), ?1),
+                        COALESCE((SELECT name FROM sessions WHERE id = ?2), ?2)",
+                params![from, recipient],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let (about, said) =
+                message_rules::message_event(from, &recipient, (&names.0, &names.1), text);
             emit(tx, ev, EventKind::Message, None, about, None, &said)?;
             if question.is_some() {
                 emit(tx, ev, EventKind::Answer, None, to_agent, None, text)?;
             }
             if ended_prompt {
-                let said = format!("answered by {from}");
+                let said = format!("answered by {}", names.0);
                 emit(tx, ev, EventKind::Resume, None, to_agent, None, &said)?;
             }
             let pane: Option<String> = tx

@@ -173,7 +173,7 @@ on_every_backend! {
 }
 
 /// The (name, id) of the sessions `sessions` lists with `recent_ended_ms`, in its order.
-fn listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
+fn names_listed(s: &dyn Store, recent_ended_ms: Option<i64>) -> Vec<(String, String)> {
     s.sessions(recent_ended_ms, &|_| None)
         .unwrap()
         .into_iter()
@@ -207,6 +207,21 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_message_reaches_a_restarted_agent_by_its_name_and_its_event_says_the_name(s) {
+        let first = agent(s, "sh");
+        s.expel_session(&first, "exited").unwrap();
+        let again = agent(s, "sh");
+        let (sent, ev) = s.send(OPERATOR, "sh", "hi", false).unwrap();
+        assert_eq!(sent.message.to, again);
+        let e = ev.iter().find(|e| e.kind == EventKind::Message).unwrap();
+        assert_eq!(e.agent.as_deref(), Some(again.as_str()));
+        assert_eq!(e.reason.as_deref(), Some("operator → sh: hi"));
+        let (_, ev) = s.send(&again, OPERATOR, "done", false).unwrap();
+        assert_eq!(ev[0].reason.as_deref(), Some("sh → operator: done"));
+    }
+}
+
+on_every_backend! {
     fn agents_shows_live_sessions_and_the_last_ended_session_of_each_name(s) {
         let a1 = agent(s, "a");
         let b = agent(s, "b");
@@ -215,14 +230,14 @@ on_every_backend! {
         s.expel_session(&b, "exited").unwrap();
         let hour = Some(3_600_000);
         // a: only its live session; b: its ended one, as no live b exists.
-        assert_eq!(listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
+        assert_eq!(names_listed(s, hour), pairs(&[("b", "b"), ("a", "a-2")]));
         s.expel_session(&a2, "exited").unwrap();
         assert_eq!(
-            listed(s, hour),
+            names_listed(s, hour),
             pairs(&[("b", "b"), ("a", "a-2")]),
             "one ended row per name: the last"
         );
-        assert_eq!(listed(s, None).len(), 3, "every session with all");
+        assert_eq!(names_listed(s, None).len(), 3, "every session with all");
     }
 }
 
@@ -237,7 +252,7 @@ on_every_backend! {
         s.expel_session(&gone, "exited").unwrap();
         assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
         assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
-        assert_eq!(listed(s, None), pairs(&[("live", "live")]));
+        assert_eq!(names_listed(s, None), pairs(&[("live", "live")]));
         assert!(s.prune_sessions(0).unwrap().is_empty());
         // Its id is retired; its name is free; the task it held goes on with its generation.
         let back = agent(s, "gone");
@@ -381,7 +396,7 @@ on_every_backend! {
 }
 
 /// `agent`'s listed session (question, waiting, state).
-fn listed_session(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
+fn session_view(s: &dyn Store, agent: &str) -> crate::proto::SessionView {
     s.sessions(None, &|_| None)
         .unwrap()
         .into_iter()
@@ -404,7 +419,7 @@ on_every_backend! {
         assert!(!s.set_question(&w, Some("Which store?")).unwrap().0);
         s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
         s.set_waiting(&w, None).unwrap();
-        let v = listed_session(s, &w);
+        let v = session_view(s, &w);
         assert_eq!(v.question.as_deref(), Some("Which store?"));
         assert_eq!(v.waiting, None);
         assert_eq!(v.state, AgentState::Waiting);
@@ -416,7 +431,7 @@ on_every_backend! {
         assert_eq!(kinds(&ev), vec![EventKind::Message, EventKind::Answer]);
         assert_eq!(ev[1].reason.as_deref(), Some("SQLite"));
         assert_eq!(ev[1].agent.as_deref(), Some(w.as_str()));
-        let v = listed_session(s, &w);
+        let v = session_view(s, &w);
         assert_eq!(v.question, None);
         assert_ne!(v.state, AgentState::Waiting);
         let inbox = s.inbox(&w, true).unwrap();
@@ -448,7 +463,7 @@ on_every_backend! {
         assert_eq!(s.answer(OPERATOR, &w, "").unwrap_err().kind, ErrorKind::Invalid);
         assert_eq!(s.last_event_id().unwrap(), last_asked);
         assert!(s.inbox(&w, false).unwrap().is_empty());
-        assert_eq!(listed_session(s, &w).question.as_deref(), Some("Which store?"));
+        assert_eq!(session_view(s, &w).question.as_deref(), Some("Which store?"));
         // Another agent session may answer; a second answer finds the question closed.
         s.answer(&v, "w", "SQLite").unwrap();
         assert_eq!(s.answer(OPERATOR, &w, "Postgres").unwrap_err().kind, ErrorKind::NotFound);
@@ -464,7 +479,7 @@ on_every_backend! {
         assert_eq!(kinds(&ev), vec![EventKind::Resume]);
         assert_eq!(ev[0].reason.as_deref(), Some(crate::proto::glossary::QUESTION_WITHDRAWN));
         assert!(!s.set_question(&w, None).unwrap().0);
-        assert_eq!(listed_session(s, &w).question, None);
+        assert_eq!(session_view(s, &w).question, None);
 
         s.set_question(&w, Some("Deploy now?")).unwrap();
         s.expel_session(&w, "pane closed").unwrap();
@@ -479,7 +494,7 @@ on_every_backend! {
         s.set_question(&w, Some("Which store?")).unwrap();
         s.set_waiting(&w, Some("Allow Bash(ls)?")).unwrap();
         s.send(OPERATOR, &w, "a plain note", false).unwrap();
-        assert_eq!(listed_session(s, &w).question.as_deref(), Some("Which store?"));
+        assert_eq!(session_view(s, &w).question.as_deref(), Some("Which store?"));
         let (sent, ev) = s.send(OPERATOR, &w, "SQLite", true).unwrap();
         assert!(sent.ended_wait);
         assert_eq!(sent.question.as_deref(), Some("Which store?"));
@@ -487,7 +502,7 @@ on_every_backend! {
             kinds(&ev),
             vec![EventKind::Message, EventKind::Answer, EventKind::Resume]
         );
-        let v = listed_session(s, &w);
+        let v = session_view(s, &w);
         assert_eq!((v.question, v.waiting), (None, None));
         // Only the answers are read with `answers_only`; the note stays unread.
         let answers = s.inbox(&w, true).unwrap();

@@ -1,6 +1,10 @@
 //! Agent control from the TUI, on the agents panel (Tab): go to an agent's pane (Enter), start
-//! it (S), restart it (R, asks first), stop it (X, asks first), and start every agent of
+//! it (S), restart it (R, asks first), stop it (K, asks first), and start every agent of
 //! `board.toml` that is missing or ended (U, like `board up`).
+//!
+//! Stopping goes through the board (`session.stop`): it ends the agent the way a closed pane
+//! does, SIGTERM then SIGKILL after `[run] hangup_grace`, and keeps doing so if this TUI quits.
+//! The TUI says "stopped" only once a refresh shows the session ended, or that it could not.
 //!
 //! Actions are by **slot**, the configured name a `board up` pane keeps (the session's `name`),
 //! not by session id: a restarted `claude` is session `claude-2`, and any row of `claude`
@@ -11,7 +15,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use super::app::{App, Effect, Focus, Mode};
+use serde_json::json;
+
+use super::app::{App, Call, Effect, Focus, Mode, Purpose};
 
 use super::snapshot::AgentItem;
 use crate::proto::sanitize::{one_line, truncate_width};
@@ -43,7 +49,24 @@ pub struct TeamOp {
     pub pane: Option<String>,
     /// The launcher of the slot's live session, when it has one.
     pub launcher_pid: Option<i64>,
+    /// The slot's live session id (raw), when it has one.
+    pub session: Option<String>,
 }
+
+/// A stop the board is carrying out, until a refresh shows the session ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopping {
+    /// Session id (raw).
+    pub session: String,
+    /// The agent's name as people see it, inert.
+    pub shown: String,
+    /// When to give up and say it could not ([`App::now_ms`] clock); None until the board
+    /// accepted the stop.
+    pub deadline_ms: Option<u64>,
+}
+
+/// What the TUI waits for beyond SIGKILL before it says a stop failed, ms.
+const STOP_SLACK_MS: u64 = 3000;
 
 /// A restart or stop waiting for y/n.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +89,7 @@ fn slot_session<'a>(app: &'a App, slot: &str) -> Option<&'a AgentItem> {
         .or_else(|| mine().next())
 }
 
-fn op_for(app: &App, action: TeamAction, slot: &str) -> TeamOp {
+pub(super) fn op_for(app: &App, action: TeamAction, slot: &str) -> TeamOp {
     let s = slot_session(app, slot);
     TeamOp {
         action,
@@ -75,6 +98,9 @@ fn op_for(app: &App, action: TeamAction, slot: &str) -> TeamOp {
         launcher_pid: s
             .filter(|a| a.view.ended_at.is_none())
             .and_then(|a| a.view.launcher_pid),
+        session: s
+            .filter(|a| a.view.ended_at.is_none())
+            .map(|a| a.view.id.clone()),
     }
 }
 
@@ -87,7 +113,7 @@ pub fn on_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
         KeyCode::Enter => TeamAction::Attach,
         KeyCode::Char('S') => TeamAction::Start,
         KeyCode::Char('R') => TeamAction::Restart,
-        KeyCode::Char('X') => TeamAction::Stop,
+        KeyCode::Char('K') => TeamAction::Stop,
         KeyCode::Char('U') => TeamAction::Up,
         _ => return None,
     };
@@ -102,7 +128,7 @@ pub fn on_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
     let slot = selected.view.name.clone();
     let shown = inert_line(&slot);
     let op = op_for(app, action, &slot);
-    let running = op.launcher_pid.is_some();
+    let running = op.session.is_some();
     match action {
         TeamAction::Start if running => {
             app.say(format!("{shown} is running; R restarts it"), true);
@@ -114,7 +140,7 @@ pub fn on_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
         }
         TeamAction::Restart | TeamAction::Stop => {
             let question = if action == TeamAction::Stop {
-                format!("Stop agent {shown}? Its claims are released; its pane stays.")
+                format!("Stop agent {shown}? It gets SIGTERM, then SIGKILL if it keeps running; its claims end with it; its pane stays.")
             } else {
                 format!("Restart agent {shown}? It is ended and started again in its pane.")
             };
@@ -133,7 +159,10 @@ pub fn on_confirm_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
         KeyCode::Char('y') | KeyCode::Char('Y') => {
             let op = pending.op.clone();
             app.team_pending = None;
-            vec![Effect::Team(op)]
+            match (op.action, op.session.clone()) {
+                (TeamAction::Stop, Some(session)) => stop_call(app, session),
+                _ => vec![Effect::Team(op)],
+            }
         }
         KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Char('q') | KeyCode::Esc => {
             app.team_pending = None;
@@ -141,6 +170,73 @@ pub fn on_confirm_key(app: &mut App, key: &KeyEvent) -> Option<Vec<Effect>> {
         }
         _ => Vec::new(),
     })
+}
+
+/// Asks the board to stop `session`; the TUI follows it until it ends.
+fn stop_call(app: &mut App, session: String) -> Vec<Effect> {
+    let shown = app
+        .agents
+        .iter()
+        .find(|a| a.view.id == session)
+        .map_or_else(|| inert_line(&session), |a| a.name.clone());
+    app.stopping = Some(Stopping {
+        session: session.clone(),
+        shown,
+        deadline_ms: None,
+    });
+    vec![Effect::Call(Call {
+        purpose: Purpose::StopAgent,
+        method: "session.stop",
+        params: json!({ "session": session }),
+    })]
+}
+
+/// The board's answer to `session.stop`: the flash, and when to give up waiting for the end.
+pub fn on_stop_answer(app: &mut App, result: Result<serde_json::Value, String>) {
+    let Some(s) = app.stopping.as_mut() else {
+        return;
+    };
+    let shown = s.shown.clone();
+    match result {
+        Ok(v) => {
+            let kill_after = v["kill_after_ms"].as_u64().unwrap_or(0);
+            s.deadline_ms = Some(app.now_ms + kill_after + STOP_SLACK_MS);
+            app.say(
+                format!(
+                    "stopping {shown}: SIGTERM sent, SIGKILL in {:.1}s if it keeps running",
+                    kill_after as f64 / 1000.0
+                ),
+                false,
+            );
+        }
+        Err(e) => {
+            app.stopping = None;
+            app.say(format!("could not stop {shown}: {e}"), true);
+        }
+    }
+}
+
+/// After a refresh: says "stopped" once the session being stopped has ended, or that it
+/// could not once the deadline passed.
+pub fn check_stopping(app: &mut App) {
+    let Some(s) = &app.stopping else {
+        return;
+    };
+    let shown = s.shown.clone();
+    let live = app
+        .agents
+        .iter()
+        .any(|a| a.view.id == s.session && a.view.ended_at.is_none());
+    if !live {
+        app.stopping = None;
+        app.say(format!("stopped {shown}: its session ended"), false);
+    } else if s.deadline_ms.is_some_and(|d| app.now_ms > d) {
+        app.stopping = None;
+        app.say(
+            format!("could not stop {shown}: still running after SIGKILL"),
+            true,
+        );
+    }
 }
 
 /// Takes the outcome of an op: a flash, and a refresh so the panel shows the change.
@@ -230,7 +326,7 @@ mod tests {
             .unwrap()
             .clone();
         select(&mut a, &live.view.id);
-        assert_eq!(on_key(&mut a, &key(KeyCode::Char('X'))), Some(vec![]));
+        assert_eq!(on_key(&mut a, &key(KeyCode::Char('K'))), Some(vec![]));
         let q = a.team_pending.clone().unwrap();
         assert!(q.question.starts_with("Stop agent"), "{q:?}");
         assert_eq!(q.op.launcher_pid, live.view.launcher_pid);
@@ -275,7 +371,7 @@ mod tests {
             })
             .unwrap();
         a.agent_selected = ended;
-        assert_eq!(on_key(&mut a, &key(KeyCode::Char('X'))), Some(vec![]));
+        assert_eq!(on_key(&mut a, &key(KeyCode::Char('K'))), Some(vec![]));
         assert!(a.current_flash().unwrap().text.contains("not running"));
         let fx = on_key(&mut a, &key(KeyCode::Char('S'))).unwrap();
         assert!(matches!(&fx[..], [Effect::Team(op)] if op.action == TeamAction::Start));

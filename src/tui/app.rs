@@ -102,6 +102,10 @@ pub enum Mode {
     Confirm(Confirm),
     /// A task's details.
     Detail(Box<Detail>),
+    /// The needs-you list: everything waiting for a person; the selected item's index.
+    NeedsYou(usize),
+    /// The operator's messages just read (`inbox`).
+    Inbox(Box<super::needs::Inbox>),
 }
 
 /// A status message in the footer.
@@ -134,6 +138,10 @@ pub enum Purpose {
     Send,
     /// Typing an answer into an agent's tmux pane.
     TypeIntoPane,
+    /// `inbox`: reading the operator's messages.
+    Inbox,
+    /// `session.stop` of the agent in [`App::stopping`].
+    StopAgent,
 }
 
 /// A request for the board.
@@ -201,6 +209,13 @@ pub struct App {
     pub(super) selected_id: Option<i64>,
     /// Index into [`App::agents`] of the selected agent.
     pub agent_selected: usize,
+    /// Session id of the selected agent: the selection follows it across refreshes.
+    pub(super) agent_selected_id: Option<String>,
+    /// The operator's unread messages, as the last refresh counted them.
+    pub unread: super::snapshot::Unread,
+    /// Event ids of claims expelled with their agent that the person dismissed from the
+    /// needs-you list.
+    pub dismissed: std::collections::BTreeSet<i64>,
     /// Where movement keys go.
     pub focus: Focus,
     /// The backlog filter.
@@ -229,6 +244,8 @@ pub struct App {
     pub type_after_send: Option<String>,
     /// A restart or stop of an agent waiting for y/n.
     pub team_pending: Option<super::agents::Pending>,
+    /// An agent being stopped, until its session ends.
+    pub stopping: Option<super::agents::Stopping>,
 }
 
 pub(super) fn press(key: &KeyEvent) -> bool {
@@ -271,6 +288,9 @@ impl App {
             selected: None,
             selected_id: None,
             agent_selected: 0,
+            agent_selected_id: None,
+            unread: super::snapshot::Unread::default(),
+            dismissed: std::collections::BTreeSet::new(),
             focus: Focus::Backlog,
             filter: Input::default(),
             show_cancelled: false,
@@ -285,6 +305,7 @@ impl App {
             size: (80, 24),
             type_after_send: None,
             team_pending: None,
+            stopping: None,
         }
     }
 
@@ -315,11 +336,18 @@ impl App {
         t.expires_in_ms.map(|ms| ms - elapsed)
     }
 
-    /// The agents waiting for a human.
+    /// The live agents with an open question for a person.
     pub fn waiting(&self) -> impl Iterator<Item = &AgentItem> {
         self.agents
             .iter()
-            .filter(|a| a.waiting.is_some() && a.view.ended_at.is_none())
+            .filter(|a| a.question.is_some() && a.view.ended_at.is_none())
+    }
+
+    /// The live agents stopped at their CLI's permission prompt.
+    pub fn at_permission_prompt(&self) -> impl Iterator<Item = &AgentItem> {
+        self.agents
+            .iter()
+            .filter(|a| a.permission.is_some() && a.view.ended_at.is_none())
     }
 
     /// The live agents that never reached their prompt (needs attention).
@@ -352,6 +380,7 @@ impl App {
             if n > 0 {
                 let to = self.agent_selected as isize + delta;
                 self.agent_selected = to.clamp(0, n as isize - 1) as usize;
+                self.remember_agent();
             }
             return;
         }
@@ -390,6 +419,7 @@ impl App {
             } else {
                 0
             };
+            self.remember_agent();
             return;
         }
         self.selected = if last {
@@ -435,6 +465,10 @@ impl App {
         purpose: Purpose,
         result: Result<Value, BoardError>,
     ) -> Vec<Effect> {
+        if purpose == Purpose::StopAgent {
+            super::agents::on_stop_answer(self, result.map_err(|e| one_line(&e.message)));
+            return vec![Effect::Refresh];
+        }
         if let Purpose::Show(id) = purpose {
             if let Mode::Detail(d) = &mut self.mode {
                 if d.task == id {
@@ -476,7 +510,7 @@ impl App {
                     Purpose::Goal => "goal set".into(),
                     Purpose::Release(id) => format!("released #{id}: its claim ended"),
                     Purpose::Cancel(id) => format!("cancelled #{id}"),
-                    Purpose::Show(_) => String::new(),
+                    Purpose::Show(_) | Purpose::StopAgent => String::new(),
                     Purpose::Send => {
                         let typing = self.type_after_send.take();
                         let (text, typed) = super::messages::after_send(&v, typing);
@@ -484,6 +518,11 @@ impl App {
                         text
                     }
                     Purpose::TypeIntoPane => "typed the answer into the agent's pane".into(),
+                    Purpose::Inbox => {
+                        self.mode = super::needs::read_inbox(&v);
+                        self.unread = super::snapshot::Unread::default();
+                        "messages read (marked read on the board)".into()
+                    }
                 };
                 self.say(truncate_width(&one_line(&msg), 200), false);
                 effects
@@ -496,8 +535,10 @@ impl App {
                     Purpose::Release(id) => format!("release #{id}"),
                     Purpose::Cancel(id) => format!("cancel #{id}"),
                     Purpose::Show(id) => format!("show #{id}"),
+                    Purpose::StopAgent => "stop".into(),
                     Purpose::Send => "send".into(),
                     Purpose::TypeIntoPane => "typing into the agent's pane".into(),
+                    Purpose::Inbox => "reading your messages".into(),
                 };
                 let text = format!("{what} failed: {}", one_line(&e.message));
                 match &mut self.mode {

@@ -56,7 +56,7 @@ fn session(
     pid: i64,
     pane: &str,
     claims: &[i64],
-    waiting: Option<&str>,
+    question: Option<&str>,
     last_seen: &str,
     ended: Option<(&str, &str)>,
 ) -> SessionView {
@@ -69,8 +69,8 @@ fn session(
         pane: Some(pane.to_string()),
         state,
         claims: claims.to_vec(),
-        waiting: waiting.map(String::from),
-        question: None,
+        waiting: None,
+        question: question.map(String::from),
         started_at: at("11:00:00"),
         last_seen_at: Some(at(last_seen)),
         ended_at: ended.map(|(t, _)| at(t)),
@@ -181,7 +181,7 @@ pub fn sample_snapshot() -> Snapshot {
         event(42, "11:45:00", EventKind::Done, Some(4), Some("gemini-1"), Some(1), "done"),
         event(43, "11:46:12", EventKind::Grant, Some(8), Some("gemini-1"), Some(2), "claimed"),
         event(44, "11:52:00", EventKind::Renew, None, None, None, "sweep renewed claims of claude-1, codex-1, gemini-1"),
-        event(45, "11:54:00", EventKind::Wait, None, Some("gemini-1"), None, "Should refunds over $10k need a second approver?"),
+        event(45, "11:54:00", EventKind::Question, None, Some("gemini-1"), None, "Should refunds over $10k need a second approver?"),
         event(46, "11:56:10", EventKind::Expel, Some(9), Some("claude-2"), Some(1), "exited (status 3)"),
         event(47, "11:56:10", EventKind::SessionEnd, None, Some("claude-2"), None, "exited (status 3)"),
         event(48, "11:57:30", EventKind::Lapse, Some(6), Some("codex-1"), Some(2), "lease expired (not renewed for 2m)"),
@@ -203,6 +203,7 @@ pub fn sample_snapshot() -> Snapshot {
         tasks,
         agents,
         events,
+        ..Snapshot::default()
     }
 }
 
@@ -340,5 +341,6 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
         tasks,
         agents,
         events,
+        ..Snapshot::default()
     }
 }

@@ -61,13 +61,33 @@ impl App {
             Mode::Form(_) => self.key_form(key),
             Mode::Confirm(_) => self.key_confirm(key),
             Mode::Detail(_) => self.key_detail(key),
+            Mode::NeedsYou(at) => super::needs::on_key(self, &key, at),
+            Mode::Inbox(_) => {
+                super::needs::on_inbox_key(self, &key);
+                Vec::new()
+            }
         }
     }
 
+    /// Keys on the board with no dialog open: the keys of every panel first, then those of the
+    /// focused panel only. The agents panel's own keys ([`super::agents::on_key`]) were offered
+    /// before; with the agents panel focused, no backlog key acts (a letter typed there must
+    /// never edit, cancel or release a task the person cannot see selected).
     fn key_normal(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(fx) = self.key_anywhere(key) {
+            return fx;
+        }
+        if self.focus == Focus::Agents {
+            return Vec::new();
+        }
+        self.key_backlog(key)
+    }
+
+    /// Keys that mean the same in both panels. `None`: not one of them.
+    fn key_anywhere(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::Char('q') => return vec![Effect::Quit],
+            KeyCode::Char('q') => return Some(vec![Effect::Quit]),
             KeyCode::Char('j') | KeyCode::Down => self.move_by(1),
             KeyCode::Char('k') | KeyCode::Up => self.move_by(-1),
             KeyCode::Char('d') if ctrl => self.move_by(self.page as isize),
@@ -76,13 +96,45 @@ impl App {
             KeyCode::PageUp => self.move_by(-(self.page as isize)),
             KeyCode::Char('g') | KeyCode::Home => self.move_to_end(false),
             KeyCode::Char('G') | KeyCode::End => self.move_to_end(true),
-            KeyCode::Tab | KeyCode::BackTab => {
-                self.focus = match self.focus {
-                    Focus::Backlog => Focus::Agents,
-                    Focus::Agents => Focus::Backlog,
+            KeyCode::Tab | KeyCode::BackTab => self.switch_panel(),
+            KeyCode::Char('?') => self.mode = Mode::Help,
+            KeyCode::Char('i') => super::needs::open(self),
+            KeyCode::Char('m') | KeyCode::Char('A') => {
+                match super::messages::recipient(self, key.code == KeyCode::Char('A')) {
+                    Ok(kind) => self.open_form(kind),
+                    Err(e) => self.say(e, true),
                 }
             }
-            KeyCode::Char('?') => self.mode = Mode::Help,
+            KeyCode::F(5) => return Some(vec![Effect::Refresh]),
+            KeyCode::Char('l') if ctrl => return Some(vec![Effect::Refresh]),
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    /// Tab: to the other panel. Into the agents panel, the selection lands on a live agent: the
+    /// one selected before if it still runs, else the first one.
+    fn switch_panel(&mut self) {
+        self.focus = match self.focus {
+            Focus::Backlog => Focus::Agents,
+            Focus::Agents => Focus::Backlog,
+        };
+        if self.focus == Focus::Agents {
+            let live = |i: usize| {
+                self.agents
+                    .get(i)
+                    .is_some_and(|a| a.view.ended_at.is_none())
+            };
+            if !live(self.agent_selected) {
+                self.agent_selected = self.first_live_agent().unwrap_or(0);
+            }
+            self.remember_agent();
+        }
+    }
+
+    /// Keys of the backlog panel only.
+    fn key_backlog(&mut self, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
             KeyCode::Char('/') => {
                 self.focus = Focus::Backlog;
                 self.mode = Mode::Filter;
@@ -103,13 +155,6 @@ impl App {
             }
             KeyCode::Char('a') => self.open_form(FormKind::Add),
             KeyCode::Char('s') => self.open_form(FormKind::Goal),
-            KeyCode::Char('m') | KeyCode::Char('A') => {
-                match super::messages::recipient(self, key.code == KeyCode::Char('A')) {
-                    Ok(kind) => self.open_form(kind),
-                    Err(e) => self.say(e, true),
-                }
-            }
-            KeyCode::Char('R') | KeyCode::F(5) => return vec![Effect::Refresh],
             KeyCode::Enter | KeyCode::Char('e') | KeyCode::Char('r') | KeyCode::Char('x') => {
                 let Some(t) = self.selected_task().map(|t| t.task.clone()) else {
                     self.say("no task selected", true);

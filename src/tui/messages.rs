@@ -39,7 +39,7 @@ pub fn recipient(app: &App, answer: bool) -> Result<FormKind, String> {
             .ok_or_else(|| "no live agent selected (Tab to the agents, j/k to pick one)".into());
     }
     selected
-        .filter(|a| a.waiting.is_some())
+        .filter(|a| a.question.is_some())
         .or_else(|| app.waiting().next())
         .map(|a| form_kind(a, true))
         .ok_or_else(|| "no agent is waiting for you".into())
@@ -49,7 +49,7 @@ pub fn recipient(app: &App, answer: bool) -> Result<FormKind, String> {
 pub fn form_kind(agent: &AgentItem, answer: bool) -> FormKind {
     FormKind::Message(Box::new(Recipient {
         to: agent.view.id.clone(),
-        question: agent.waiting.clone().filter(|_| answer),
+        question: agent.question.clone().filter(|_| answer),
     }))
 }
 

@@ -27,6 +27,7 @@ pub mod input;
 pub mod keys;
 pub mod layout;
 pub mod messages;
+pub mod needs;
 pub mod notice;
 pub mod snapshot;
 mod team_io;
@@ -428,7 +429,9 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
 }
 
 /// Write methods: sent with an `op_id` so a retry is never applied twice.
-const WRITES: &[&str] = &["add", "edit", "cancel", "goal", "release", "note", "send"];
+const WRITES: &[&str] = &[
+    "add", "edit", "cancel", "goal", "release", "note", "send", "inbox",
+];
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
 

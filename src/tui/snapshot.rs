@@ -35,6 +35,17 @@ pub struct Snapshot {
     pub agents: Vec<SessionView>,
     /// Recent events, oldest first (`log`).
     pub events: Vec<EventView>,
+    /// The operator's unread messages (`inbox` of the `status` answer).
+    pub unread: Unread,
+}
+
+/// Unread messages to the operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unread {
+    /// How many.
+    pub count: i64,
+    /// Their senders (session ids or `operator`), raw.
+    pub from: Vec<String>,
 }
 
 impl Snapshot {
@@ -63,6 +74,18 @@ impl Snapshot {
             tasks: field(list, "tasks")?,
             agents: field(agents, "agents")?,
             events: field(log, "events")?,
+            unread: Unread {
+                count: status["inbox"]["unread"].as_i64().unwrap_or(0),
+                from: status["inbox"]["from"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            },
         })
     }
 }
@@ -137,8 +160,9 @@ pub struct TaskItem {
 
 impl TaskItem {
     /// The display item of `task`, reusing the strings of `prev` (the same task in the previous
-    /// snapshot) where their source text did not change.
-    fn new(task: TaskView, prev: Option<TaskItem>) -> TaskItem {
+    /// snapshot) where their source text did not change; `shown` names a session as people
+    /// know it (inert).
+    fn new(task: TaskView, prev: Option<TaskItem>, shown: &dyn Fn(&str) -> String) -> TaskItem {
         let mut title = None;
         let mut holder = None;
         let mut done_by = None;
@@ -161,10 +185,9 @@ impl TaskItem {
         TaskItem {
             title_lower,
             title,
-            holder: holder
-                .unwrap_or_else(|| task.holder.as_deref().map(inert_line).unwrap_or_default()),
+            holder: holder.unwrap_or_else(|| task.holder.as_deref().map(shown).unwrap_or_default()),
             done_by: done_by
-                .unwrap_or_else(|| task.done_by.as_deref().map(inert_line).unwrap_or_default()),
+                .unwrap_or_else(|| task.done_by.as_deref().map(shown).unwrap_or_default()),
             group: Group::of(&task),
             task,
         }
@@ -193,8 +216,10 @@ pub struct AgentItem {
     pub state: AgentState,
     /// tmux pane id, inert ("" when unknown).
     pub pane: String,
-    /// The question, when waiting for a human; inert.
-    pub waiting: Option<String>,
+    /// The question it asked a person (`board wait`), open until answered; inert.
+    pub question: Option<String>,
+    /// What its CLI's permission prompt asks (its hooks said it waits), inert.
+    pub permission: Option<String>,
     /// Why it ended, inert.
     pub end_reason: Option<String>,
     /// Why it needs attention (it never reached its prompt), inert.
@@ -252,24 +277,27 @@ impl App {
         // in a 10 000-task snapshot). Tasks come in id order, as `list` sends them.
         let mut old = std::mem::take(&mut self.tasks).into_iter().peekable();
         let mut tasks = Vec::with_capacity(snap.tasks.len());
-        for task in snap.tasks {
-            while old.next_if(|o| o.task.id < task.id).is_some() {}
-            let prev = old.next_if(|o| o.task.id == task.id);
-            tasks.push(TaskItem::new(task, prev));
-        }
-        self.tasks = tasks;
-        self.totals = [0; 5];
-        for t in &self.tasks {
-            self.totals[t.group.index()] += 1;
-        }
-        // The feed names an agent as people know it, even a session no longer listed.
+        // Holders and the feed name an agent as people know it, even a session no longer
+        // listed on the agents panel.
         let names: std::collections::HashMap<String, String> = snap
             .agents
             .iter()
             .map(|v| (v.id.clone(), v.name.clone()))
             .collect();
         let shown = |id: &str| inert_line(names.get(id).map_or(id, String::as_str));
+        for task in snap.tasks {
+            while old.next_if(|o| o.task.id < task.id).is_some() {}
+            let prev = old.next_if(|o| o.task.id == task.id);
+            tasks.push(TaskItem::new(task, prev, &shown));
+        }
+        self.tasks = tasks;
+        self.totals = [0; 5];
+        for t in &self.tasks {
+            self.totals[t.group.index()] += 1;
+        }
         self.take_agents(snap.agents);
+        self.unread = snap.unread;
+        super::agents::check_stopping(self);
         self.events = snap
             .events
             .into_iter()
@@ -295,21 +323,13 @@ impl App {
     }
 
     fn take_agents(&mut self, sessions: Vec<SessionView>) {
-        let selected = self
-            .agents
-            .get(self.agent_selected)
-            .map(|a| a.view.id.clone());
         let item = |v: SessionView| AgentItem {
             id: inert_line(&v.id),
             name: inert_line(if v.name.is_empty() { &v.id } else { &v.name }),
             state: v.state,
             pane: v.pane.as_deref().map(inert_line).unwrap_or_default(),
-            // What it waits for: its open question, else its CLI's permission prompt.
-            waiting: v
-                .question
-                .as_deref()
-                .or(v.waiting.as_deref())
-                .map(inert_line),
+            question: v.question.as_deref().map(inert_line),
+            permission: v.waiting.as_deref().map(inert_line),
             end_reason: v.end_reason.as_deref().map(inert_line),
             attention: v.attention.as_deref().map(inert_line),
             last_heard_ms: v
@@ -344,10 +364,30 @@ impl App {
             .collect();
         ended.sort_by_key(|a| std::cmp::Reverse(a.last_heard_ms));
         self.agents = live.into_iter().map(item).chain(ended).collect();
-        self.agent_selected = selected
-            .and_then(|id| self.agents.iter().position(|a| a.view.id == id))
-            .unwrap_or(self.agent_selected)
-            .min(self.agents.len().saturating_sub(1));
+        self.follow_agent();
+    }
+
+    /// Puts the agent selection back on the agent it was on (by session id), wherever its row
+    /// moved; on the first live agent when that agent is no longer shown.
+    pub(super) fn follow_agent(&mut self) {
+        let by_id = self
+            .agent_selected_id
+            .as_ref()
+            .and_then(|id| self.agents.iter().position(|a| &a.view.id == id));
+        self.agent_selected = by_id.or_else(|| self.first_live_agent()).unwrap_or(0);
+        self.remember_agent();
+    }
+
+    /// Row of the first live agent.
+    pub(super) fn first_live_agent(&self) -> Option<usize> {
+        self.agents.iter().position(|a| a.view.ended_at.is_none())
+    }
+
+    pub(super) fn remember_agent(&mut self) {
+        self.agent_selected_id = self
+            .agents
+            .get(self.agent_selected)
+            .map(|a| a.view.id.clone());
     }
 
     pub(super) fn matches(&self, t: &TaskItem, terms: &[String]) -> bool {

@@ -42,13 +42,11 @@ fn run(op: &TeamOp) -> BoardResult<String> {
             team::attach(&pane)?;
             Ok(format!("showing {slot} (pane {pane})"))
         }
-        TeamAction::Stop => {
-            let pid = op
-                .launcher_pid
-                .ok_or_else(|| BoardError::usage(format!("{slot} is not running")))?;
-            team::stop(pid)?;
-            Ok(format!("stopping {slot}"))
-        }
+        // The board stops agents (`session.stop`, see `super::agents`), so that a stop ends an
+        // agent the one way a closed pane does and finishes even if this TUI quits.
+        TeamAction::Stop => Err(BoardError::internal(format!(
+            "{slot}: a stop is sent to the board, not carried out by the TUI"
+        ))),
         TeamAction::Start | TeamAction::Restart | TeamAction::Up => {
             let (cfg, paths) = board_paths()?;
             let exe = std::env::current_exe()

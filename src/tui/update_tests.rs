@@ -309,7 +309,12 @@ fn the_agents_panel_shows_names_live_agents_and_one_ended_row_per_name() {
     add("sh-2-2", "sh-2", "11:50:30", Some("11:53:00"));
     add("sh-2-3", "sh-2", "11:53:30", Some("11:54:00"));
     snap.events[0].agent = Some("sh-2".into());
+    let held = snap.tasks.iter().position(|t| t.holder.is_some()).unwrap();
+    snap.tasks[held].holder = Some("sh-3".into());
+    let held_id = snap.tasks[held].id;
     let app = fixture::app_with(snap, false);
+    let item = app.tasks.iter().find(|t| t.task.id == held_id).unwrap();
+    assert_eq!(item.holder, "sh", "a holder is named as people know it");
     let rows = |name: &str| -> Vec<&str> {
         app.agents
             .iter()
@@ -325,4 +330,236 @@ fn the_agents_panel_shows_names_live_agents_and_one_ended_row_per_name() {
         .iter()
         .find(|e| e.view.agent.as_deref() == Some("sh-2"));
     assert_eq!(feed.map(|e| e.agent.as_str()), Some("sh"));
+}
+
+fn has_task_write(fx: &[Effect]) -> bool {
+    fx.iter().any(|e| {
+        matches!(e, Effect::Call(c) if ["edit", "cancel", "release", "add", "goal"].contains(&c.method))
+    })
+}
+
+#[test]
+fn with_the_agents_panel_focused_backlog_keys_change_no_task() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus, super::app::Focus::Agents);
+    // The ended agent: `m` is refused, and what is typed next must not reach the backlog.
+    app.agent_selected = app
+        .agents
+        .iter()
+        .position(|a| a.view.ended_at.is_some())
+        .unwrap();
+    app.on_key(key(KeyCode::Char('m')));
+    assert!(app.current_flash().unwrap().error);
+    let mut effects = Vec::new();
+    for c in "exrash renamed".chars() {
+        effects.extend(app.on_key(key(KeyCode::Char(c))));
+    }
+    effects.extend(app.on_key(key(KeyCode::Enter)));
+    effects.extend(app.on_key(key(KeyCode::Char('y'))));
+    assert!(!has_task_write(&effects), "{effects:?}");
+    assert!(
+        !matches!(app.mode, Mode::Form(_) | Mode::Confirm(_)),
+        "{:?}",
+        app.mode
+    );
+    assert!(!app.show_cancelled);
+}
+
+#[test]
+fn tab_lands_on_the_first_live_agent() {
+    let mut app = fixture::sample_app(true);
+    let gone = app
+        .agents
+        .iter()
+        .position(|a| a.view.ended_at.is_some())
+        .unwrap();
+    app.agent_selected = gone;
+    app.on_key(key(KeyCode::Tab));
+    let selected = &app.agents[app.agent_selected];
+    assert!(selected.view.ended_at.is_none());
+    assert_eq!(app.agent_selected, 0);
+}
+
+#[test]
+fn agent_selection_follows_the_agent_not_the_row() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('j')));
+    let id = app.agents[app.agent_selected].view.id.clone();
+    assert_eq!(id, "codex-1");
+    // A new agent starts and the order changes: the selection stays on codex-1.
+    let mut snap = fixture::sample_snapshot();
+    let mut newcomer = snap.agents[0].clone();
+    newcomer.id = "aider-1".into();
+    newcomer.name = "aider".into();
+    snap.agents.insert(0, newcomer);
+    snap.agents.swap(1, 2);
+    app.on_snapshot(snap, 0);
+    assert_eq!(app.agents[app.agent_selected].view.id, id);
+    // Once it is no longer shown, the selection goes to the first live agent.
+    let mut snap = fixture::sample_snapshot();
+    snap.agents.retain(|a| a.id != id);
+    app.on_snapshot(snap, 0);
+    assert_eq!(app.agents[app.agent_selected].view.id, "claude-1");
+}
+
+#[test]
+fn stop_restart_refresh_and_cancel_each_have_their_own_key() {
+    let mut app = fixture::sample_app(true);
+    // Backlog: R is no longer refresh (R restarts an agent); F5 and Ctrl-L refresh.
+    assert!(app.on_key(key(KeyCode::Char('R'))).is_empty());
+    assert_eq!(app.on_key(key(KeyCode::F(5))), vec![Effect::Refresh]);
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL)),
+        vec![Effect::Refresh]
+    );
+    // Agents: X does nothing, K asks to stop, x cancels nothing.
+    app.on_key(key(KeyCode::Tab));
+    assert!(app.on_key(key(KeyCode::Char('X'))).is_empty());
+    assert!(app.team_pending.is_none());
+    assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
+    assert_eq!(app.mode, Mode::Normal);
+    app.on_key(key(KeyCode::Char('K')));
+    let q = app.team_pending.clone().unwrap();
+    assert!(q.question.starts_with("Stop agent claude-1?"), "{q:?}");
+}
+
+#[test]
+fn a_stop_goes_through_the_board_and_says_stopped_once_the_session_ended() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('K')));
+    let fx = app.on_key(key(KeyCode::Char('y')));
+    let [Effect::Call(call)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(call.method, "session.stop");
+    assert_eq!(call.params, json!({"session": "claude-1"}));
+    let fx = app.on_call_result(
+        Purpose::StopAgent,
+        Ok(json!({"session": "claude-1", "pid": 41822, "kill_after_ms": 3000})),
+    );
+    assert_eq!(fx, vec![Effect::Refresh]);
+    assert!(app
+        .current_flash()
+        .unwrap()
+        .text
+        .starts_with("stopping claude-1"));
+    // Still running at the next refresh: nothing said yet.
+    app.on_snapshot(fixture::sample_snapshot(), app.now_ms);
+    assert!(app.stopping.is_some());
+    let mut snap = fixture::sample_snapshot();
+    snap.agents[0].ended_at = Some("2026-03-01T12:00:01.000Z".into());
+    app.on_snapshot(snap, app.now_ms);
+    assert!(app.stopping.is_none());
+    let flash = app.current_flash().unwrap();
+    assert!(
+        flash.text.starts_with("stopped claude-1") && !flash.error,
+        "{flash:?}"
+    );
+}
+
+#[test]
+fn a_stop_that_does_not_end_the_session_says_so() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('K')));
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_call_result(Purpose::StopAgent, Ok(json!({"kill_after_ms": 3000})));
+    app.set_clock(app.now_ms + 10_000, app.now_wall_ms + 10_000);
+    app.on_snapshot(fixture::sample_snapshot(), app.now_ms);
+    let flash = app.current_flash().unwrap();
+    assert!(
+        flash.text.starts_with("could not stop claude-1") && flash.error,
+        "{flash:?}"
+    );
+    // A refused stop says why at once.
+    app.on_key(key(KeyCode::Char('K')));
+    app.on_key(key(KeyCode::Char('y')));
+    app.on_call_result(
+        Purpose::StopAgent,
+        Err(BoardError::not_found(
+            "the agent's process (pid 41822) has ended already",
+        )),
+    );
+    assert!(app.stopping.is_none());
+    assert!(app
+        .current_flash()
+        .unwrap()
+        .text
+        .contains("has ended already"));
+}
+
+#[test]
+fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
+    use super::needs::{needs, NeedKind};
+    let mut snap = fixture::sample_snapshot();
+    // A board that tells questions from permission prompts: codex-1 is at a prompt.
+    snap.agents[1].waiting = Some("Codex asks permission to run `rm -rf target`".into());
+    snap.unread = super::snapshot::Unread {
+        count: 2,
+        from: vec!["claude-1".into()],
+    };
+    let mut app = fixture::app_with(snap, true);
+    let kinds: Vec<NeedKind> = needs(&app).iter().map(|n| n.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            NeedKind::Question,
+            NeedKind::Permission,
+            NeedKind::Messages,
+            NeedKind::Orphaned
+        ]
+    );
+    let items = needs(&app);
+    assert!(items[0].text.starts_with("gemini-1 asks: Should refunds"));
+    assert!(items[3].text.contains("#9"), "{:?}", items[3]);
+
+    // i opens the list; A on the question opens the answer form for gemini-1.
+    app.on_key(key(KeyCode::Char('i')));
+    assert_eq!(app.mode, Mode::NeedsYou(0));
+    app.on_key(key(KeyCode::Char('A')));
+    let Mode::Form(f) = &app.mode else {
+        panic!("{:?}", app.mode)
+    };
+    assert!(f.title().starts_with("Answer gemini-1"), "{}", f.title());
+    app.on_key(key(KeyCode::Esc));
+
+    // ⏎ on the messages reads them (inbox), then shows them; the count goes.
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('j')));
+    let fx = app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(&fx[..], [Effect::Call(c)] if c.method == "inbox" && c.purpose == Purpose::Inbox),
+        "{fx:?}"
+    );
+    app.on_call_result(
+        Purpose::Inbox,
+        Ok(json!({"messages": [{"id": 1, "from": "claude-1", "to": "operator",
+            "text": "done with \u{1b}[2Jthe parser", "sent_at": "2026-03-01T11:59:00.000Z", "answer": false}]})),
+    );
+    let Mode::Inbox(inbox) = &app.mode else {
+        panic!("{:?}", app.mode)
+    };
+    assert_eq!(inbox.messages.len(), 1);
+    assert!(!inbox.messages[0].2.contains('\x1b'));
+    assert_eq!(app.unread.count, 0);
+    app.on_key(key(KeyCode::Esc));
+
+    // d dismisses the abandoned claim; ⏎ on a permission prompt goes to the pane.
+    app.on_key(key(KeyCode::Char('i')));
+    app.on_key(key(KeyCode::Char('G')));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Char('j')));
+    }
+    app.on_key(key(KeyCode::Char('d')));
+    assert!(needs(&app).iter().all(|n| n.kind != NeedKind::Orphaned));
+    app.mode = Mode::NeedsYou(1);
+    let fx = app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(&fx[..], [Effect::Team(op)] if op.action == super::agents::TeamAction::Attach && op.slot == "codex-1"),
+        "{fx:?}"
+    );
 }

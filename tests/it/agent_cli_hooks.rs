@@ -101,9 +101,10 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
     assert_eq!(v["waiting"], want);
     assert_eq!(v["claims"], json!([task]));
     if let Some(tui) = &tui {
-        let screen = wait_for(tui, "WAITING FOR YOU");
+        // A permission prompt's banner, not a question's.
+        let screen = wait_for(tui, want);
         assert!(
-            screen.contains(&format!("{} asks: {want}", a.id)),
+            screen.contains(&format!("{} asks permission: {want}", a.id)),
             "{screen}"
         );
     }

@@ -1,5 +1,5 @@
 //! The TUI controls the team: in a real `board up` session (private tmux server), keys sent to
-//! the TUI's pane go to an agent's pane (Enter), stop it (X, y), start it again (S) and restart
+//! the TUI's pane go to an agent's pane (Enter), stop it (K, y), start it again (S) and restart
 //! it (R, y). The agent keeps its configured name through it all; its session ids stay unique.
 
 use std::time::Duration;
@@ -75,7 +75,7 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
         &["-J"],
         "the agent keys in the footer",
         Duration::from_secs(10),
-        |s| s.contains("go to pane"),
+        |s| s.contains("K  stop"),
     );
     b.tmux().keys(&tui, &["Enter"]);
     let shown = poll(Duration::from_secs(5), || {
@@ -96,8 +96,8 @@ fn tui_keys_attach_stop_start_and_restart_an_agent() {
     b.tmux()
         .run(&["select-window", "-t", &format!("={session}:board")]);
 
-    // X asks, y stops it: the session ends, the pane stays and says why.
-    b.tmux().keys(&tui, &["X"]);
+    // K asks, y stops it: the session ends, the pane stays and says why.
+    b.tmux().keys(&tui, &["K"]);
     b.tmux().wait_screen(
         &tui,
         &["-J"],

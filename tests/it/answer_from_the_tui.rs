@@ -67,7 +67,7 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
         &[],
         "the TUI to show the wait",
         Duration::from_secs(15),
-        |s| s.contains("WAITING FOR YOU"),
+        |s| s.contains("asker asks: deploy to production now? — A to answer"),
     );
 
     t.run(&["send-keys", "-t", "keepalive:tui", "A"]);

@@ -96,13 +96,16 @@ fn a_holder_that_finished_its_turn_is_nudged_then_lapses_though_its_cpu_is_busy(
     let working_task = board.add("Still at it");
     let mut finished = board.agent("claude");
     let mut working = board.agent("claude");
-    finished.claim(finished_task);
-    working.claim(working_task);
-
-    // Both CLIs end a turn; then `finished` only burns CPU (an idle screen, a stray helper),
+    // Each claims and ends its turn at once (one shell line: a 2 s lease leaves a loaded
+    // machine little room); then `finished` only burns CPU (an idle screen, a stray helper),
     // while `working` starts a new turn and runs tools.
-    assert_eq!(stop_hook(&mut finished, false), "");
-    assert_eq!(stop_hook(&mut working, false), "");
+    for (a, task) in [(&mut finished, finished_task), (&mut working, working_task)] {
+        let out = a.sh(&format!(
+            "board claim {task} > /dev/null && printf '%s' {} | board hook claude Stop",
+            sh_quote(&stop_payload(false).to_string())
+        ));
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    }
     finished.sh("(while :; do :; done) > /dev/null 2>&1 &");
     let lapsed = poll(Duration::from_secs(20), || {
         tool_hook(&mut working);
@@ -260,11 +263,11 @@ fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt()
     let root = b.root().to_str().unwrap().to_string();
     b.tmux()
         .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
+    // Its turn ended (the hook's `idle` event; an agent holding nothing shows idle before).
     poll(Duration::from_secs(15), || {
-        b.session("cli")
-            .filter(|s| s["state"] == "idle" && s["pid"].is_i64())
+        b.log_kind("idle").into_iter().find(|e| e["agent"] == "cli")
     })
-    .unwrap_or_else(|| panic!("the CLI never went idle: {:?}", b.session("cli")));
+    .unwrap_or_else(|| panic!("the CLI's turn never ended: {:?}", b.session("cli")));
 
     b.board(&["send", "cli", "Rebase on main, then run the tests"])
         .ok();
@@ -279,4 +282,45 @@ fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt()
     // The message itself stays in the inbox until the agent reads it.
     let s = b.session("cli").unwrap();
     assert!(s["ended_at"].is_null(), "{s}");
+}
+
+#[test]
+fn a_cli_that_finished_its_turn_in_a_pane_loses_its_claim_though_it_keeps_reading_and_spinning() {
+    let mut b = TestBoard::builder()
+        .lease("2s")
+        .sweep("200ms")
+        .liveness("activity")
+        .start();
+    let task = b.add("Left behind in a pane");
+    // A stand-in for an idle agent CLI on its terminal: its turn ended, and its screen keeps
+    // reading files and using CPU (as Claude Code's idle screen does), but nobody types.
+    let cli = b.root().join("fakecli");
+    std::fs::copy("/bin/sh", &cli).unwrap();
+    let script = format!(
+        "board claim {task} > /dev/null; \
+         printf '%s' '{{\"hook_event_name\":\"Stop\",\"stop_hook_active\":false}}' \
+         | board hook claude Stop; \
+         while :; do cat /etc/hostname > /dev/null; done"
+    );
+    let cmd = format!(
+        "PATH={} board run --name cli -- ./fakecli -c {}",
+        sh_quote(&crate::harness::path_env()),
+        sh_quote(&script)
+    );
+    let root = b.root().to_str().unwrap().to_string();
+    b.tmux()
+        .run(&["new-window", "-t", "keepalive", "-c", &root, &cmd]);
+    let lapse = poll(Duration::from_secs(20), || {
+        b.log_of("lapse", task).into_iter().next()
+    })
+    .unwrap_or_else(|| panic!("kept by its reads and CPU: {}", b.task(task)));
+    assert_eq!(lapse["agent"], "cli", "{lapse}");
+    let nudged = b.log_of("warn", task);
+    assert!(
+        nudged.iter().any(|e| e["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("finished its turn")),
+        "nudged first: {nudged:?}"
+    );
 }

@@ -1,8 +1,8 @@
 //! People see an agent by its configured name, whatever restarts it: five `board down`/`board
-//! up` cycles and three restarts from an ended pane of a team of `sh` ×2 and `claude` leave
-//! exactly `sh`, `sh-2` and `claude` in `board agents`, in `--json` (`name`, beside a new
-//! unique `id`), in each pane's prompt and in the TUI; `board send` reaches an agent by that
-//! name. `board status` never starts a board, and says when and why the last one stopped.
+//! up` cycles, three restarts from an ended pane and three restarts of the TUI, with a team of
+//! `sh` ×2 and `claude`, leave exactly `sh`, `sh-2` and `claude` in `board agents`, in `--json`
+//! (`name`, beside a new unique `id`), in each pane's prompt and in the TUI; `board send`
+//! reaches an agent by that name. `board status` never starts a board, and says when and why the last one stopped.
 //! `board agents --prune` forgets ended sessions, for operators only.
 //!
 //! Real tmux (a private server per test), real `board run` launchers, real interactive bash
@@ -170,6 +170,18 @@ fn down_and_up_five_times_and_restarts_keep_the_names_sh_sh_2_and_claude() {
         check_names(
             &mut b,
             &format!("restart #{}", round + 1),
+            &session,
+            &last_panes,
+        );
+    }
+
+    // Three restarts of the TUI itself: it shows the same names each time.
+    for round in 1..=3 {
+        let tui = format!("={session}:board");
+        b.tmux().run(&["respawn-pane", "-k", "-t", &tui]);
+        check_names(
+            &mut b,
+            &format!("TUI restart #{round}"),
             &session,
             &last_panes,
         );

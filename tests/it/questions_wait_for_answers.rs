@@ -108,7 +108,7 @@ fn wait_asked(board: &TestBoard, id: &str, question: &str) -> Value {
 
 #[test]
 fn a_question_outlives_every_hook_and_call_until_a_person_answers_and_the_blocked_wait_prints_it() {
-    let board = TestBoard::builder().lease("2s").sweep("100ms").start();
+    let board = TestBoard::builder().lease("5s").sweep("100ms").start();
     let task = board.add("Choose the store");
     let mut w = board.agent("w");
     w.claim(task);
@@ -316,4 +316,26 @@ fn mcp_board_wait_with_wait_s_returns_the_answer_board_answer_gives() {
     assert_eq!(inbox["messages"][0]["answer"], true, "{inbox}");
     let refused = operator.call("board_answer", json!({"to": "m", "text": "again"}));
     assert_eq!(refused["isError"], true, "{refused}");
+}
+
+#[test]
+fn a_question_and_its_blocked_wait_outlive_a_board_restart() {
+    let mut board = TestBoard::start();
+    let mut w = board.agent("w");
+    let root = board.root().to_path_buf();
+    blocked_wait(&mut w, &root, "across", "--timeout 120s", "Which store?");
+    wait_asked(&board, &w.id, "Which store?");
+
+    board.stop();
+    board.serve();
+    // The question is still open on the board that started again.
+    let v = wait_asked(&board, &w.id, "Which store?");
+    assert_eq!(v["state"], "waiting", "{v}");
+    assert!(!root.join("across.code").exists(), "the wait gave up");
+
+    board.board(&["answer", "w", "SQLite"]).ok();
+    assert_eq!(finished(&root, "across", STEP), Some(0));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("across.json")).unwrap()).unwrap();
+    assert_eq!(doc["answer"], "SQLite", "{doc}");
 }

@@ -193,7 +193,7 @@ fn a_claim_shows_up_within_a_second_and_keys_add_a_task() {
         &[],
         "the waiting banner",
         Duration::from_secs(5),
-        |s| s.contains("WAITING FOR YOU: b asks: Ship it on Friday?") && s.contains("WAITING"),
+        |s| s.contains("b asks: Ship it on Friday? — A to answer") && s.contains("WAITING"),
     );
 
     // Force-release a claim, after confirming.

@@ -16,7 +16,7 @@ pub mod panes;
 pub mod tmux;
 pub mod worktree;
 
-pub use panes::{attach, open_pane, respawn, start_slot, stop};
+pub use panes::{attach, open_pane, respawn, start_slot};
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;

@@ -3,9 +3,6 @@
 
 use std::path::Path;
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
-
 use super::{pane_command, pane_ended, tmux, up, Outcome, Slot, AGENTS_WINDOW};
 use crate::proto::error::{BoardError, BoardResult};
 
@@ -150,21 +147,4 @@ pub fn attach(pane: &str) -> BoardResult<()> {
         let _ = tmux::run(&["switch-client", "-t", pane]);
     }
     Ok(())
-}
-
-/// Stops an agent: SIGTERM to its `board run` launcher (`launcher_pid`), which forwards it to
-/// the agent, reports the exit to the board and, in a `board up` pane, shows why it ended.
-///
-/// Errors: `not_found` when no such process runs, `unauthorized` when it is not ours.
-pub fn stop(launcher_pid: i64) -> BoardResult<()> {
-    let pid = i32::try_from(launcher_pid)
-        .ok()
-        .filter(|p| *p > 1)
-        .ok_or_else(|| BoardError::usage(format!("no launcher pid {launcher_pid}")))?;
-    kill(Pid::from_raw(pid), Signal::SIGTERM).map_err(|e| match e {
-        nix::errno::Errno::ESRCH => {
-            BoardError::not_found(format!("the agent's launcher (pid {pid}) has ended"))
-        }
-        e => BoardError::unauthorized(format!("cannot signal pid {pid}: {e}")),
-    })
 }

@@ -6,12 +6,14 @@ use std::sync::Arc;
 use super::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
-    ActivityKind, ActivityParams, AgentsParams, AgentsPruneParams, LogParams, WaitParams,
+    ActivityKind, ActivityParams, AgentsParams, AgentsPruneParams, LogParams, SessionStopParams,
+    WaitParams,
 };
 use crate::proto::results::{
-    ActivityResult, AgentsPruneResult, AgentsResult, HelloResult, LogResult, StatusResult,
-    StopResult, WaitResult,
+    ActivityResult, AgentsPruneResult, AgentsResult, HelloResult, LogResult, SessionStopResult,
+    StatusResult, StopResult, WaitResult,
 };
+use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{Method, PROTOCOL_VERSION};
 use crate::store::Store;
 
@@ -135,6 +137,67 @@ pub fn log(cx: &Cx, p: &LogParams) -> BoardResult<LogResult> {
         None => store.recent_events(limit)?,
     };
     Ok(LogResult { events })
+}
+
+/// `session.stop`: operators only; a live agent session of this host (by id, or by the name of
+/// one live session) gets SIGTERM, SIGKILL
+/// after `[run] hangup_grace` ([`crate::daemon::stop_agent`]). Errors: `unauthorized` for an
+/// agent caller, `not_found` for an unknown session or a process already gone, `usage` for an
+/// ended session or one this board does not watch.
+pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopResult> {
+    if cx.caller.agent().is_some() {
+        return Err(BoardError::unauthorized(
+            "only a person (an operator) can stop an agent session",
+        ));
+    }
+    let shown = truncate_width(&one_line(&p.session), 80);
+    let id = stop_target(cx, &p.session, &shown)?;
+    let row = cx
+        .store()
+        .session(&id)?
+        .ok_or_else(|| BoardError::not_found(format!("no agent session {shown}")))?;
+    if row.ended_at.is_some() {
+        return Err(BoardError::usage(format!(
+            "agent session {shown} has ended already"
+        )));
+    }
+    // A shared store lists every host's sessions; only this host's board can signal its own.
+    let ours = cx.store().live_sessions()?.iter().any(|r| r.id == row.id);
+    if !ours || row.boot_id != cx.board.boot_id() {
+        return Err(BoardError::usage(format!(
+            "agent session {shown} runs on another host: stop it from that host's board"
+        )));
+    }
+    let (pid, start) = row.agent.ok_or_else(|| {
+        BoardError::usage(format!("agent session {shown} has no agent process yet"))
+    })?;
+    let grace = cx.board.config().run.hangup_grace.0;
+    crate::daemon::stop_agent::stop(pid, start, grace)?;
+    Ok(SessionStopResult {
+        session: row.id.clone(),
+        pid: i64::from(pid),
+        kill_after_ms: u64::try_from(grace.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// The session `session.stop` names: a session id, else the name (`claude`) of exactly one
+/// live session, as `send` finds its recipient.
+fn stop_target(cx: &Cx, wanted: &str, shown: &str) -> BoardResult<String> {
+    let store = cx.store();
+    if store.session(wanted)?.is_some() {
+        return Ok(wanted.to_string());
+    }
+    let live = store.sessions(Some(0), &|_| None)?;
+    let mut named = live
+        .iter()
+        .filter(|s| s.ended_at.is_none() && s.name == wanted);
+    match (named.next(), named.next()) {
+        (Some(one), None) => Ok(one.id.clone()),
+        (Some(_), Some(_)) => Err(BoardError::usage(format!(
+            "several live agent sessions are named {shown}: name one by its id (`board agents`)"
+        ))),
+        (None, _) => Err(BoardError::not_found(format!("no agent session {shown}"))),
+    }
 }
 
 /// `stop`: operators only; the board drains and exits after answering.

@@ -289,6 +289,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
         Call::Agents(p) => answer(board::agents(cx, p)),
         Call::Log(p) => answer(board::log(cx, p)),
         Call::Stop(_) => answer(board::stop(cx)),
+        Call::SessionStop(p) => answer(board::stop_session(cx, p)),
         Call::Export(_) => answer(super::team::export(cx)),
         other => Err(BoardError::internal(format!(
             "`{}` is not answered here",

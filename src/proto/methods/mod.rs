@@ -181,6 +181,9 @@ methods! {
     /// The operator or another agent session answers an agent's open question: the answer goes
     /// to its inbox and the question ends, in one transaction.
     Answer = "answer", Write, AnswerParams => AnswerResult;
+    /// Operators only: stop an agent session of this host the way a closed pane ends it
+    /// (SIGTERM to its process group, SIGKILL to its tree after `[run] hangup_grace`).
+    SessionStop = "session.stop", Read, SessionStopParams => SessionStopResult;
 }
 
 impl Method {

@@ -392,3 +392,12 @@ pub struct SessionExitParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+/// `session.stop` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStopParams {
+    /// The agent session to stop: its id, or the name exactly one live session has (`agent`
+    /// names the caller on the wire).
+    pub session: String,
+}

@@ -62,13 +62,20 @@ impl PgStore {
                 &[&from, &recipient, &text, &answer],
             )?;
             let (id, sent_at): (i64, String) = (col(&r, 0)?, col(&r, 1)?);
-            let (about, said) = message_rules::message_event(from, &recipient, text);
+            let n = c.one(
+                "SELECT COALESCE((SELECT name FROM sessions WHERE id = $1::text), $1::text),
+                        COALESCE((SELECT name FROM sessions WHERE id = $2::text), $2::text)",
+                &[&from, &recipient],
+            )?;
+            let names: (String, String) = (col(&n, 0)?, col(&n, 1)?);
+            let (about, said) =
+                message_rules::message_event(from, &recipient, (&names.0, &names.1), text);
             emit(c, ev, EventKind::Message, None, about, None, &said)?;
             if question.is_some() {
                 emit(c, ev, EventKind::Answer, None, to_agent, None, text)?;
             }
             if ended_prompt {
-                let said = format!("answered by {from}");
+                let said = format!("answered by {}", names.0);
                 emit(c, ev, EventKind::Resume, None, to_agent, None, &said)?;
             }
             let pane: Option<String> = c

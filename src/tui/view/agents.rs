@@ -115,11 +115,15 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             .last_heard_ms
             .map(|ms| ago(app.now_wall_ms - ms))
             .unwrap_or_default();
-        let note = match (&a.waiting, &a.end_reason, &a.attention) {
-            (Some(q), _, _) => q.clone(),
-            (None, Some(r), _) => r.clone(),
-            (None, None, Some(why)) => why.clone(),
-            _ => String::new(),
+        let note = if let Some(q) = &a.question {
+            format!("asks: {q}")
+        } else if let Some(p) = &a.permission {
+            format!("permission: {p}")
+        } else {
+            a.end_reason
+                .clone()
+                .or_else(|| a.attention.clone())
+                .unwrap_or_default()
         };
         let extra = crate::tui::agents::note(&a.view);
         let note = match (note.is_empty(), extra.is_empty()) {
@@ -136,7 +140,7 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             (&heard, t.dim()),
             (
                 &note,
-                if a.waiting.is_some() {
+                if a.question.is_some() || a.permission.is_some() {
                     t.bold(Color::Yellow)
                 } else {
                     t.dim()

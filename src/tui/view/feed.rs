@@ -15,6 +15,8 @@ pub(super) fn kind_label(kind: EventKind) -> &'static str {
         EventKind::SessionStart => "joined",
         EventKind::SessionEnd => "left",
         EventKind::BoardStart => "board",
+        // The feed's kind column is 7 wide.
+        EventKind::Question => "asked",
         other => other.as_str(),
     }
 }

@@ -20,6 +20,7 @@ use backlog::draw_backlog;
 use detail::draw_detail;
 use dialogs::{draw_confirm, draw_form, draw_help};
 use feed::draw_events;
+use needs::{draw_inbox, draw_needs};
 use theme::{put, put_right, width, Theme};
 
 mod agents;
@@ -27,6 +28,7 @@ mod backlog;
 mod detail;
 mod dialogs;
 mod feed;
+mod needs;
 #[cfg(test)]
 mod tests;
 mod theme;
@@ -85,9 +87,9 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
     for a in &waiting[..shown] {
         out.push(Banner {
             text: format!(
-                "⚠ WAITING FOR YOU: {} asks: {}  (A answers)",
+                "❓ {} asks: {} — A to answer",
                 a.name,
-                a.waiting.as_deref().unwrap_or("")
+                a.question.as_deref().unwrap_or("")
             ),
             style: t.bar(Color::Yellow),
         });
@@ -96,8 +98,31 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
         let names: Vec<&str> = waiting[shown..].iter().map(|a| a.name.as_str()).collect();
         out.push(Banner {
             text: format!(
-                "⚠ {} more agents waiting for you: {}",
+                "❓ {} more agents ask you: {} — i lists them",
                 waiting.len() - shown,
+                names.join(", ")
+            ),
+            style: t.bar(Color::Yellow),
+        });
+    }
+    let prompts: Vec<&AgentItem> = app.at_permission_prompt().collect();
+    let shown = if prompts.len() > 2 { 1 } else { prompts.len() };
+    for a in &prompts[..shown] {
+        out.push(Banner {
+            text: format!(
+                "⚠ {} asks permission: {} — i, then ⏎ goes to its pane",
+                a.name,
+                a.permission.as_deref().unwrap_or("")
+            ),
+            style: t.bar(Color::Yellow),
+        });
+    }
+    if prompts.len() > shown {
+        let names: Vec<&str> = prompts[shown..].iter().map(|a| a.name.as_str()).collect();
+        out.push(Banner {
+            text: format!(
+                "⚠ {} more at a permission prompt: {} — i lists them",
+                prompts.len() - shown,
                 names.join(", ")
             ),
             style: t.bar(Color::Yellow),
@@ -156,6 +181,14 @@ pub fn draw(frame: &mut Frame, app: &App) {
             draw_detail(buf, area, app, d, t);
             None
         }
+        Mode::NeedsYou(at) => {
+            draw_needs(buf, area, app, *at, t);
+            None
+        }
+        Mode::Inbox(inbox) => {
+            draw_inbox(buf, area, inbox, t);
+            None
+        }
     };
     crate::tui::agents::draw_pending(buf, area, app);
     let cursor = cursor.or_else(|| {
@@ -187,6 +220,19 @@ fn draw_header(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     let live_w = u16::try_from(width(live)).unwrap_or(0) + 1;
     let mut x = r.x;
     x += put(buf, x, r.y, r.width, &name, t.bar(Color::Cyan));
+    let needs = crate::tui::needs::count(app);
+    if needs > 0 {
+        let verb = if needs == 1 { "needs" } else { "need" };
+        let text = format!(" ⚑ {needs} {verb} you · i ");
+        x += put(
+            buf,
+            x,
+            r.y,
+            r.right().saturating_sub(x),
+            &text,
+            t.bar(Color::Magenta),
+        );
+    }
     let goal_w = r.right().saturating_sub(x).saturating_sub(live_w + 1);
     if app.goal.is_some() {
         let used = put(
@@ -219,6 +265,34 @@ fn draw_header(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         put_right(buf, r.right() - live_w, r.y, live_w - 1, live, live_style);
     }
 }
+
+/// The footer with the agents panel focused: exactly the keys that act there.
+pub(crate) const AGENT_KEYS: &[(&str, &str)] = &[
+    ("⏎", "pane"),
+    ("S", "start"),
+    ("R", "restart"),
+    ("K", "stop"),
+    ("U", "start all"),
+    ("m", "message"),
+    ("A", "answer"),
+    ("i", "needs you"),
+    ("Tab", "backlog"),
+];
+
+/// The footer with the backlog focused.
+pub(crate) const BACKLOG_KEYS: &[(&str, &str)] = &[
+    ("q", "quit"),
+    ("?", "help"),
+    ("⏎", "details"),
+    ("a", "add"),
+    ("e", "edit"),
+    ("s", "goal"),
+    ("r", "release"),
+    ("x", "cancel"),
+    ("/", "filter"),
+    ("i", "needs you"),
+    ("Tab", "agents"),
+];
 
 /// Columns of the filter prompt before the text.
 const FILTER_PROMPT: u16 = 9;
@@ -272,28 +346,17 @@ fn draw_footer(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         ],
         Mode::Form(_) => &[("Enter", "save"), ("Tab", "next field"), ("Esc", "cancel")],
         Mode::Confirm(_) => &[("y", "yes"), ("n", "no")],
+        Mode::NeedsYou(_) => &[
+            ("j/k", "move"),
+            ("⏎", "do it"),
+            ("A", "answer"),
+            ("d", "dismiss"),
+            ("Esc", "close"),
+        ],
+        Mode::Inbox(_) => &[("j/k", "scroll"), ("Esc", "close")],
         _ if app.team_pending.is_some() => &[("y", "yes"), ("n", "no")],
-        _ if app.focus == Focus::Agents => &[
-            ("q", "quit"),
-            ("⏎", "go to pane"),
-            ("S", "start"),
-            ("R", "restart"),
-            ("X", "stop"),
-            ("U", "start all"),
-            ("Tab", "backlog"),
-        ],
-        _ => &[
-            ("q", "quit"),
-            ("?", "help"),
-            ("⏎", "details"),
-            ("a", "add"),
-            ("e", "edit"),
-            ("s", "goal"),
-            ("r", "release"),
-            ("x", "cancel"),
-            ("/", "filter"),
-            ("Tab", "agents"),
-        ],
+        _ if app.focus == Focus::Agents => AGENT_KEYS,
+        _ => BACKLOG_KEYS,
     };
     let key_style = t.bar(Color::Cyan);
     let mut x = r.x;

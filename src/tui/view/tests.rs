@@ -147,3 +147,42 @@ fn filter_prompt_shows_in_the_footer() {
     let text = screen(&app, 80, 24);
     assert!(text.lines().last().unwrap().contains("filter: refund"));
 }
+
+#[test]
+fn needs_you_list_and_question_banner_120x40() {
+    let mut snap = fixture::sample_snapshot();
+    snap.agents[1].waiting = Some("Codex asks permission to run `cargo publish`".into());
+    snap.unread = crate::tui::snapshot::Unread {
+        count: 2,
+        from: vec!["claude-1".into(), "operator".into()],
+    };
+    let mut app = fixture::app_with(snap, true);
+    insta::assert_snapshot!("question_banner_120x40", screen(&app, 120, 40));
+    app.on_key(key(KeyCode::Char('i')));
+    insta::assert_snapshot!("needs_you_120x40", screen(&app, 120, 40));
+    app.on_call_result(
+        crate::tui::app::Purpose::Inbox,
+        Ok(serde_json::json!({"messages": [
+            {"id": 1, "from": "claude-1", "to": "operator", "answer": false,
+             "text": "Refunds API is done.\nThe \u{1b}[31mred\u{1b}[0m CI step is flaky, see #14.",
+             "sent_at": "2026-03-01T11:58:40.000Z"},
+            {"id": 2, "from": "operator", "to": "operator", "answer": false,
+             "text": "note to self: 漢字 review before lunch", "sent_at": "2026-03-01T11:59:00.000Z"}
+        ]})),
+    );
+    insta::assert_snapshot!("inbox_80x24", screen(&app, 80, 24));
+}
+
+#[test]
+fn agents_panel_footer_lists_only_its_keys_80x24() {
+    let mut app = fixture::sample_app(true);
+    app.on_key(key(KeyCode::Tab));
+    let text = screen(&app, 80, 24);
+    let footer = text.lines().last().unwrap();
+    for k in ["pane", "start", "restart", "stop", "message", "answer"] {
+        assert!(footer.contains(k), "{footer}");
+    }
+    for k in ["edit", "cancel", "release", "add", "filter"] {
+        assert!(!footer.contains(k), "{footer}");
+    }
+}
