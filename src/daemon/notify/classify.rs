@@ -187,15 +187,16 @@ mod tests {
 
     #[test]
     fn routine_events_make_no_notice() {
-        for k in [
-            EventKind::Grant,
-            EventKind::Renew,
-            EventKind::Done,
-            EventKind::Resume,
-        ] {
+        for k in [EventKind::Grant, EventKind::Renew, EventKind::Resume] {
             assert!(!may_notify(k));
             assert_eq!(classify(&event(k, Some("w"), Some(1), "x")), None);
         }
+        // A finished task is taken in (work was done) but is no notice of its own.
+        assert!(may_notify(EventKind::Done) && ends_work(EventKind::Done));
+        assert_eq!(
+            classify(&event(EventKind::Done, Some("w"), Some(1), "done")),
+            None
+        );
     }
 
     #[test]
