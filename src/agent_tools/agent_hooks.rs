@@ -153,7 +153,7 @@ pub fn can_continue(cli: CliKind, event: &str) -> bool {
 
 /// The decision a turn-end hook prints to deliver `messages` (the `messages` of an `inbox`
 /// answer: `from`, `text`, `answer`): `{"decision":"block","reason":…}`, the reason naming each
-/// message's sender, its text made inert and cut to [`MAX_DELIVERED`] characters. None when
+/// message's sender, its text made inert and cut to `MAX_DELIVERED` characters. None when
 /// there is nothing to deliver (the hook then prints nothing and the turn ends).
 pub fn continuation(messages: &[Value]) -> Option<String> {
     if messages.is_empty() {

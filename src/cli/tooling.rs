@@ -94,7 +94,7 @@ Agent profiles and the instruction text given to agents.
 ///
 /// One page for the whole tool: the generated sections, then every command with its synopsis
 /// and description in a COMMANDS section (clap's own subcommand section would refer to
-/// `board-claim(1)` pages that are not installed), then [`MAN_EXTRA`].
+/// `board-claim(1)` pages that are not installed), then `MAN_EXTRA`.
 pub fn man() -> i32 {
     let mut page = Vec::new();
     if let Err(e) = render_man(&mut page) {

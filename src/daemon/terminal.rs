@@ -143,7 +143,7 @@ pub fn input_since_last_sweep(
 }
 
 /// How long (ms) nobody has typed in session `row`'s terminal `tty`, at least: the larger of
-/// what its access time proves (input comes less than [`ATIME_SLACK_MS`] after it) and what
+/// what its access time proves (input comes less than `ATIME_SLACK_MS` after it) and what
 /// this board's looks prove (no change since the last changed look, or since the first look).
 /// Looks now. 0 when the terminal cannot be read.
 pub fn quiet_ms(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> i64 {

@@ -67,7 +67,7 @@ fn to_operator(e: &EventView) -> Option<&str> {
 /// One notice for a burst: the notice itself when there is one; else a summary whose kind is
 /// the first notice's, whose agent and task are kept only when all notices share them, and
 /// whose text lists each notice (`3 notices: question from w: Which store?; …`), cut at
-/// [`SUMMARY_CHARS`]. None for an empty burst.
+/// `SUMMARY_CHARS`. None for an empty burst.
 pub fn summarize(notices: &[NoticeView]) -> Option<NoticeView> {
     let (first, last) = (notices.first()?, notices.last()?);
     if notices.len() == 1 {
