@@ -80,7 +80,12 @@ pub fn agents_all(result: &Value) -> Option<String> {
     let ended = result["ended"].as_i64().unwrap_or(0);
     let all = result["all"] == serde_json::json!(true);
     (live == 0 && ended > 0 && !all).then(|| {
-        format!("no live agent sessions; {ended} ended (`board agents --all` lists them and why they ended)")
+        let shown = if result["agents"].as_array().is_some_and(|l| !l.is_empty()) {
+            "none of these is live"
+        } else {
+            "no live agent sessions"
+        };
+        format!("{shown}; {ended} ended in all (`board agents --all` lists every session, its id and why it ended)")
     })
 }
 
