@@ -16,7 +16,7 @@ pub use crate::agent_tools::team::tmux::pane_text;
 /// Label of the message field.
 pub const MESSAGE: &str = "Message";
 /// Label of the "type it into the agent's pane too" field (`y`/`n`).
-pub const INTO_PANE: &str = "Into pane";
+pub const INTO_PANE: &str = "Type it into its pane too (y/n)";
 
 /// Who a message form writes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub fn build(form: &Form, r: &Recipient) -> Result<(Call, Option<String>), Strin
         "" if r.question.is_none() => false,
         "y" | "Y" | "yes" => true,
         "n" | "N" | "no" | "" => false,
-        other => return Err(format!("Into pane: y or n, not {other:?}")),
+        other => return Err(format!("type it into its pane too: y or n, not {other:?}")),
     };
     let answer = r.question.is_some();
     let typing = into_pane.then(|| pane_text(&text));
@@ -116,4 +116,24 @@ pub fn after_send(v: &serde_json::Value, typing: Option<String>) -> (String, Opt
         _ => None,
     };
     (text, typed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_forms_pane_field_says_what_it_does_and_what_it_takes() {
+        let r = Recipient {
+            to: "claude-1".into(),
+            question: Some("Which store?".into()),
+        };
+        let labels: Vec<&str> = fields(&r).iter().map(|f| f.label).collect();
+        assert_eq!(labels, [MESSAGE, "Type it into its pane too (y/n)"]);
+        let plain = Recipient {
+            to: "claude-1".into(),
+            question: None,
+        };
+        assert_eq!(fields(&plain).len(), 1, "a plain message types nothing");
+    }
 }
