@@ -107,3 +107,29 @@ fn on_a_shared_store_only_the_agents_own_host_stops_it() {
     .unwrap_or_else(|| panic!("not stopped: {:?}", alpha.session("far")));
     assert_eq!(ended["end_reason"], "killed by SIGTERM", "{ended}");
 }
+
+#[test]
+fn a_name_wins_over_a_session_id_that_looks_like_it() {
+    let b = TestBoard::start();
+    let mut first = b.agent("sh");
+    first.exit_with(0);
+    first.wait_launcher();
+    // The restarted `sh` gets a new id (`sh-2`); the agent configured as `sh-2` gets that name.
+    let sh = b.agent("sh");
+    let sh2 = b.agent("sh-2");
+    assert_ne!(sh.id, "sh", "a restarted agent gets a new id");
+    let v = b.json(&["stop", "--agent", "sh-2"]);
+    assert_eq!(
+        v["session"],
+        sh2.id.as_str(),
+        "the agent named sh-2 is stopped: {v}"
+    );
+    assert!(
+        poll_until(Duration::from_secs(15), || b
+            .session(&sh2.id)
+            .is_some_and(|s| s["ended_at"].is_string())),
+        "the agent named sh-2 ended"
+    );
+    let still = b.session(&sh.id).expect("sh's session");
+    assert!(still["ended_at"].is_null(), "sh keeps running: {still}");
+}

@@ -180,24 +180,22 @@ pub fn stop_session(cx: &Cx, p: &SessionStopParams) -> BoardResult<SessionStopRe
     })
 }
 
-/// The session `session.stop` names: a session id, else the name (`claude`) of exactly one
-/// live session, as `send` finds its recipient.
+/// The session `session.stop` names: the name (`claude`) of a live session first, as `send`
+/// finds its recipient (names are unique among live sessions, and an id such as `sh-9` may look
+/// like another agent's name), else a session id.
 fn stop_target(cx: &Cx, wanted: &str, shown: &str) -> BoardResult<String> {
     let store = cx.store();
+    let live = store.sessions(Some(0), &|_| None)?;
+    if let Some(named) = live
+        .iter()
+        .find(|s| s.ended_at.is_none() && s.name == wanted)
+    {
+        return Ok(named.id.clone());
+    }
     if store.session(wanted)?.is_some() {
         return Ok(wanted.to_string());
     }
-    let live = store.sessions(Some(0), &|_| None)?;
-    let mut named = live
-        .iter()
-        .filter(|s| s.ended_at.is_none() && s.name == wanted);
-    match (named.next(), named.next()) {
-        (Some(one), None) => Ok(one.id.clone()),
-        (Some(_), Some(_)) => Err(BoardError::usage(format!(
-            "several live agent sessions are named {shown}: name one by its id (`board agents`)"
-        ))),
-        (None, _) => Err(BoardError::not_found(format!("no agent session {shown}"))),
-    }
+    Err(BoardError::not_found(format!("no agent session {shown}")))
 }
 
 /// `stop`: operators only; the board drains and exits after answering.
