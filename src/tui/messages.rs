@@ -54,11 +54,13 @@ pub fn form_kind(agent: &AgentItem, answer: bool) -> FormKind {
 }
 
 /// The form's fields: the text, and for an answer, whether to type it into the agent's pane
-/// too (default yes; the board's answer to `send` says which pane, if any).
+/// too (default no; the board's answer to `send` says which pane, if any).
 pub fn fields(r: &Recipient) -> Vec<Field> {
     let mut f = vec![Field::new(MESSAGE, "")];
     if r.question.is_some() {
-        f.push(Field::new(INTO_PANE, "y"));
+        // Off unless the person says so: typed text is input to whatever reads the terminal,
+        // and a shell at its prompt would run the answer as a command.
+        f.push(Field::new(INTO_PANE, "n"));
     }
     f
 }

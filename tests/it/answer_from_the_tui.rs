@@ -85,6 +85,8 @@ fn an_answer_from_the_tui_reaches_the_inbox_ends_the_wait_and_is_typed_into_the_
         "-l",
         "yes, after the tests pass",
     ]);
+    // Typing into the pane is off by default (a shell would run it); this agent reads it.
+    t.run(&["send-keys", "-t", "keepalive:tui", "Tab", "BSpace", "y"]);
     t.run(&["send-keys", "-t", "keepalive:tui", "Enter"]);
 
     // The pane got it (typed), and the agent then read its inbox.
