@@ -220,7 +220,10 @@ fn human_result(method: &str, v: &Value) -> String {
              the answer arrives in `board inbox`)",
             s(&v["waiting"])
         ),
-        Some(Method::Resume) => "resumed (no open question)".into(),
+        Some(Method::Resume) => {
+            "resumed: your open question, if you had one, is withdrawn (`board log` shows it)"
+                .into()
+        }
         Some(Method::Answer) => format!(
             "answered {}'s question \"{}\" (message #{} in its inbox)",
             s(&v["message"]["to"]),

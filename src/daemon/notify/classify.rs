@@ -55,11 +55,13 @@ pub fn classify(e: &EventView) -> Option<NoticeView> {
 /// The text of a message an agent sent the operator: the event's reason is
 /// `SENDER → RECIPIENT: TEXT` with the sender as the event's agent. None for any other message.
 fn to_operator(e: &EventView) -> Option<&str> {
-    let sender = e.agent.as_deref()?;
+    // The reason names the sender as people know it (`sh`), which is not its session id
+    // (`sh-4`) once an agent restarted: only the recipient part is read.
+    e.agent.as_deref()?;
     e.reason
         .as_deref()?
-        .strip_prefix(sender)?
-        .strip_prefix(" → ")?
+        .split_once(" → ")?
+        .1
         .strip_prefix(OPERATOR)?
         .strip_prefix(": ")
 }
@@ -156,6 +158,21 @@ mod tests {
         assert_eq!(
             (n.kind, n.text.as_str()),
             (NoticeKind::Permission, "Allow Bash?")
+        );
+    }
+
+    #[test]
+    fn a_message_from_a_restarted_agent_names_it_and_is_still_a_notice() {
+        let to_op = event(
+            EventKind::Message,
+            Some("sh-4"),
+            None,
+            "sh → operator: need help",
+        );
+        let n = classify(&to_op).expect("a notice");
+        assert_eq!(
+            (n.kind, n.text.as_str()),
+            (NoticeKind::Message, "need help")
         );
     }
 
