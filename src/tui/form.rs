@@ -67,7 +67,7 @@ impl Form {
             FormKind::Add => "Add a task".into(),
             FormKind::Edit(t) => format!("Edit #{}", t.id),
             FormKind::Goal => "Set the goal".into(),
-            FormKind::Message(r) => super::messages::title(r, &inert_line(&r.to)),
+            FormKind::Message(r) => super::messages::title(r, &inert_line(&r.name)),
         }
     }
 

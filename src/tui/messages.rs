@@ -23,6 +23,8 @@ pub const INTO_PANE: &str = "Type it into its pane too (y/n)";
 pub struct Recipient {
     /// Session id (raw, as the board knows it).
     pub to: String,
+    /// The name people see of that session (inert), for the dialog's title.
+    pub name: String,
     /// The question it waits with, when this is an answer (inert).
     pub question: Option<String>,
 }
@@ -49,6 +51,7 @@ pub fn recipient(app: &App, answer: bool) -> Result<FormKind, String> {
 pub fn form_kind(agent: &AgentItem, answer: bool) -> FormKind {
     FormKind::Message(Box::new(Recipient {
         to: agent.view.id.clone(),
+        name: agent.name.clone(),
         question: agent.question.clone().filter(|_| answer),
     }))
 }
@@ -65,11 +68,11 @@ pub fn fields(r: &Recipient) -> Vec<Field> {
     f
 }
 
-/// The dialog title.
-pub fn title(r: &Recipient, shown_id: &str) -> String {
+/// The dialog title, naming the agent as people know it (`shown` is its name, inert).
+pub fn title(r: &Recipient, shown: &str) -> String {
     match &r.question {
-        Some(q) => format!("Answer {shown_id}: {q}"),
-        None => format!("Message to {shown_id}"),
+        Some(q) => format!("Answer {shown}: {q}"),
+        None => format!("Message to {shown}"),
     }
 }
 
@@ -128,12 +131,14 @@ mod tests {
     fn the_answer_forms_pane_field_says_what_it_does_and_what_it_takes() {
         let r = Recipient {
             to: "claude-1".into(),
+            name: "claude".into(),
             question: Some("Which store?".into()),
         };
         let labels: Vec<&str> = fields(&r).iter().map(|f| f.label).collect();
         assert_eq!(labels, [MESSAGE, "Type it into its pane too (y/n)"]);
         let plain = Recipient {
             to: "claude-1".into(),
+            name: "claude".into(),
             question: None,
         };
         assert_eq!(fields(&plain).len(), 1, "a plain message types nothing");
