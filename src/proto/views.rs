@@ -158,6 +158,23 @@ pub struct NoticeView {
     pub at: String,
 }
 
+impl NoticeView {
+    /// A title for a popup or a terminal notification: `board: w asks` and the like (the agent
+    /// as given: sanitise before showing it).
+    pub fn title(&self) -> String {
+        let who = self.agent.as_deref().unwrap_or("board");
+        match self.kind {
+            NoticeKind::Question => format!("board: {who} asks"),
+            NoticeKind::Permission => format!("board: {who} waits for permission"),
+            NoticeKind::Attention => format!("board: {who} needs attention"),
+            NoticeKind::Message => format!("board: message from {who}"),
+            NoticeKind::Review => "board: a task waits for review".to_string(),
+            NoticeKind::Expel => format!("board: {who} ended holding a claim"),
+            NoticeKind::Finished => "board: the backlog is done".to_string(),
+        }
+    }
+}
+
 /// A note on a task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -6,7 +6,6 @@
 
 use std::io::Write;
 
-use crate::proto::glossary::NoticeKind;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::NoticeView;
 
@@ -18,7 +17,7 @@ const TEXT_COLS: usize = 200;
 /// or `ST` can end the sequence early), and `;` in the title is replaced so OSC 777's fields stay
 /// apart.
 pub fn sequence(n: &NoticeView, in_tmux: bool) -> Vec<u8> {
-    let title = one_line(&title(n)).replace(';', ",");
+    let title = one_line(&n.title()).replace(';', ",");
     let body = truncate_width(&one_line(&body(n)), TEXT_COLS);
     let osc9 = format!("\x1b]9;{title}: {body}\x07");
     let osc777 = format!("\x1b]777;notify;{title};{body}\x07");
@@ -46,19 +45,6 @@ pub fn emit(n: &NoticeView) {
     let _ = out.flush();
 }
 
-fn title(n: &NoticeView) -> String {
-    let who = n.agent.as_deref().unwrap_or("board");
-    match n.kind {
-        NoticeKind::Question => format!("board: {who} asks"),
-        NoticeKind::Permission => format!("board: {who} waits for permission"),
-        NoticeKind::Attention => format!("board: {who} needs attention"),
-        NoticeKind::Message => format!("board: message from {who}"),
-        NoticeKind::Review => "board: review".to_string(),
-        NoticeKind::Expel => format!("board: {who} ended"),
-        NoticeKind::Finished => "board: finished".to_string(),
-    }
-}
-
 fn body(n: &NoticeView) -> String {
     match n.task {
         Some(t) => format!("#{t} {}", n.text),
@@ -69,6 +55,7 @@ fn body(n: &NoticeView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::glossary::NoticeKind;
 
     fn notice(text: &str) -> NoticeView {
         NoticeView {

@@ -112,20 +112,6 @@ pub fn line(n: &NoticeView) -> String {
     s
 }
 
-/// A notice's title for a popup: `board: w asks` and the like.
-pub fn title(n: &NoticeView) -> String {
-    let who = n.agent.as_deref().unwrap_or("board");
-    match n.kind {
-        NoticeKind::Question => format!("board: {who} asks"),
-        NoticeKind::Permission => format!("board: {who} waits for permission"),
-        NoticeKind::Attention => format!("board: {who} needs attention"),
-        NoticeKind::Message => format!("board: message from {who}"),
-        NoticeKind::Review => "board: a task waits for review".to_string(),
-        NoticeKind::Expel => format!("board: {who} ended holding a claim"),
-        NoticeKind::Finished => "board: the backlog is done".to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// coalesced) and a bus that restarted is found again without bookkeeping. Errors: the bus or
 /// the notification service could not be reached, in words.
 pub async fn send(_board: Arc<Board>, notice: NoticeView) -> Result<(), String> {
-    let summary = crate::proto::sanitize::one_line(&super::classify::title(&notice));
+    let summary = crate::proto::sanitize::one_line(&notice.title());
     let body = crate::proto::sanitize::truncate_width(
         &crate::proto::sanitize::one_line(&notice.text),
         BODY_COLS,
