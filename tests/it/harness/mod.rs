@@ -29,6 +29,7 @@ pub mod process;
 pub mod queries;
 pub mod real_clis;
 pub mod rpc;
+pub mod scripted;
 pub mod schema;
 pub mod test_board;
 pub mod tmux;
