@@ -1,10 +1,10 @@
 //! The real Codex CLI finishes a turn unattended against a scripted model speaking the OpenAI
 //! Responses API on 127.0.0.1, in a project set up by `board init --agents --trust`: headless
 //! (`codex exec` under `board run`) and interactive (a `board up` pane). The turn claims through
-//! the board's MCP tool as Codex's own agent session, runs `echo done > work.txt` and
+//! the board's MCP tool as Codex's own agent session, runs `echo done > work.txt`, a pause and
 //! `board done ID --generation G` in Codex's shell (board found on the commands' PATH), claims
 //! again and finishes through MCP without an approval (board's own tools are approved), and its
-//! PostToolUse hook renews the claims. A command the model asks to run outside the sandbox
+//! PostToolUse hook renews the claims (a `renew` event naming the hook). A command the model asks to run outside the sandbox
 //! opens Codex's approval dialog: the agent shows `waiting` naming the command for as long as
 //! the dialog is up.
 
@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::harness::command::run_within;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::scripted::openai_responses::{tool_results, Script};
-use crate::harness::scripted::turn::{Step, STANDARD};
+use crate::harness::scripted::turn::Step;
 use crate::harness::scripted::Endpoint;
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
@@ -27,6 +27,18 @@ const TURN: Duration = Duration::from_secs(90);
 /// The agent of `board up`'s pane.
 const ONE_CODEX: &str = "[[agents]]\nname = \"codex\"\nprofile = \"codex\"\n";
 
+/// The standard turn with a pause while the first claim is held: the PostToolUse hook after it
+/// comes more than one renewal slack (lease / 8 = 2 s) after the last renewal write, so a hook's
+/// renewal is written and logged (the sweep's, during the pause, names the hook before it).
+const TURN_WITH_A_PAUSE: &[Step] = &[
+    Step::ClaimMcp,
+    Step::Shell("echo done > work.txt"),
+    Step::Shell("sleep 3"),
+    Step::DoneShell,
+    Step::ClaimMcp,
+    Step::DoneMcp,
+];
+
 /// The command the permission turn asks to run outside the sandbox.
 const ESCALATED: &str = "touch asked-outside-the-sandbox";
 
@@ -36,9 +48,16 @@ const ASKS: &[Step] = &[Step::Shell(ESCALATED)];
 /// A project with two ready tasks whose user's Codex talks to a scripted model on 127.0.0.1
 /// answering with `script` (a user-level provider: the only model Codex can reach), set up by
 /// `board init --agents --trust` (the project and board's hooks trusted, as a user does once).
+/// A 16 s lease swept every second, so renewals are written (and logged) within the turn.
 fn codex_project(extra_toml: &str, script: Script) -> (TestBoard, Endpoint) {
     let endpoint = Endpoint::start(move |r| script.answer(r));
     let p = real_project(extra_toml);
+    let toml = p.root().join("board.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = text
+        .replace("duration = \"120s\"", "duration = \"16s\"")
+        .replace("sweep = \"30s\"", "sweep = \"1s\"");
+    std::fs::write(&toml, text).unwrap();
     let config = p.home().expect("a user home").join(".codex/config.toml");
     let old = std::fs::read_to_string(&config).unwrap_or_default();
     // A top-level key goes before every table of the file, the provider's table after them.
@@ -142,7 +161,7 @@ fn codex_exec_finishes_the_turn_unattended_with_board_on_path_and_its_tools_appr
     let Some(_) = require("codex") else {
         return;
     };
-    let (mut p, endpoint) = codex_project("", Script::new(STANDARD));
+    let (mut p, endpoint) = codex_project("", Script::new(TURN_WITH_A_PAUSE));
     p.serve();
     add_two_tasks(&p);
     let out = run_within(
@@ -186,7 +205,7 @@ fn interactive_codex_in_a_board_up_pane_finishes_the_turn_without_a_dialog() {
     if require("codex").is_none() || Tmux::missing() {
         return;
     }
-    let (mut p, endpoint) = codex_project(ONE_CODEX, Script::new(STANDARD));
+    let (mut p, endpoint) = codex_project(ONE_CODEX, Script::new(TURN_WITH_A_PAUSE));
     add_two_tasks(&p);
     let pane = up(&mut p);
     let tmux = p.tmux().share();
