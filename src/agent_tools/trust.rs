@@ -251,6 +251,44 @@ mod tests {
     }
 
     #[test]
+    fn board_codex_hooks_are_trusted_once_and_again_when_board_moves() {
+        let home = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join(".codex")).unwrap();
+        let hooks = |bin: &str| {
+            json!({"hooks": {"Stop": [
+                {"hooks": [{"type": "command", "command": "notify-send done"}]},
+                {"hooks": [{"type": "command", "command": format!("{bin} hook codex Stop")}]}
+            ]}})
+            .to_string()
+        };
+        std::fs::write(root.path().join(".codex/hooks.json"), hooks("/a/board")).unwrap();
+        let root_s = root.path().to_string_lossy().into_owned();
+        let config = home.path().join(".codex/config.toml");
+        let state = || -> toml::Table {
+            let t: toml::Table = std::fs::read_to_string(&config).unwrap().parse().unwrap();
+            t["hooks"]["state"].as_table().unwrap().clone()
+        };
+        let first = codex_hooks(home.path(), &root_s).unwrap().unwrap();
+        assert_ne!(first.action, Action::Unchanged);
+        let key = format!("{root_s}/.codex/hooks.json:stop:1:0");
+        assert_eq!(state().len(), 1, "only the board's hook: {:?}", state());
+        assert_eq!(
+            state()[&key]["trusted_hash"].as_str(),
+            Some(codex_hook_hash("Stop", "/a/board hook codex Stop").as_str())
+        );
+        let again = codex_hooks(home.path(), &root_s).unwrap().unwrap();
+        assert_eq!(again.action, Action::Unchanged);
+        std::fs::write(root.path().join(".codex/hooks.json"), hooks("/b/board")).unwrap();
+        codex_hooks(home.path(), &root_s).unwrap();
+        assert_eq!(state().len(), 1);
+        assert_eq!(
+            state()[&key]["trusted_hash"].as_str(),
+            Some(codex_hook_hash("Stop", "/b/board hook codex Stop").as_str())
+        );
+    }
+
+    #[test]
     fn trust_keeps_the_users_settings_and_is_idempotent() {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(

@@ -4,10 +4,9 @@
 //! the board's MCP tool as Codex's own agent session, runs `echo done > work.txt`, a pause and
 //! `board done ID --generation G` in Codex's shell (board found on the commands' PATH), claims
 //! again and finishes through MCP without an approval (board's own tools are approved), and its
-//! PostToolUse hook renews the claims (a `renew` event naming the hook). A command the model asks to run outside the sandbox
-//! opens Codex's approval dialog: the agent shows `waiting` naming the command for as long as
-//! the dialog is up.
-
+//! PostToolUse hook renews the claims (a `renew` event naming the hook). A command the model
+//! asks to run outside the sandbox opens Codex's approval dialog: the agent shows `waiting`
+//! naming the command for as long as the dialog is up.
 use std::time::Duration;
 
 use serde_json::Value;
