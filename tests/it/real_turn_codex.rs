@@ -7,6 +7,7 @@
 //! PostToolUse hook renews the claims (a `renew` event naming the hook). A command the model
 //! asks to run outside the sandbox opens Codex's approval dialog: the agent shows `waiting`
 //! naming the command for as long as the dialog is up.
+
 use std::time::Duration;
 
 use serde_json::Value;
