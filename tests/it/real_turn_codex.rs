@@ -187,7 +187,9 @@ fn codex_exec_finishes_the_turn_unattended_with_board_on_path_and_its_tools_appr
     assert!(!all.iter().any(|e| e["kind"] == "waiting"), "{all:#?}");
 }
 
-/// Starts `board up` on this test's private tmux server; the pane of agent `codex`.
+/// Starts `board up` on this test's private tmux server, the board already served (an
+/// autostarted one may take longer than a client waits on a loaded machine); the pane of agent
+/// `codex`.
 fn up(p: &mut TestBoard) -> String {
     let tmux = p.tmux().share();
     let up = p
@@ -207,6 +209,7 @@ fn interactive_codex_in_a_board_up_pane_finishes_the_turn_without_a_dialog() {
         return;
     }
     let (mut p, endpoint) = codex_project(ONE_CODEX, Script::new(TURN_WITH_A_PAUSE));
+    p.serve();
     add_two_tasks(&p);
     let pane = up(&mut p);
     let tmux = p.tmux().share();
@@ -250,6 +253,7 @@ fn a_command_codex_asks_about_shows_the_agent_waiting_on_that_command_for_the_wh
         escalate: &[ESCALATED],
     };
     let (mut p, endpoint) = codex_project(ONE_CODEX, script);
+    p.serve();
     let pane = up(&mut p);
     let tmux = p.tmux().share();
     let message = poll(TURN, || waiting(&p));
