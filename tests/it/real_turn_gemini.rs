@@ -146,7 +146,8 @@ fn gemini_headless_finishes_the_standard_turn_unattended() {
     assert_standard_turn(&p, &ep, "gemini");
 }
 
-/// `agents/gemini.toml` with the scripted model's address added to its environment.
+/// The shipped `agents/gemini.toml` with the scripted model's address added to its
+/// environment, as the project's own `agents/gemini.toml` (which comes before the built-in).
 fn scripted_profile(p: &TestBoard, ep: &Endpoint) {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("agents/gemini.toml");
     let text = std::fs::read_to_string(shipped).unwrap();
@@ -154,7 +155,7 @@ fn scripted_profile(p: &TestBoard, ep: &Endpoint) {
         .trim_end()
         .ends_with("GEMINI_CLI_TRUST_WORKSPACE = \"true\""));
     p.write_profile(
-        "gemini-scripted",
+        "gemini",
         &format!("{text}GOOGLE_GEMINI_BASE_URL = \"{}\"\n", ep.base_url()),
     );
 }
@@ -162,7 +163,7 @@ fn scripted_profile(p: &TestBoard, ep: &Endpoint) {
 const ONE_GEMINI: &str = r#"
 [[agents]]
 name = "gemini"
-profile = "gemini-scripted"
+profile = "gemini"
 "#;
 
 /// `board up` with [`ONE_GEMINI`] on this test's tmux server; the pane's target.
@@ -220,7 +221,7 @@ fn gemini_asking_to_run_a_command_shows_waiting_with_that_command_for_the_whole_
     let message = |p: &TestBoard| {
         p.session("gemini")
             .filter(|s| s["state"] == "waiting")
-            .and_then(|s| s["message"].as_str().map(str::to_string))
+            .and_then(|s| s["waiting"].as_str().map(str::to_string))
     };
     let first = poll(TURN, || message(&p));
     assert!(
@@ -239,10 +240,7 @@ fn gemini_asking_to_run_a_command_shows_waiting_with_that_command_for_the_whole_
         changed, None,
         "the waiting message changed during the dialog"
     );
-    let status = p.json(&["status"]);
-    assert!(
-        status.to_string().contains(wanted),
-        "board status does not show it: {status}"
-    );
+    let shown = p.board(&["agents"]).text();
+    assert!(shown.contains(wanted), "board agents does not show it:\n{shown}");
     assert!(!p.root().join("asked.txt").exists());
 }
