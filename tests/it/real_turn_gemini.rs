@@ -241,6 +241,35 @@ fn gemini_asking_to_run_a_command_shows_waiting_with_that_command_for_the_whole_
         "the waiting message changed during the dialog"
     );
     let shown = p.board(&["agents"]).text();
-    assert!(shown.contains(wanted), "board agents does not show it:\n{shown}");
+    assert!(
+        shown.contains(wanted),
+        "board agents does not show it:\n{shown}"
+    );
     assert!(!p.root().join("asked.txt").exists());
+}
+
+#[test]
+fn gemini_started_by_board_run_in_a_project_set_up_without_trust_reaches_the_board() {
+    let Some(_) = require("gemini") else {
+        return;
+    };
+    // `board init --agents` only: the folder is in no trusted list of the user's.
+    let mut p = real_project("");
+    p.serve();
+    p.json(&["add", "first task"]);
+    let ep = Endpoint::start(|r| gemini::answer(&[Step::ClaimMcp], r));
+    let mut c = p.board_cmd(&["run", "--name", "gemini", "--"]);
+    c.args(["gemini", "-p", "Work through the board's backlog."])
+        .env("GOOGLE_GEMINI_BASE_URL", ep.base_url());
+    let out = run_within(&mut c, TURN);
+    assert!(out.success(), "gemini -p failed:\n{}", out.text());
+    let granted = events(&p)
+        .into_iter()
+        .find(|e| e["kind"] == "grant" && e["task"] == 1);
+    assert!(
+        granted.as_ref().is_some_and(|e| e["agent"] == "gemini"),
+        "gemini's MCP claim never reached the board: {granted:?}\n{}\nrequests:\n{}",
+        out.text(),
+        ep.log.describe(300)
+    );
 }
