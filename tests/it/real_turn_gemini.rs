@@ -1,8 +1,8 @@
 //! The real Gemini CLI finishes a real turn unattended against a scripted model (Google's
 //! Generative Language API on 127.0.0.1, [`crate::harness::scripted::gemini`]) in a project set
 //! up by `board init --agents --trust`: it claims through the board's MCP tool as its own agent
-//! session, runs `echo done > work.txt` and `board done ID --generation G` in its shell tool,
-//! claims again and finishes through MCP; its AfterTool hook's renewals are in `board log`.
+//! session, runs `sleep 3`, `echo done > work.txt` and `board done ID --generation G` in its
+//! shell tool, claims again and finishes through MCP; its AfterTool hook's renewals are in `board log`.
 //! Headless (`gemini -p` under `board run`) and interactive (a `board up` pane). A command the
 //! CLI must ask about shows the agent `waiting` with that command, for the whole dialog.
 
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::harness::command::run_within;
 use crate::harness::real_clis::{real_project, require};
-use crate::harness::scripted::turn::{self, Step};
+use crate::harness::scripted::turn::Step;
 use crate::harness::scripted::{gemini, Endpoint};
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
@@ -22,17 +22,37 @@ use crate::harness::{poll, BOARD};
 /// Longest a whole turn may take on a loaded 2-core machine.
 const TURN: Duration = Duration::from_secs(150);
 
-/// A served project set up by `board init --agents --trust` with two ready tasks, and the
-/// user's own policy letting Gemini's shell run `echo done > work.txt` (the turn's one
-/// command that is not the board's: board allows only its own).
+/// The standard turn with some work in it: renewal writes are coalesced to one per eighth of
+/// the lease (2 s of [`project`]'s 16 s), so a hook renews (and the log shows it) only when the
+/// work after the claim outlasts that.
+const WORKING: &[Step] = &[
+    Step::ClaimMcp,
+    Step::Shell("sleep 3"),
+    Step::Shell("echo done > work.txt"),
+    Step::DoneShell,
+    Step::ClaimMcp,
+    Step::DoneMcp,
+];
+
+/// A served project set up by `board init --agents --trust` with two ready tasks and a 16 s
+/// lease (4 s sweep), and the user's own policy letting Gemini's shell run `sleep 3` and `echo done >
+/// work.txt` (the turn's commands that are not the board's: board allows only its own).
 fn project(extra_toml: &str) -> TestBoard {
     let mut p = real_project(extra_toml);
     let out = p.board(&["init", "--agents", "--trust"]);
     assert!(out.success(), "{}", out.text());
+    let toml = p.root().join("board.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replace("duration = \"120s\"", "duration = \"16s\"")
+            .replace("sweep = \"30s\"", "sweep = \"4s\""),
+    )
+    .unwrap();
     let home = p.home().unwrap().to_path_buf();
     std::fs::write(
         home.join(".gemini/policies/mine.toml"),
-        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo done\"\n\
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = [\"echo done\", \"sleep 3\"]\n\
          decision = \"allow\"\nallowRedirection = true\npriority = 50\n",
     )
     .unwrap();
@@ -132,7 +152,7 @@ fn gemini_headless_finishes_the_standard_turn_unattended() {
         return;
     };
     let p = project("");
-    let ep = Endpoint::start(|r| gemini::answer(turn::STANDARD, r));
+    let ep = Endpoint::start(|r| gemini::answer(WORKING, r));
     let mut c = p.board_cmd(&["run", "--name", "gemini", "--"]);
     c.args(["gemini", "-p", "Work through the board's backlog."])
         .env("GOOGLE_GEMINI_BASE_URL", ep.base_url());
@@ -186,7 +206,7 @@ fn gemini_in_a_board_up_pane_finishes_the_standard_turn_unattended() {
         return;
     }
     let mut p = project(ONE_GEMINI);
-    let ep = Endpoint::start(|r| gemini::answer(turn::STANDARD, r));
+    let ep = Endpoint::start(|r| gemini::answer(WORKING, r));
     scripted_profile(&p, &ep);
     let pane = up(&mut p);
     let tmux = p.tmux().share();
