@@ -413,3 +413,23 @@ fn stdin_tty() -> Option<String> {
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::profile_env;
+
+    #[test]
+    fn a_command_named_gemini_gets_its_profiles_environment_and_others_none() {
+        let root = tempfile::tempdir().unwrap();
+        let env = profile_env(root.path(), "/opt/bin/gemini");
+        if std::env::var_os("GEMINI_CLI_TRUST_WORKSPACE").is_none() {
+            assert_eq!(
+                env,
+                vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())]
+            );
+        }
+        assert!(profile_env(root.path(), "bash").is_empty());
+        assert!(profile_env(root.path(), "shell").is_empty());
+        assert!(profile_env(root.path(), "").is_empty());
+    }
+}
