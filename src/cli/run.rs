@@ -289,8 +289,6 @@ async fn launch(
     })
 }
 
-/// Reports the agent's exit; returns the board's reason for the session's end (the first
-/// report wins: a watcher may have ended it a moment earlier, for its own reason).
 /// The `[env]` of the profile of the CLI `program` is (by file name: `gemini` is the `gemini`
 /// profile, the project's `agents/gemini.toml` before the built-in one), so that `board run --
 /// gemini` starts it as a `board up` pane does: Gemini CLI with the project trusted for this
@@ -326,6 +324,8 @@ fn profile_env(root: &std::path::Path, program: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Reports the agent's exit; returns the board's reason for the session's end (the first
+/// report wins: a watcher may have ended it a moment earlier, for its own reason).
 fn report_exit(
     target: &Target,
     agent: &str,
