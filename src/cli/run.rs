@@ -2,7 +2,8 @@
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
 //! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`, and `BOARD_AGENT_NAME`, the
-//! name people see, for its prompt) in its environment, supervises
+//! name people see, for its prompt) in its environment, with the `[env]` of the profile of a
+//! known agent CLI (as `board up` starts it: Gemini CLI's workspace trust), supervises
 //! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
 //! reports the exit to the board at once so its claims are expelled, then terminates leftover
 //! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
@@ -211,6 +212,7 @@ async fn launch(
         .env("BOARD_TOKEN", &token);
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
+        command.envs(profile_env(r, &cmd[0]));
     }
     // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
     // missing: the instructions tell agents to fall back on this absolute path.
@@ -285,6 +287,41 @@ async fn launch(
         reason,
         hung_up: hung_up.get(),
     })
+}
+
+/// The `[env]` of the profile of the CLI `program` is (by file name: `gemini` is the `gemini`
+/// profile, the project's `agents/gemini.toml` before the built-in one), so that `board run --
+/// gemini` starts it as a `board up` pane does: Gemini CLI with the project trusted for this
+/// session, without which its board MCP server stays disabled. Variables already set in our
+/// environment win; nothing for a program no profile runs.
+fn profile_env(root: &std::path::Path, program: &str) -> Vec<(String, String)> {
+    use crate::agent_tools::profile::{CliKind, Profile};
+    let name = std::path::Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let Some(kind) = CliKind::parse(name) else {
+        return Vec::new();
+    };
+    let profile = match Profile::load(root, kind.as_str()) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::debug!(error = %e, "no profile environment for {name}");
+            return Vec::new();
+        }
+    };
+    let runs_it = profile.cli == Some(kind)
+        && profile.command.first().is_some_and(|c| {
+            std::path::Path::new(c).file_name() == Some(std::ffi::OsStr::new(name))
+        });
+    if !runs_it {
+        return Vec::new();
+    }
+    profile
+        .env
+        .into_iter()
+        .filter(|(k, _)| std::env::var_os(k).is_none())
+        .collect()
 }
 
 /// Reports the agent's exit; returns the board's reason for the session's end (the first
@@ -375,4 +412,24 @@ fn stdin_tty() -> Option<String> {
     nix::unistd::ttyname(std::os::fd::AsFd::as_fd(&stdin))
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::profile_env;
+
+    #[test]
+    fn a_command_named_gemini_gets_its_profiles_environment_and_others_none() {
+        let root = tempfile::tempdir().unwrap();
+        let env = profile_env(root.path(), "/opt/bin/gemini");
+        if std::env::var_os("GEMINI_CLI_TRUST_WORKSPACE").is_none() {
+            assert_eq!(
+                env,
+                vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())]
+            );
+        }
+        assert!(profile_env(root.path(), "bash").is_empty());
+        assert!(profile_env(root.path(), "shell").is_empty());
+        assert!(profile_env(root.path(), "").is_empty());
+    }
 }
