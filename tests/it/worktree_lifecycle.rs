@@ -288,5 +288,10 @@ fn real_claude_in_a_new_worktree_reaches_its_prompt_without_the_mcp_dialog() {
             .filter(|a| a["contacted_at"].is_string())
     });
     assert!(called.is_some(), "claude's hooks never reached the board");
-    p.board(&["down"]).ok();
+    // The settings the board wrote are not the agent's work: the worktree goes. (A loaded
+    // machine takes a while to end Claude's process tree; `down` waits for it.)
+    let down = p.board_within(&["down"], Duration::from_secs(90));
+    let said = down.text();
+    assert!(down.success(), "{said}");
+    assert!(said.contains("removed the worktree of claude"), "{said}");
 }

@@ -4,8 +4,10 @@
 //! The idea is the one of claude-squad and Claude Code's `--worktree`.
 //!
 //! `board up` creates a missing worktree (from the branch if it exists, else a new branch at the
-//! project's `HEAD`) and keeps an existing one, so a restarted agent finds its work. `board down`
-//! removes the worktrees that hold no uncommitted changes; the branches stay, to be merged back.
+//! entry's `base`, default the project's `HEAD`) and keeps an existing one, so a restarted agent
+//! finds its work; [`super::worktree_files`] furnishes it. `board down` runs the entry's
+//! `teardown` and removes the worktrees that hold no uncommitted changes of the agent; the
+//! branches stay, to be merged back.
 //! The commit fence hooks live in the repository's common git directory, so they run in every
 //! worktree; the agent's `BOARD_SOCKET`/`BOARD_ROOT` lead them to the board.
 
