@@ -160,7 +160,7 @@ fn a_failing_setup_keeps_the_agent_from_starting_and_the_pane_says_why() {
 
 #[test]
 fn board_down_keeps_a_worktree_with_uncommitted_work_and_says_why() {
-    let mut b = project(
+    let b = project(
         "[[agents]]\nname = \"dirty\"\nprofile = \"scribble\"\nworktree = true\n\n\
          [[agents]]\nname = \"done\"\nprofile = \"commit\"\nworktree = true\n\
          teardown = \"echo torn down > ../../../torn.out\"\n",
@@ -218,7 +218,7 @@ fn board_down_keeps_a_worktree_with_uncommitted_work_and_says_why() {
 
 #[test]
 fn board_up_names_running_agents_that_need_a_restart_for_changed_worktree_options() {
-    let mut b = project(
+    let b = project(
         "[[agents]]\nname = \"a\"\nprofile = \"idle\"\n\n[[agents]]\nname = \"b\"\nprofile = \"idle\"\n",
         &[("idle", "exec sleep 300")],
     );
