@@ -149,6 +149,24 @@ fn down_worktree(
     })))
 }
 
+/// The agents of this board's `board up` session that did not start because their worktree
+/// setup failed (their panes say why). Empty when there is no such session or tmux cannot tell.
+pub fn setup_failures() -> Vec<String> {
+    let Ok((cfg, paths)) = config::discover() else {
+        return Vec::new();
+    };
+    let name = team::session_name(&cfg, &paths.root);
+    if !team::tmux::has_session(&name) {
+        return Vec::new();
+    }
+    team::tmux::panes(&name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.state == team::SETUP_FAILED)
+        .map(|p| crate::proto::sanitize::inert(&p.slot))
+        .collect()
+}
+
 /// `board demo-agent`: runs the scripted demo agent (built in) in place of this process.
 pub fn demo_agent() -> i32 {
     let exe = std::env::current_exe()

@@ -140,6 +140,11 @@ fn a_failing_setup_keeps_the_agent_from_starting_and_the_pane_says_why() {
     );
     assert!(!screen.contains("AGENT-UP"), "{screen}");
     assert!(b.session("a").is_none(), "the agent registered");
+    let status = b.board(&["status"]).text();
+    assert!(
+        status.contains("agent a did not start: its worktree setup failed"),
+        "{status}"
+    );
 
     // `board up` again names it and runs the setup again in the same pane.
     let again = b.board(&["up"]);
