@@ -63,11 +63,14 @@ pub fn run(
         }
         if let Some(setup) = setup {
             if let Err(why) = set_up(setup).await {
+                // Marked before it is said, so whoever reads the pane finds the mark too.
+                if hold {
+                    mark_pane(crate::agent_tools::team::SETUP_FAILED);
+                }
                 eprintln!("\r\n\x1b[1mboard: {why}; agent {name} was not started\x1b[0m\r");
                 if !hold {
                     return (1, false);
                 }
-                mark_pane(crate::agent_tools::team::SETUP_FAILED);
                 eprintln!(
                     "board: Enter runs the setup again here; Ctrl-D closes this pane\r"
                 );
