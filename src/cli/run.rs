@@ -30,12 +30,18 @@ use crate::proto::error::{BoardError, BoardResult};
 ///
 /// `attention_after`: the session needs attention when neither a board call nor a hook of its
 /// agent came this long after its start (None: never).
+///
+/// `setup`: a command run first with `sh -c` in the current directory (an agent's new worktree),
+/// its output in the terminal; when it fails the agent is not started and the terminal says why
+/// (with `hold`, the pane is marked `@board_state setup-failed` and Enter tries again). When it
+/// succeeds the worktree is marked set up, so `board up` does not pass it again.
 pub fn run(
     name: &str,
     pane: Option<&str>,
     hold: bool,
     hangup_grace: Option<Duration>,
     attention_after: Option<Duration>,
+    setup: Option<&str>,
     cmd: &[String],
 ) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -55,6 +61,22 @@ pub fn run(
         let mut signals = Signals::new();
         if hold {
             mark_pane("running");
+        }
+        if let Some(setup) = setup {
+            if let Err(why) = set_up(setup).await {
+                // Marked before it is said, so whoever reads the pane finds the mark too.
+                if hold {
+                    mark_pane(crate::agent_tools::team::SETUP_FAILED);
+                }
+                eprintln!("\r\n\x1b[1mboard: {why}; agent {name} was not started\x1b[0m\r");
+                if !hold {
+                    return (1, false);
+                }
+                eprintln!(
+                    "board: Enter runs the setup again here; Ctrl-D closes this pane\r"
+                );
+                return (1, hold_wait(&mut signals).await);
+            }
         }
         let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
             Ok(end) => (end.code, end.summary(name), end.hung_up),
@@ -80,6 +102,37 @@ pub fn run(
         restart_self();
     }
     code
+}
+
+/// Runs the worktree's setup command with `sh -c` in the current directory, its output in the
+/// terminal, and marks the worktree set up when it succeeds. Errors: what failed, in words.
+async fn set_up(setup: &str) -> Result<(), String> {
+    let shown = crate::proto::sanitize::inert(setup);
+    eprintln!("board: setting up this worktree: {shown}\r");
+    let status = tokio::process::Command::new("sh")
+        .args(["-c", setup])
+        .status()
+        .await
+        .map_err(|e| format!("cannot run the setup `{shown}` ({e})"))?;
+    if !status.success() {
+        let how = match (status.code(), status.signal()) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            _ => "failed".to_string(),
+        };
+        return Err(format!("setup `{shown}` {how}"));
+    }
+    // Outside a worktree (`board run --setup` by hand) there is nothing to mark.
+    let marked = std::env::current_dir()
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            crate::agent_tools::team::worktree_files::mark_set_up(&d).map_err(|e| e.message)
+        });
+    if let Err(e) = marked {
+        tracing::debug!(error = %e, "cannot mark the worktree set up");
+    }
+    eprintln!("board: setup done\r");
+    Ok(())
 }
 
 /// How an agent run ended.

@@ -73,3 +73,4 @@ mod suspend_is_not_silence;
 mod torture;
 mod tui_in_tmux;
 mod wire_malformed;
+mod worktree_lifecycle;
