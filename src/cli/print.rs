@@ -27,6 +27,11 @@ fn task_refs(ids: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A commit id as people read it: its first 12 hex digits ("?" when none).
+fn short_commit(v: &Value) -> String {
+    v.as_str().map_or("?".into(), |c| c.chars().take(12).collect())
+}
+
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {
     let state = t["state"].as_str().unwrap_or("?");
@@ -42,6 +47,11 @@ pub fn task_line(t: &Value) -> String {
         }
         Ok(TaskState::Open) => ListState::Ready.to_string(),
         Ok(TaskState::Done) => format!("done by {}", s(&t["done_by"])),
+        Ok(TaskState::Review) => format!(
+            "review of {} by {}",
+            short_commit(&t["commit"]),
+            s(&t["done_by"])
+        ),
         Ok(TaskState::Cancelled) | Err(_) => state.to_string(),
     };
     let prio = t["priority"].as_i64().unwrap_or(0);

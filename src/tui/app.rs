@@ -199,7 +199,7 @@ pub struct App {
     /// The backlog as shown: filtered, grouped, sorted.
     pub rows: Vec<Row>,
     /// Tasks per group before filtering ([`super::snapshot::Group::ALL`] order).
-    pub totals: [usize; 5],
+    pub totals: [usize; 6],
     /// Agents to show: live ones in start order, then recently ended ones.
     pub agents: Vec<AgentItem>,
     /// The feed, newest first.
@@ -282,7 +282,7 @@ impl App {
             goal_text: String::new(),
             tasks: Vec::new(),
             rows: Vec::new(),
-            totals: [0; 5],
+            totals: [0; 6],
             agents: Vec::new(),
             events: Vec::new(),
             selected: None,

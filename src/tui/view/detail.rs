@@ -84,6 +84,12 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
             task.generation
         ),
         TaskState::Cancelled => TaskState::Cancelled.to_string(),
+        TaskState::Review => format!(
+            "in review · commit {} · finished by {} · generation {} · y accept · n reject",
+            one_line(task.commit.as_deref().unwrap_or("?")),
+            one_line(task.done_by.as_deref().unwrap_or("?")),
+            task.generation
+        ),
     };
     let ids = |v: &[i64]| {
         v.iter()
