@@ -154,6 +154,12 @@ fn human_result(method: &str, v: &Value) -> String {
         Some(Method::Show) => {
             let t = &v["task"];
             let mut out = vec![task_line(t)];
+            if let Some(c) = t["commit"].as_str() {
+                let landed = t["landed"].as_str().map_or(String::new(), |l| {
+                    format!(" · landed, base at {}", one_line(l))
+                });
+                out.push(format!("commit {}{landed}", one_line(c)));
+            }
             if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
                 out.push(String::new());
                 out.extend(b.lines().map(|l| format!("  {}", one_line(l))));
@@ -196,7 +202,38 @@ fn human_result(method: &str, v: &Value) -> String {
                 v["task"]["id"], v["generation"]
             )
         }
-        Some(Method::Done) => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        Some(Method::Done) => match v["task"]["state"].as_str() {
+            Some("review") => format!(
+                "#{} waits for review at commit {} (generation {}): `board accept {}` or `board reject {} --note …`",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"]),
+                v["generation"],
+                v["task"]["id"],
+                v["task"]["id"]
+            ),
+            _ if !v["task"]["landed"].is_null() => format!(
+                "done #{} (generation {}); landed, base now at {}",
+                v["task"]["id"],
+                v["generation"],
+                short_commit(&v["task"]["landed"])
+            ),
+            _ => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        },
+        Some(Method::Accept) => match v["landed"].as_str() {
+            Some(_) => format!(
+                "accepted #{}: commit {} landed on {}, now at {}",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"]),
+                s(&v["base"]),
+                short_commit(&v["landed"])
+            ),
+            None => format!(
+                "accepted #{} at commit {} (the board lands nothing: [git] land = \"none\")",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"])
+            ),
+        },
+        Some(Method::Reject) => format!("rejected, back to ready: {}", task_line(&v["task"])),
         Some(Method::Release) => format!("released {}", task_line(&v["task"])),
         Some(Method::Note) => format!("noted on #{}", v["note"]["task"]),
         Some(Method::Renew) => {

@@ -9,6 +9,7 @@ pub mod follow;
 pub mod handlers;
 pub mod hosts;
 pub mod identity;
+pub mod land;
 pub mod last_run;
 pub mod notify;
 pub mod reload;

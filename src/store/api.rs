@@ -199,9 +199,11 @@ store_api! {
     /// Accepts `task`, in review at `commit`: it becomes `done`, with `landed` (the base's head
     /// right after the commit landed; None when the board lands nothing). `reviewer` is the
     /// reviewing agent session (None: an operator or the board itself), never the task's last
-    /// holder. Errors: `conflict` (not in review, or at another commit), `unauthorized` (the
-    /// last holder), `not_found`.
-    fn accept_review(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, landed: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    /// holder; `note` (the reviewer's words) is kept on the task. Errors: `conflict` (not in
+    /// review, or at another commit), `unauthorized` (the last holder), `not_found`, `invalid`
+    /// (an empty or oversized note).
+    #[allow(clippy::too_many_arguments, reason = "the verdict and what it carries")]
+    fn accept_review(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, landed: Option<&str>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Sends `task`, in review at `commit`, back to ready with `note` (a reviewer's reject, or
     /// the board's own when the land conflicted). Errors as for [`Store::accept_review`], and

@@ -89,8 +89,10 @@ impl SqliteStore {
         commit: &str,
         reviewer: Option<&str>,
         landed: Option<&str>,
+        note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
+        holder_rules::check_note(note)?;
         self.tx_refusable(|tx, ev| {
             let finished: Option<i64> = tx
                 .query_row(
@@ -113,6 +115,9 @@ impl SqliteStore {
                     &facts, commit, reviewer, "accept",
                 )));
             };
+            if let Some(n) = note {
+                insert_note(tx, task.0, review_rules::author(reviewer), Some(generation), n)?;
+            }
             let reason = review_rules::accept_reason(commit, landed);
             emit(
                 tx,

@@ -89,8 +89,10 @@ impl PgStore {
         commit: &str,
         reviewer: Option<&str>,
         landed: Option<&str>,
+        note: Option<&str>,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
+        holder_rules::check_note(note)?;
         self.at(now_ms);
         self.refusable(|c, ev| {
             let finished = c.opt(
@@ -113,6 +115,9 @@ impl PgStore {
                 )));
             };
             let generation: Option<i64> = col(&row, 0)?;
+            if let Some(n) = note {
+                insert_note(c, task.0, review_rules::author(reviewer), generation, n)?;
+            }
             let reason = review_rules::accept_reason(commit, landed);
             emit(
                 c,

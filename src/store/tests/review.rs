@@ -47,7 +47,7 @@ on_every_backend! {
         s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
         let reviewer = agent(s, "reviewer");
         let (view, ev) = s
-            .accept_review(TaskId(t), C1, Some(&reviewer), Some(C2), 20)
+            .accept_review(TaskId(t), C1, Some(&reviewer), Some(C2), Some("good"), 20)
             .unwrap();
         assert_eq!(view.state, TaskState::Done);
         assert_eq!(view.landed.as_deref(), Some(C2));
@@ -55,9 +55,11 @@ on_every_backend! {
         assert_eq!(kinds(&ev), vec![EventKind::Accept, EventKind::Land]);
         assert_eq!(ev[0].generation, Some(g));
         assert!(ev[1].reason.as_deref().unwrap_or("").contains(C2));
+        let notes = s.notes(t).unwrap();
+        assert_eq!(notes.last().map(|n| n.author.as_str()), Some(reviewer.as_str()));
 
         // A second verdict finds nothing in review and changes nothing.
-        let e = s.accept_review(TaskId(t), C1, None, Some(C2), 30).unwrap_err();
+        let e = s.accept_review(TaskId(t), C1, None, Some(C2), None, 30).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
         assert!(e.message.contains("is done"), "{}", e.message);
         let e = s.send_back(TaskId(t), C1, None, "too late", 30).unwrap_err();
@@ -70,7 +72,7 @@ on_every_backend! {
     fn the_last_holder_never_reviews_its_own_work(s) {
         let (t, a, _) = claimed(s, "claude");
         s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
-        let e = s.accept_review(TaskId(t), C1, Some(&a), None, 20).unwrap_err();
+        let e = s.accept_review(TaskId(t), C1, Some(&a), None, None, 20).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unauthorized, "{e:?}");
         assert!(e.message.contains("last holder"), "{}", e.message);
         let e = s.send_back(TaskId(t), C1, Some(&a), "mine", 20).unwrap_err();
@@ -83,7 +85,7 @@ on_every_backend! {
     fn a_verdict_on_another_commit_than_the_one_in_review_changes_nothing(s) {
         let (t, a, _) = claimed(s, "claude");
         s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
-        let e = s.accept_review(TaskId(t), C2, None, None, 20).unwrap_err();
+        let e = s.accept_review(TaskId(t), C2, None, None, None, 20).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
         assert!(e.message.contains(C2) && e.message.contains(C1), "{}", e.message);
         assert_eq!(s.task(t, 30).unwrap().state, TaskState::Review);
