@@ -60,6 +60,7 @@ mod questions_wait_for_answers;
 mod real_agents_in_panes;
 mod real_cli_setup;
 mod restart;
+mod review_and_land;
 mod restored_database;
 mod sandboxed_socket;
 mod shared_store_claims;
