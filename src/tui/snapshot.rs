@@ -445,6 +445,10 @@ impl App {
                 continue;
             }
             let list = &groups[g.index()];
+            // Review is a section only on boards that review: shown while something waits.
+            if g == Group::Review && list.is_empty() {
+                continue;
+            }
             rows.push(Row::Header(g, list.len()));
             rows.extend(list.iter().map(|&i| Row::Task(i)));
         }
