@@ -29,7 +29,8 @@ fn task_refs(ids: &Value) -> Vec<String> {
 
 /// A commit id as people read it: its first 12 hex digits ("?" when none).
 fn short_commit(v: &Value) -> String {
-    v.as_str().map_or("?".into(), |c| c.chars().take(12).collect())
+    v.as_str()
+        .map_or("?".into(), |c| c.chars().take(12).collect())
 }
 
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.

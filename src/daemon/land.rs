@@ -175,7 +175,11 @@ pub fn land(to: &Target, facts: &ReviewFacts) -> Result<Landed, LandError> {
             }
             return Ok(Landed::At(new));
         }
-        tracing::info!(task = facts.task, base = to.base, "base moved while landing; again");
+        tracing::info!(
+            task = facts.task,
+            base = to.base,
+            "base moved while landing; again"
+        );
     }
     Err(LandError::KeptMoving {
         task: facts.task,
@@ -260,7 +264,15 @@ fn prepare(
             // The merge commit is the board's own: it is its author too.
             let merged = run_as(
                 &wt,
-                &["merge", "--no-ff", "--no-verify", "--no-edit", "-m", &message, commit],
+                &[
+                    "merge",
+                    "--no-ff",
+                    "--no-verify",
+                    "--no-edit",
+                    "-m",
+                    &message,
+                    commit,
+                ],
                 true,
             )?;
             finish(&wt, merged, "merge")
@@ -294,7 +306,10 @@ fn finish(wt: &Path, out: Output, step: &str) -> Result<Prepared, LandError> {
 /// generation that finished it.
 fn merge_message(facts: &ReviewFacts, base: &str) -> String {
     let title: String = sanitize::one_line(&facts.title).chars().take(200).collect();
-    let mut m = format!("Land task {} on {base}: {title}\n\nBoard-Task: {}", facts.task, facts.task);
+    let mut m = format!(
+        "Land task {} on {base}: {title}\n\nBoard-Task: {}",
+        facts.task, facts.task
+    );
     if let Some(g) = facts.done_generation {
         m.push_str(&format!("\nBoard-Generation: {g}"));
     }
@@ -304,12 +319,17 @@ fn merge_message(facts: &ReviewFacts, base: &str) -> String {
 /// The board's own worktree, detached at `at` and clean (created on first use).
 fn land_worktree(to: &Target, at: &str) -> Result<PathBuf, LandError> {
     let wt = to.data_dir.join("land");
-    let usable = wt.join(".git").exists() && run(&wt, &["rev-parse", "--git-dir"])?.status.success();
+    let usable =
+        wt.join(".git").exists() && run(&wt, &["rev-parse", "--git-dir"])?.status.success();
     if !usable {
         let _ = std::fs::remove_dir_all(&wt);
         let _ = run(to.repo, &["worktree", "prune"]);
         let path = wt.to_string_lossy().into_owned();
-        git(to.repo, &["worktree", "add", "--detach", "--force", &path, at], "worktree add")?;
+        git(
+            to.repo,
+            &["worktree", "add", "--detach", "--force", &path, at],
+            "worktree add",
+        )?;
         return Ok(wt);
     }
     let _ = run(&wt, &["merge", "--abort"]);
@@ -324,7 +344,10 @@ fn land_worktree(to: &Target, at: &str) -> Result<PathBuf, LandError> {
 fn swap(to: &Target, task: i64, new: &str, old: &str) -> Result<bool, LandError> {
     let reference = format!("refs/heads/{}", to.base);
     let message = format!("board: land task {task}");
-    let out = run(to.repo, &["update-ref", "-m", &message, &reference, new, old])?;
+    let out = run(
+        to.repo,
+        &["update-ref", "-m", &message, &reference, new, old],
+    )?;
     if out.status.success() {
         return Ok(true);
     }
@@ -337,7 +360,11 @@ fn swap(to: &Target, task: i64, new: &str, old: &str) -> Result<bool, LandError>
 /// The worktree that has the base checked out, if any; refuses when it has uncommitted changes
 /// to tracked files.
 fn checkout_of(to: &Target) -> Result<Option<PathBuf>, LandError> {
-    let list = git(to.repo, &["worktree", "list", "--porcelain"], "worktree list")?;
+    let list = git(
+        to.repo,
+        &["worktree", "list", "--porcelain"],
+        "worktree list",
+    )?;
     let wanted = format!("branch refs/heads/{}", to.base);
     let mut path = None;
     for line in list.lines() {
@@ -345,7 +372,11 @@ fn checkout_of(to: &Target) -> Result<Option<PathBuf>, LandError> {
             path = Some(PathBuf::from(p));
         } else if line == wanted {
             let Some(p) = path.take() else { continue };
-            let status = git(&p, &["status", "--porcelain", "--untracked-files=no"], "status")?;
+            let status = git(
+                &p,
+                &["status", "--porcelain", "--untracked-files=no"],
+                "status",
+            )?;
             if !status.trim().is_empty() {
                 return Err(LandError::DirtyCheckout {
                     base: to.base.to_string(),
@@ -364,8 +395,12 @@ fn checkout_of(to: &Target) -> Result<Option<PathBuf>, LandError> {
 fn catch_up(path: &Path, old: &str, new: &str) {
     match run(path, &["read-tree", "-m", "-u", old, new]) {
         Ok(o) if o.status.success() => {}
-        Ok(o) => tracing::warn!(path = %path.display(), err = %String::from_utf8_lossy(&o.stderr), "the base's checkout did not catch up"),
-        Err(e) => tracing::warn!(path = %path.display(), %e, "the base's checkout did not catch up"),
+        Ok(o) => {
+            tracing::warn!(path = %path.display(), err = %String::from_utf8_lossy(&o.stderr), "the base's checkout did not catch up")
+        }
+        Err(e) => {
+            tracing::warn!(path = %path.display(), %e, "the base's checkout did not catch up")
+        }
     }
 }
 
@@ -380,13 +415,17 @@ fn is_ancestor(repo: &Path, a: &str, b: &str) -> Result<bool, LandError> {
 
 fn rev_parse(repo: &Path, rev: &str) -> Result<String, LandError> {
     let spec = format!("{rev}^{{commit}}");
-    Ok(git(repo, &["rev-parse", "--verify", "--quiet", &spec], "rev-parse")
-        .map_err(|_| LandError::Git {
-            what: "rev-parse".into(),
-            message: format!("{} does not name a commit", sanitize::one_line(rev)),
-        })?
-        .trim()
-        .to_string())
+    Ok(git(
+        repo,
+        &["rev-parse", "--verify", "--quiet", &spec],
+        "rev-parse",
+    )
+    .map_err(|_| LandError::Git {
+        what: "rev-parse".into(),
+        message: format!("{} does not name a commit", sanitize::one_line(rev)),
+    })?
+    .trim()
+    .to_string())
 }
 
 /// The commit branch `branch` points at in the repository at `repo`, if it exists.
@@ -427,11 +466,10 @@ fn run_as(dir: &Path, args: &[&str], author: bool) -> Result<Output, LandError> 
         cmd.env("GIT_AUTHOR_NAME", "board")
             .env("GIT_AUTHOR_EMAIL", "board@localhost");
     }
-    cmd.output()
-        .map_err(|e| LandError::Git {
-            what: args.first().copied().unwrap_or("").to_string(),
-            message: format!("cannot run git: {e}"),
-        })
+    cmd.output().map_err(|e| LandError::Git {
+        what: args.first().copied().unwrap_or("").to_string(),
+        message: format!("cannot run git: {e}"),
+    })
 }
 
 fn failed(what: &str, out: &Output) -> LandError {

@@ -116,7 +116,13 @@ impl SqliteStore {
                 )));
             };
             if let Some(n) = note {
-                insert_note(tx, task.0, review_rules::author(reviewer), Some(generation), n)?;
+                insert_note(
+                    tx,
+                    task.0,
+                    review_rules::author(reviewer),
+                    Some(generation),
+                    n,
+                )?;
             }
             let reason = review_rules::accept_reason(commit, landed);
             emit(
@@ -130,7 +136,15 @@ impl SqliteStore {
             )?;
             if let Some(l) = landed {
                 let reason = format!("commit {commit} landed: base now at {l}");
-                emit(tx, ev, EventKind::Land, Some(task.0), None, Some(generation), &reason)?;
+                emit(
+                    tx,
+                    ev,
+                    EventKind::Land,
+                    Some(task.0),
+                    None,
+                    Some(generation),
+                    &reason,
+                )?;
             }
             Ok(Ok(task_view(tx, task.0, now_ms)?))
         })

@@ -100,7 +100,9 @@ pub(crate) fn review_refused(
 pub(crate) fn accept_reason(commit: &str, landed: Option<&str>) -> String {
     match landed {
         Some(l) => format!("commit {commit} accepted; landed, base now at {l}"),
-        None => format!("commit {commit} accepted (the board lands nothing: [git] land = \"none\")"),
+        None => {
+            format!("commit {commit} accepted (the board lands nothing: [git] land = \"none\")")
+        }
     }
 }
 

@@ -21,6 +21,10 @@ const GIT_ENV: &str = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 
   GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=a@example.invalid \
   GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=a@example.invalid\n";
 
+/// A land is git work (a merge, hooks, the swap, again when the base moved): on a loaded
+/// machine it outlasts the default 5 s a command waits for an answer.
+const LAND_WAIT: &str = "[client]\ntimeout = \"60s\"\n\n";
+
 /// A project in a git repository on `main` with the commit fence hooks, `[review]` and `[git]`
 /// as `review_and_git` says, and a board serving it.
 fn repo(lease: &str, review_and_git: &str) -> TestBoard {
@@ -28,7 +32,7 @@ fn repo(lease: &str, review_and_git: &str) -> TestBoard {
         .lease(lease)
         .sweep("100ms")
         .liveness("process")
-        .config(review_and_git)
+        .config(&format!("{LAND_WAIT}{review_and_git}"))
         .unserved();
     fs::write(
         b.root().join(".gitignore"),
@@ -73,7 +77,15 @@ fn main_head(b: &TestBoard) -> String {
 fn worktree(b: &TestBoard, name: &str, from: &str) -> PathBuf {
     let path = b.root().join(format!("wt-{name}"));
     let branch = format!("board/{name}");
-    b.git(&["worktree", "add", "-q", "-b", &branch, path.to_str().unwrap(), from]);
+    b.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        &branch,
+        path.to_str().unwrap(),
+        from,
+    ]);
     path
 }
 
@@ -121,11 +133,11 @@ fn two_agents_in_worktrees_finish_into_review_and_both_land_on_main_when_accepte
         .lease("30s")
         .sweep("1s")
         .liveness("process")
-        .config(
-            "[review]\nrequired = true\n\n[git]\nbase = \"main\"\nland = \"merge\"\n\n\
+        .config(&format!(
+            "{LAND_WAIT}[review]\nrequired = true\n\n[git]\nbase = \"main\"\nland = \"merge\"\n\n\
              [[agents]]\nname = \"a\"\nprofile = \"committer\"\nworktree = true\n\n\
-             [[agents]]\nname = \"b\"\nprofile = \"committer\"\nworktree = true\n",
-        )
+             [[agents]]\nname = \"b\"\nprofile = \"committer\"\nworktree = true\n"
+        ))
         .unserved();
     let results = b.root().join("results");
     fs::create_dir(&results).unwrap();
@@ -180,7 +192,10 @@ fn two_agents_in_worktrees_finish_into_review_and_both_land_on_main_when_accepte
         let t = task(&b, id);
         assert_eq!(t["state"], "review", "{t}");
         assert_eq!(t["holder"], Value::Null, "no lease runs during review: {t}");
-        let head = b.git(&["rev-parse", &format!("board/{name}")]).trim().to_string();
+        let head = b
+            .git(&["rev-parse", &format!("board/{name}")])
+            .trim()
+            .to_string();
         assert_eq!(t["commit"], head.as_str(), "{t}");
         assert!(!is_ancestor(&b, &head, &before));
         commits.push(head);
@@ -194,7 +209,11 @@ fn two_agents_in_worktrees_finish_into_review_and_both_land_on_main_when_accepte
     }
     let log = b.git(&["log", "main", "--format=%B"]);
     for (i, c) in commits.iter().enumerate() {
-        assert!(is_ancestor(&b, c, "main"), "commit of task {} is on main", i + 1);
+        assert!(
+            is_ancestor(&b, c, "main"),
+            "commit of task {} is on main",
+            i + 1
+        );
         assert!(log.contains(&format!("Board-Task: {}", i + 1)), "{log}");
     }
     assert!(is_ancestor(&b, &before, "main"), "main was never rewound");
@@ -202,17 +221,26 @@ fn two_agents_in_worktrees_finish_into_review_and_both_land_on_main_when_accepte
         let t = task(&b, id);
         assert_eq!(t["state"], "done", "{t}");
         assert_eq!(t["commit"], commits[id as usize - 1].as_str(), "{t}");
-        assert!(t["landed"].as_str().is_some_and(|l| is_ancestor(&b, l, "main")), "{t}");
+        assert!(
+            t["landed"]
+                .as_str()
+                .is_some_and(|l| is_ancestor(&b, l, "main")),
+            "{t}"
+        );
     }
     // The main worktree had main checked out, clean: its files caught up with the land.
     assert!(b.root().join("a.md").exists() && b.root().join("b.md").exists());
-    assert_eq!(b.git(&["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        b.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
 }
 
 #[test]
 fn a_lapsed_holders_commit_never_lands_even_under_the_new_holders_work() {
+    // Long enough that a loaded machine renews it while A works; A is stopped past it.
     let b = repo(
-        "1s",
+        "5s",
         "[review]\nrequired = true\n\n[git]\nbase = \"main\"\nland = \"merge\"\n",
     );
     b.add("one change");
@@ -230,9 +258,14 @@ fn a_lapsed_holders_commit_never_lands_even_under_the_new_holders_work() {
         .spawn()
         .unwrap();
     let pid: i32 = poll(STEP, || {
-        fs::read_to_string(wt_a.join("a.pid")).ok()?.trim().parse().ok()
+        fs::read_to_string(wt_a.join("a.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     })
     .expect("agent a did not commit in time");
+    let reap = KillOnDrop(pid);
     let a_commit = git_in(&b, &wt_a, &["rev-parse", "HEAD"]);
     assert!(git_in(&b, &wt_a, &["log", "-1", "--format=%B"]).contains("Board-Generation: 1"));
     stop(pid, "-STOP");
@@ -291,11 +324,25 @@ fn a_lapsed_holders_commit_never_lands_even_under_the_new_holders_work() {
     assert_eq!(code, 0, "{landed}");
     let clean = git_in(&b, &wt_c, &["rev-parse", "HEAD"]);
     assert!(is_ancestor(&b, &clean, "main"));
-    assert!(!is_ancestor(&b, &a_commit, "main"), "a's commit never reached main");
+    assert!(
+        !is_ancestor(&b, &a_commit, "main"),
+        "a's commit never reached main"
+    );
     assert!(is_ancestor(&b, &before, "main"));
 
-    stop(pid, "-KILL");
+    drop(reap);
     let _ = a.wait();
+}
+
+/// Kills the stopped agent however the test ends.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &self.0.to_string()])
+            .status();
+    }
 }
 
 /// Sends `signal` (`-STOP`, `-KILL`) to `pid`.
@@ -367,14 +414,22 @@ fn a_push_between_accept_and_land_makes_the_board_prepare_again_and_main_never_l
         let (answer, code) = board_json(&b, &["accept", &id.to_string()]);
         if pushes == 3 {
             assert_eq!(code, 4, "round {round}: {answer}");
-            assert!(answer.to_string().contains("moved during each of 3 attempts"), "{answer}");
+            assert!(
+                answer
+                    .to_string()
+                    .contains("moved during each of 3 attempts"),
+                "{answer}"
+            );
             assert_eq!(task(&b, id)["state"], "review", "round {round}");
             let (again, code) = board_json(&b, &["accept", &id.to_string()]);
             assert_eq!(code, 0, "round {round}: {again}");
         } else {
             assert_eq!(code, 0, "round {round}: {answer}");
         }
-        assert!(is_ancestor(&b, &commit, "main"), "round {round}: the task's commit landed");
+        assert!(
+            is_ancestor(&b, &commit, "main"),
+            "round {round}: the task's commit landed"
+        );
         assert_eq!(task(&b, id)["state"], "done", "round {round}");
         for entry in fs::read_dir(&mark).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -383,7 +438,10 @@ fn a_push_between_accept_and_land_makes_the_board_prepare_again_and_main_never_l
             }
         }
         for old in &seen {
-            assert!(is_ancestor(&b, old, "main"), "round {round}: main lost {old}");
+            assert!(
+                is_ancestor(&b, old, "main"),
+                "round {round}: main lost {old}"
+            );
         }
     }
     let pushed = fs::read_dir(&mark)
@@ -391,7 +449,11 @@ fn a_push_between_accept_and_land_makes_the_board_prepare_again_and_main_never_l
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("pushed-"))
         .count();
-    assert_eq!(pushed, 16 + 4 * 3, "a push in every attempt the hook was armed for");
+    assert_eq!(
+        pushed,
+        16 + 4 * 3,
+        "a push in every attempt the hook was armed for"
+    );
 }
 
 #[test]
@@ -428,14 +490,23 @@ fn a_conflicting_change_sends_the_task_back_to_ready_with_the_paths_and_main_sta
     assert_eq!(show["task"]["ready"], true, "{show}");
     let notes = show["notes"].as_array().unwrap();
     assert!(
-        notes.iter().any(|n| n["text"].as_str().unwrap().contains("shared.md")),
+        notes
+            .iter()
+            .any(|n| n["text"].as_str().unwrap().contains("shared.md")),
         "{show}"
     );
     assert!(
-        show["events"].as_array().unwrap().iter().any(|e| e["kind"] == "rejected"),
+        show["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "rejected"),
         "{show}"
     );
-    assert_eq!(b.git(&["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        b.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
 }
 
 #[test]
@@ -459,7 +530,11 @@ fn a_dirty_checkout_of_main_is_refused_and_with_review_off_done_lands_at_once() 
     let out = run_within(&mut c, STEP);
     assert!(out.stderr.contains("uncommitted changes"), "{out:?}");
     assert_eq!(main_head(&b), before);
-    assert_eq!(task(&b, id)["state"], "review", "the task waits for another accept");
+    assert_eq!(
+        task(&b, id)["state"],
+        "review",
+        "the task waits for another accept"
+    );
     assert_eq!(
         fs::read_to_string(b.root().join("notes.md")).unwrap(),
         "mine, edited\n",
@@ -471,7 +546,10 @@ fn a_dirty_checkout_of_main_is_refused_and_with_review_off_done_lands_at_once() 
     let (landed, code) = board_json(&b, &["accept", &id.to_string()]);
     assert_eq!(code, 0, "{landed}");
     assert!(b.root().join("w.md").exists());
-    assert_eq!(b.git(&["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        b.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
 
     // With review off, a done lands at once.
     let id = b.add("another file");

@@ -48,10 +48,9 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
             cx.store()
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
-        Call::Done(p) if p.note.is_none() && !super::review::done_needs_commit(cx) => {
-            cx.store()
-                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
-        }
+        Call::Done(p) if p.note.is_none() && !super::review::done_needs_commit(cx) => cx
+            .store()
+            .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
         _ => return Ok(None),
     };
     let Some(r) = done else {

@@ -235,7 +235,10 @@ fn land_after_done(cx: &Cx, call: &Call, out: BoardResult<Value>) -> BoardResult
     };
     let landed = review::land_after_done(cx, &task)?;
     if let Value::Object(m) = &mut value {
-        m.insert("task".into(), serde_json::to_value(landed).unwrap_or_default());
+        m.insert(
+            "task".into(),
+            serde_json::to_value(landed).unwrap_or_default(),
+        );
     }
     Ok(value)
 }

@@ -40,6 +40,9 @@ pub fn done_needs_commit(cx: &Cx) -> bool {
 pub fn accept(cx: &Cx, p: &AcceptParams) -> BoardResult<AcceptResult> {
     let reviewer = cx.caller.agent();
     let _one = land::lock();
+    if let Some(done) = already_accepted(cx, p.task)? {
+        return Ok(done);
+    }
     let facts = in_review(cx, p.task, reviewer, "accept")?;
     let (landed, base) = land_or_send_back(cx, &facts)?;
     let commit = facts.commit.as_deref().unwrap_or_default();
@@ -53,6 +56,22 @@ pub fn accept(cx: &Cx, p: &AcceptParams) -> BoardResult<AcceptResult> {
     )?;
     cx.board.publish(ev);
     Ok(AcceptResult { task, landed, base })
+}
+
+/// A repeated `accept` (its answer was lost, the CLI asked again): the task is done with the
+/// commit it was in review with; answered as it is, nothing done again.
+fn already_accepted(cx: &Cx, task: i64) -> BoardResult<Option<AcceptResult>> {
+    let facts = cx.store().review_facts(TaskId(task))?;
+    if facts.state != TaskState::Done || facts.commit.is_none() {
+        return Ok(None);
+    }
+    let view = cx.store().task(task, cx.now)?;
+    let base = cx.board.config().git.base.clone();
+    Ok(Some(AcceptResult {
+        task: view,
+        landed: facts.landed,
+        base,
+    }))
 }
 
 /// `reject`: the task in review goes back to ready with the note.
@@ -80,21 +99,21 @@ pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
     let facts = in_review(cx, task.id, None, "accept")?;
     let (landed, _) = land_or_send_back(cx, &facts)?;
     let commit = facts.commit.as_deref().unwrap_or_default();
-    let (view, ev) =
-        cx.store()
-            .accept_review(TaskId(task.id), commit, None, landed.as_deref(), None, cx.now)?;
+    let (view, ev) = cx.store().accept_review(
+        TaskId(task.id),
+        commit,
+        None,
+        landed.as_deref(),
+        None,
+        cx.now,
+    )?;
     cx.board.publish(ev);
     Ok(view)
 }
 
 /// What the board knows of `task`, refused unless it is in review and `reviewer` is not its
 /// last holder (checked again by the store's conditional transition).
-fn in_review(
-    cx: &Cx,
-    task: i64,
-    reviewer: Option<&str>,
-    verb: &str,
-) -> BoardResult<ReviewFacts> {
+fn in_review(cx: &Cx, task: i64, reviewer: Option<&str>, verb: &str) -> BoardResult<ReviewFacts> {
     let facts = cx.store().review_facts(TaskId(task))?;
     if facts.state != TaskState::Review {
         return Err(review_rules::not_in_review(task, facts.state, verb));

@@ -9,8 +9,8 @@ use crate::proto::error::BoardResult;
 use crate::proto::TaskView;
 use crate::store::review_rules::{self, ReviewFacts};
 use crate::store::{
-    check_text, holder_rules, task_not_found, ClaimEnd, DoneOutcome, EventKind, Events,
-    Generation, TaskId, MAX_TEXT,
+    check_text, holder_rules, task_not_found, ClaimEnd, DoneOutcome, EventKind, Events, Generation,
+    TaskId, MAX_TEXT,
 };
 
 impl PgStore {
@@ -130,7 +130,15 @@ impl PgStore {
             )?;
             if let Some(l) = landed {
                 let reason = format!("commit {commit} landed: base now at {l}");
-                emit(c, ev, EventKind::Land, Some(task.0), None, generation, &reason)?;
+                emit(
+                    c,
+                    ev,
+                    EventKind::Land,
+                    Some(task.0),
+                    None,
+                    generation,
+                    &reason,
+                )?;
             }
             Ok(Ok(task_view(c, task.0)?))
         })
