@@ -35,7 +35,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (
         7,
-        include_str!("../../../migrations/postgres/0007_review_and_land.sql"),
+        include_str!("../../../migrations/postgres/0007_host_regained.sql"),
+    ),
+    (
+        8,
+        include_str!("../../../migrations/postgres/0008_review_and_land.sql"),
     ),
 ];
 

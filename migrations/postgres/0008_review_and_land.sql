@@ -1,4 +1,4 @@
--- board schema for the PostgreSQL store, version 7: done means landed (see the embedded store's
+-- board schema for the PostgreSQL store, version 8: done means landed (see the embedded store's
 -- version 8).
 -- tasks.state: gains 'review' (finished with a commit that waits for a person; no lease runs).
 -- tasks.review: true = this task goes through review, false = it does not, NULL = as `[review]
