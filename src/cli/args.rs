@@ -119,6 +119,27 @@ pub enum Cmd {
         /// Require this claim generation (fencing token).
         #[arg(long)]
         generation: Option<i64>,
+        /// The commit that finishes the task, when the board reviews or lands work (`[review]
+        /// required`, `[git] land`): any revision git resolves here (default: the head of the
+        /// branch this agent started on).
+        #[arg(long, value_name = "REV")]
+        commit: Option<String>,
+    },
+    /// Accept a task in review: the board lands its commit on the base branch, then it is done.
+    Accept {
+        /// Task id.
+        task: i64,
+        /// Why it is good (kept as a note).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Reject a task in review: it goes back to ready with the note.
+    Reject {
+        /// Task id.
+        task: i64,
+        /// What is wrong and what to do instead.
+        #[arg(long)]
+        note: String,
     },
     /// Give a claimed task back.
     Release {

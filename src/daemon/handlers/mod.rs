@@ -10,6 +10,7 @@
 pub mod board;
 pub mod claims;
 pub mod launcher;
+pub mod review;
 pub mod tasks;
 
 use std::sync::Arc;
@@ -185,6 +186,11 @@ pub fn handle(
         Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
         _ => Vec::new(),
     };
+    if let Some(out) = review::handle(&cx, &req.call) {
+        let mut out = with_lost(out, &lost);
+        super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
+        return out.map(Answer::plain);
+    }
     if !req.method.is_write() {
         let (value, tasks) = match &req.call {
             Call::List(p) => split(task_list(tasks::list(&cx, p))),
@@ -214,9 +220,33 @@ pub fn handle(
         }
     };
     board.publish(events);
+    let out = land_after_done(&cx, &req.call, out);
     let mut out = with_lost(out, &lost);
     super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
     out.map(Answer::plain)
+}
+
+/// A `done` that left its task in review while review is off: the board lands it now, outside
+/// the write scope, and the answer carries the task as it is after the land (or the refusal).
+fn land_after_done(cx: &Cx, call: &Call, out: BoardResult<Value>) -> BoardResult<Value> {
+    if !matches!(call, Call::Done(_)) {
+        return out;
+    }
+    let mut value = out?;
+    let Some(task) = value
+        .get("task")
+        .and_then(|t| serde_json::from_value::<crate::proto::results::TaskView>(t.clone()).ok())
+    else {
+        return Ok(value);
+    };
+    let landed = review::land_after_done(cx, &task)?;
+    if let Value::Object(m) = &mut value {
+        m.insert(
+            "task".into(),
+            serde_json::to_value(landed).unwrap_or_default(),
+        );
+    }
+    Ok(value)
 }
 
 /// An answer's JSON part (which the loss and inbox notices extend) and its typed tasks.
