@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::command::{run_within, Out};
-use crate::harness::{poll, BOARD};
-use board::agent_tools::profile::Profile;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::scripted::{anthropic, turn, Endpoint};
 use crate::harness::test_board::TestBoard;
+use crate::harness::{poll, BOARD};
+use board::agent_tools::profile::Profile;
 
 /// Longest one headless turn may take on a loaded 2-core machine.
 const TURN: Duration = Duration::from_secs(110);
@@ -55,7 +55,9 @@ fn profile_argv(p: &TestBoard) -> Vec<String> {
 /// `board run --name claude -- PROFILE-COMMAND -p PROMPT` in the project.
 fn headless_turn(p: &TestBoard, e: &Endpoint) -> Out {
     let mut c = p.board_cmd(&["run", "--name", "claude", "--"]);
-    c.args(profile_argv(p)).args(["-p", PROMPT]).envs(model_env(e));
+    c.args(profile_argv(p))
+        .args(["-p", PROMPT])
+        .envs(model_env(e));
     run_within(&mut c, TURN)
 }
 
@@ -155,6 +157,13 @@ fn assert_standard_turn(p: &TestBoard, e: &Endpoint, said: &str) {
             event(&log, "done", task).unwrap_or_else(|| panic!("no done of {task}: {log:?}"));
         assert_eq!(finished["agent"], "claude", "{finished}");
     }
+    let stop_hook = log
+        .iter()
+        .find(|e| e["kind"] == "idle" && e["agent"] == "claude");
+    assert!(
+        stop_hook.is_some(),
+        "Claude's Stop hook never reached the board: {log:?}"
+    );
     let hook_renewal = log.iter().find(|e| {
         e["kind"] == "renew"
             && e["agent"] == "claude"
