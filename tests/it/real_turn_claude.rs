@@ -3,7 +3,9 @@
 //! session, writes work.txt and finishes the task with `board done ID --generation G` in its
 //! own shell, claims the next one and finishes it through MCP, and nobody answers a dialog.
 //! Headless (`claude -p`) in a project set up by plain `board init --agents` (workspace not
-//! trusted) and after `--trust`. Its PostToolUse hook keeps the claims alive (`renew` events).
+//! trusted) and after `--trust`, and interactive in a `board up` pane. Its PostToolUse hook
+//! keeps the claims alive (`renew` events). A command Claude must ask permission for shows the
+//! agent `waiting` with that command for as long as the dialog is open.
 
 use std::time::Duration;
 
@@ -11,8 +13,10 @@ use serde_json::Value;
 
 use crate::harness::command::{run_within, Out};
 use crate::harness::real_clis::{real_project, require};
+use crate::harness::scripted::turn::Step;
 use crate::harness::scripted::{anthropic, turn, Endpoint};
 use crate::harness::test_board::TestBoard;
+use crate::harness::tmux::Tmux;
 use crate::harness::{poll, BOARD};
 use board::agent_tools::profile::Profile;
 
@@ -193,4 +197,121 @@ fn claude_headless_in_a_trusted_workspace_finishes_the_turn_unattended() {
     let (p, e) = project(true);
     let out = headless_turn(&p, &e);
     assert_standard_turn(&p, &e, &out.text());
+}
+
+/// `board.toml`'s agents for the pane tests: one Claude Code.
+const ONE_CLAUDE: &str = "[[agents]]\nname = \"claude\"\nprofile = \"claude\"\n";
+
+/// A served project whose one agent is Claude Code started by `board up` in a pane of a private
+/// tmux server, pointed (by its profile's environment) at a scripted endpoint replaying `script`,
+/// the workspace trusted by `board init --agents --trust`. Two ready tasks wait.
+fn in_a_pane(script: &'static [Step]) -> (TestBoard, Endpoint, Tmux, String) {
+    let e = Endpoint::start(anthropic::answer(script));
+    let mut p = real_project(ONE_CLAUDE);
+    let builtin =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/agents/claude.toml"))
+            .unwrap();
+    let env: String = model_env(&e)
+        .iter()
+        .map(|(k, v)| format!("{k} = \"{v}\"\n"))
+        .collect();
+    let profile = match builtin.split_once("[env]\n") {
+        Some((before, after)) => format!("{before}[env]\n{env}{after}"),
+        None => format!("{builtin}\n[env]\n{env}"),
+    };
+    p.write_profile("claude", &profile);
+    let out = p.board(&["init", "--agents", "--trust"]);
+    assert!(out.success(), "{}", out.text());
+    p.serve();
+    p.json(&["add", "first task"]);
+    p.json(&["add", "second task"]);
+    let tmux = p.tmux().share();
+    let up = p
+        .command(BOARD)
+        .env("TMUX_TMPDIR", tmux.tmpdir())
+        .args(["--json", "up"])
+        .output()
+        .unwrap();
+    assert!(up.status.success(), "{up:?}");
+    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let pane = up["panes"][0]["pane"].as_str().unwrap().to_string();
+    (p, e, tmux, pane)
+}
+
+#[test]
+fn claude_in_a_board_up_pane_finishes_the_turn_unattended() {
+    if require("claude").is_none() || Tmux::missing() {
+        return;
+    }
+    let (p, e, tmux, pane) = in_a_pane(turn::STANDARD);
+    let finished = poll(TURN, || {
+        let log = events(&p);
+        event(&log, "done", 2).map(|_| ())
+    });
+    let screen = tmux.capture(&pane, &[]);
+    let offered: Vec<String> = last_turn(&e)
+        .and_then(|b| b["tools"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        finished.is_some(),
+        "the turn did not finish:\n{screen}\ntools offered: {offered:?}\n{}",
+        e.log.describe(300)
+    );
+    assert_standard_turn(&p, &e, &screen);
+}
+
+/// A command outside every allow rule, which Claude asks a person about.
+const NOT_ALLOWED: &str = "python3 -c 'print(6 * 7)'";
+
+const ASKS_PERMISSION: &[Step] = &[Step::Shell(NOT_ALLOWED)];
+
+#[test]
+fn claude_asking_permission_shows_waiting_naming_the_command_for_the_whole_dialog() {
+    if require("claude").is_none() || Tmux::missing() {
+        return;
+    }
+    let (p, e, tmux, pane) = in_a_pane(ASKS_PERMISSION);
+    let names_the_command = |a: &Value| {
+        a["state"] == "waiting"
+            && a["waiting"]
+                .as_str()
+                .is_some_and(|w| w.contains("Bash") && w.contains(NOT_ALLOWED))
+    };
+    let waiting = poll(TURN, || {
+        p.session("claude").filter(|a| names_the_command(a))
+    });
+    assert!(
+        waiting.is_some(),
+        "claude is not waiting with the command: {:?}\n{}\n{}",
+        p.session("claude"),
+        tmux.capture(&pane, &[]),
+        e.log.describe(300)
+    );
+    // Claude's later, vaguer notice of the same dialog (after ~6 s) changes nothing: the
+    // message stays specific while nobody answers.
+    let degraded = poll(Duration::from_secs(15), || {
+        p.session("claude").filter(|a| !names_the_command(a))
+    });
+    assert!(
+        degraded.is_none(),
+        "the waiting message changed during the dialog: {degraded:?}\n{}",
+        tmux.capture(&pane, &[])
+    );
+    let log = events(&p);
+    let waits: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["agent"] == "claude" && (e["kind"] == "wait" || e["kind"] == "resume"))
+        .collect();
+    assert_eq!(
+        waits.len(),
+        1,
+        "one wait, no resume while the dialog is open: {waits:?}"
+    );
+    assert!(
+        tmux.capture(&pane, &[]).contains("python3"),
+        "the dialog is still open"
+    );
 }
