@@ -72,7 +72,7 @@ fn message(script: &[Step], body: &Value) -> Response {
         .to_string();
     let (block, stop) = if is_turn(body) {
         let results = tool_results(body);
-        block_of(turn::next(script, &results), results.len())
+        block_of(offered(body, turn::next(script, &results)), results.len())
     } else {
         (json!({"type": "text", "text": "Board turn"}), "end_turn")
     };
@@ -86,6 +86,24 @@ fn message(script: &[Step], body: &Value) -> Response {
         }))
     }
 }
+
+/// `action`, or the end of the turn when it calls a board tool the request does not offer
+/// (interactive Claude may send its first prompt before the MCP server is connected; the
+/// same prompt later, with the tools, starts the turn from the beginning).
+fn offered(body: &Value, action: Action) -> Action {
+    let Action::Mcp { tool, .. } = &action else {
+        return action;
+    };
+    let name = format!("{MCP_PREFIX}{tool}");
+    let tools = body["tools"].as_array();
+    if tools.is_some_and(|t| t.iter().any(|t| t["name"] == name.as_str())) {
+        return action;
+    }
+    Action::Finish(format!("{NOT_OFFERED} {name}"))
+}
+
+/// How the scripted model's answer starts when the board's tools are not offered.
+pub const NOT_OFFERED: &str = "The board's tool is not offered yet:";
 
 /// The content block of `action` (the `n`th step, for a stable tool-use id) and its stop reason.
 fn block_of(action: Action, n: usize) -> (Value, &'static str) {
@@ -150,7 +168,7 @@ fn stream(model: &str, block: Value, stop: &str) -> Response {
 #[test]
 fn a_turn_request_gets_the_next_tool_call_and_a_side_call_gets_text() {
     let claim = json!({"task": {"id": 4}, "generation": 2}).to_string();
-    let body = json!({"model": "m", "stream": false, "tools": [{"name": "Bash"}], "messages": [
+    let body = json!({"model": "m", "stream": false, "tools": [{"name": "Bash"}, {"name": "mcp__board__board_done"}], "messages": [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a",
