@@ -382,7 +382,9 @@ impl Board {
             if *source_kind != RenewSource::Handshake || a.talk_source.is_none() {
                 a.talk_source = Some(source.clone());
             }
-            rules.renewal_due(a.last_renew_write_ms, now)
+            // The call right behind a `hello` writes the renewal and names its cause (a hook's
+            // `hello` writing it first left every hook renewal named `call hello`).
+            *source_kind != RenewSource::Handshake && rules.renewal_due(a.last_renew_write_ms, now)
         };
         if !due {
             return Ok(());

@@ -25,10 +25,35 @@ const TURN: Duration = Duration::from_secs(110);
 
 const PROMPT: &str = "Work on the board's tasks.";
 
+/// A 6 s lease (2 s sweep): request-driven renewals are written at most every 750 ms (an eighth of it), so
+/// the hook after the slow answer ([`slow_after_the_claim`]) writes one.
+fn short_lease(p: &TestBoard) {
+    let toml = p.root().join("board.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    assert!(text.contains("duration = \"120s\""), "{text}");
+    let text = text
+        .replace("duration = \"120s\"", "duration = \"6s\"")
+        .replace("sweep = \"30s\"", "sweep = \"2s\"");
+    std::fs::write(&toml, text).unwrap();
+}
+
+/// The standard turn's model, answering 1.5 s late once the claim's result is in: the work
+/// step's PostToolUse hook then comes well after every earlier renewal and writes its own.
+fn slow_after_the_claim() -> Endpoint {
+    let answer = anthropic::answer(turn::STANDARD);
+    Endpoint::start(move |req| {
+        if req.json["tools"].is_array() && anthropic::tool_results(&req.json).len() == 1 {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        answer(req)
+    })
+}
+
 /// A served project with two ready tasks, set up by `board init --agents` (plus `--trust` when
 /// `trust`), and a scripted Anthropic endpoint replaying the standard turn.
 fn project(trust: bool) -> (TestBoard, Endpoint) {
     let mut p = real_project("");
+    short_lease(&p);
     if trust {
         let out = p.board(&["init", "--agents", "--trust"]);
         assert!(out.success(), "{}", out.text());
@@ -36,7 +61,7 @@ fn project(trust: bool) -> (TestBoard, Endpoint) {
     p.serve();
     p.json(&["add", "first task"]);
     p.json(&["add", "second task"]);
-    (p, Endpoint::start(anthropic::answer(turn::STANDARD)))
+    (p, slow_after_the_claim())
 }
 
 /// The variables pointing Claude Code at `e` and keeping it off the network.
@@ -225,11 +250,11 @@ fn claude_headless_in_a_trusted_workspace_finishes_the_turn_unattended() {
 const ONE_CLAUDE: &str = "[[agents]]\nname = \"claude\"\nprofile = \"claude\"\n";
 
 /// A served project whose one agent is Claude Code started by `board up` in a pane of a private
-/// tmux server, pointed (by its profile's environment) at a scripted endpoint replaying `script`,
+/// tmux server, pointed (by its profile's environment) at the scripted endpoint `e`,
 /// the workspace trusted by `board init --agents --trust`. Two ready tasks wait.
-fn in_a_pane(script: &'static [Step]) -> (TestBoard, Endpoint, Tmux, String) {
-    let e = Endpoint::start(anthropic::answer(script));
+fn in_a_pane(e: Endpoint) -> (TestBoard, Endpoint, Tmux, String) {
     let mut p = real_project(ONE_CLAUDE);
+    short_lease(&p);
     let builtin =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/agents/claude.toml"))
             .unwrap();
@@ -265,7 +290,7 @@ fn claude_in_a_board_up_pane_finishes_the_turn_unattended() {
     if require("claude").is_none() || Tmux::missing() {
         return;
     }
-    let (p, e, tmux, pane) = in_a_pane(turn::STANDARD);
+    let (p, e, tmux, pane) = in_a_pane(slow_after_the_claim());
     // Turn ends (idle events) after which the prompt was typed again.
     let mut typed_after = 0;
     let finished = poll(TURN, || {
@@ -311,7 +336,7 @@ fn claude_asking_permission_shows_waiting_naming_the_command_for_the_whole_dialo
     if require("claude").is_none() || Tmux::missing() {
         return;
     }
-    let (p, e, tmux, pane) = in_a_pane(ASKS_PERMISSION);
+    let (p, e, tmux, pane) = in_a_pane(Endpoint::start(anthropic::answer(ASKS_PERMISSION)));
     let names_the_command = |a: &Value| {
         a["state"] == "waiting"
             && a["waiting"]
