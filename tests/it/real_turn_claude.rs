@@ -208,9 +208,12 @@ fn assert_standard_turn(p: &TestBoard, e: &Endpoint, said: &str) {
             event(&log, "done", task).unwrap_or_else(|| panic!("no done of {task}: {log:?}"));
         assert_eq!(finished["agent"], "claude", "{finished}");
     }
-    let stop_hook = log
-        .iter()
-        .find(|e| e["kind"] == "idle" && e["agent"] == "claude");
+    // The Stop hook fires after the model's closing answer, which may still be on its way.
+    let stop_hook = poll(Duration::from_secs(20), || {
+        let log = events(p);
+        log.into_iter()
+            .find(|e| e["kind"] == "idle" && e["agent"] == "claude")
+    });
     assert!(
         stop_hook.is_some(),
         "Claude's Stop hook never reached the board: {log:?}"
