@@ -11,11 +11,15 @@
 //!   trust; the committed `.claude/settings.json` `permissions.allow` (`mcp__board`,
 //!   `Bash(board:*)`) and `hooks`, naming no machine-specific path (hooks run
 //!   `"${BOARD_BIN:-board}"`).
-//! - Codex: `.codex/config.toml` (`notify`, the MCP server with `env_vars`, sandbox network
-//!   access for the socket) and `.codex/hooks.json`; Codex reads both only in a trusted project.
-//! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers`,
+//! - Codex: `.codex/config.toml` (the MCP server with `env_vars` and its tools approved,
+//!   sandbox network access for the socket, board's directory on the commands' PATH) and
+//!   `.codex/hooks.json`; Codex reads both only in a trusted project. No `notify`: Codex
+//!   ignores it in a project file.
+//! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers` (the server with
+//!   `trust`: its tools run without a dialog, and headless at all),
 //!   `security.environmentVariableRedaction.allowed` (`BOARD_TOKEN`, which it strips otherwise),
-//!   `hooks`.
+//!   `hooks`. Its shell rule for `board …` lives in the user's policies (see `trust`): 0.61
+//!   does not read a project's `.gemini/policies`.
 //! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command, no
 //!   first-run questions).
 
@@ -25,7 +29,9 @@ use serde_json::{json, Map, Value};
 
 use super::agent_hooks::installed_events;
 use super::init::{self, Action, AgentsInitError};
-use super::profile::{toml_list, CliKind, Profile, IDENTITY_VARS};
+use super::profile::{
+    codex_command_path as command_path, toml_list, CliKind, Profile, IDENTITY_VARS,
+};
 
 /// Marker lines of the board's block in TOML and YAML files.
 pub const HASH_MARKERS: (&str, &str) = (
@@ -69,7 +75,7 @@ pub fn hook_command(board_bin: &str, cli: CliKind, event: &str) -> String {
 }
 
 /// Whether `command` is a hook command the board installed for `cli` (any board path).
-fn is_board_hook(command: &str, cli: CliKind) -> bool {
+pub(super) fn is_board_hook(command: &str, cli: CliKind) -> bool {
     let Some((bin, rest)) = command.split_once(" hook ") else {
         return false;
     };
@@ -305,30 +311,28 @@ fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitE
 }
 
 fn codex(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitError> {
-    let b = toml::Value::String(bin.to_string());
-    let notify = toml::Value::Array(
-        [bin, "hook", "codex", "notify"]
-            .iter()
-            .map(|s| toml::Value::String((*s).to_string()))
-            .collect(),
-    );
+    // No `notify`: Codex ignores it in a project file and warns at every start; the `Stop`
+    // hook reports the finished turn.
     let mut block = format!(
-        "# Codex reads this file only in a trusted project; `board up` passes the MCP server\n\
-         # on the command line as well.\n\
-         notify = {notify}\n\
-         sandbox_workspace_write.network_access = true\n"
+        "# Codex reads this file only in a trusted project; `board up` passes the same\n\
+         # settings on the command line as well.\n\
+         sandbox_workspace_write.network_access = true\n\
+         shell_environment_policy.set.PATH = {}\n",
+        toml::Value::String(command_path(bin))
     );
     if mcp {
         block.push_str(&format!(
-            "mcp_servers.board.command = {b}\n\
+            "mcp_servers.board.command = {}\n\
              mcp_servers.board.args = [\"mcp\"]\n\
-             mcp_servers.board.env_vars = {}\n",
+             mcp_servers.board.env_vars = {}\n\
+             mcp_servers.board.default_tools_approval_mode = \"approve\"\n",
+            toml::Value::String(bin.to_string()),
             toml_list(IDENTITY_VARS)
         ));
     }
     let config = edit_block(
         root.join(".codex/config.toml"),
-        "notify, sandbox access to the board socket, MCP server with the identity passed through",
+        "sandbox access to the board socket, board on the commands' PATH, MCP server with the identity passed through and its tools approved",
         &block,
         true,
         |text, _| {
@@ -353,14 +357,18 @@ fn gemini(
 ) -> Result<Vec<Written>, AgentsInitError> {
     let w = edit_json(
         root.join(".gemini/settings.json"),
-        "context files, MCP server, BOARD_TOKEN kept for it, hooks",
+        "context files, MCP server trusted, BOARD_TOKEN kept for it, hooks",
         |doc| {
             let context = object(doc, "context")?;
             // GEMINI.md stays: it is what Gemini reads when fileName is unset.
             add_strings(context, "fileName", &[context_file, "GEMINI.md"])?;
             if mcp {
-                object(doc, "mcpServers")?
-                    .insert("board".into(), json!({ "command": bin, "args": ["mcp"] }));
+                // `trust`: Gemini's policy engine allows a trusted server's tools without a
+                // dialog; without it, `gemini -p` is offered none of them.
+                object(doc, "mcpServers")?.insert(
+                    "board".into(),
+                    json!({ "command": bin, "args": ["mcp"], "trust": true }),
+                );
             }
             let security = object(doc, "security")?;
             let redaction = object_in(security, "environmentVariableRedaction")?;

@@ -126,7 +126,8 @@ fn seed_home(p: &TestBoard) {
     if let Some(codex) = find("codex") {
         let mut login = p.command(&codex);
         login.args(["login", "--with-api-key"]);
-        run_with_input(&mut login, OPENAI_KEY.as_bytes(), STEP).ok();
+        // Over 15 s measured on a loaded machine.
+        run_with_input(&mut login, OPENAI_KEY.as_bytes(), 4 * STEP).ok();
     }
 }
 

@@ -14,6 +14,8 @@
 //! earlier requests (a model is stateless; the CLI sends the whole conversation each time).
 
 pub mod anthropic;
+pub mod gemini;
+pub mod openai_responses;
 pub mod turn;
 
 use std::io::{BufRead, BufReader, Read, Write};
