@@ -379,8 +379,9 @@ pub enum ToolingCmd {
 /// Which extras `board init` was asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct InitExtras {
-    /// Configure every agent CLI the profiles name: instructions (AGENTS.md, CLAUDE.md,
-    /// CONVENTIONS.md, between markers) and each CLI's own settings files in the project.
+    /// Configure the agent CLIs that board.toml's `[[agents]]` profiles start (every known CLI
+    /// when it has no `[[agents]]`): instructions (AGENTS.md, CLAUDE.md, CONVENTIONS.md,
+    /// between markers) and each CLI's own settings files in the project.
     #[arg(long)]
     pub agents: bool,
     /// With --agents: also mark this project as trusted in YOUR user settings of Claude Code

@@ -152,13 +152,18 @@ pub fn handle(
             Call::Activity(p) => Some(p.kind),
             _ => None,
         };
-        let keeps_waiting = req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
+        // `hello` is the handshake before every call, a hook's included: it says nothing about
+        // what the agent does (a hook's `hello` ending a permission prompt logged a spurious
+        // resume and wait in the middle of the dialog).
+        let hello = req.method == Method::Hello;
+        let keeps_waiting =
+            hello || req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
         if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store(off).set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
-        if activity != Some(ActivityKind::Idle) && board.is_idle(a) {
+        if !hello && activity != Some(ActivityKind::Idle) && board.is_idle(a) {
             board.store(off).set_idle(a, None)?;
             board.set_idle_flag(a, false);
         }
