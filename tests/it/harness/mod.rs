@@ -29,8 +29,8 @@ pub mod process;
 pub mod queries;
 pub mod real_clis;
 pub mod rpc;
-pub mod scripted;
 pub mod schema;
+pub mod scripted;
 pub mod test_board;
 pub mod tmux;
 

@@ -13,6 +13,7 @@
 //! Deterministic by construction: the answer depends only on the request, never on time or on
 //! earlier requests (a model is stateless; the CLI sends the whole conversation each time).
 
+pub mod openai_chat;
 pub mod turn;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -177,7 +178,10 @@ fn serve(conn: TcpStream, answer: &(dyn Fn(&Request) -> Response + Send + Sync),
     };
     let mut r = BufReader::new(conn);
     while let Some(req) = read_request(&mut r) {
-        let res = if req.header("content-encoding").is_some_and(|e| e != "identity") {
+        let res = if req
+            .header("content-encoding")
+            .is_some_and(|e| e != "identity")
+        {
             Response::error(415, "the scripted endpoint reads uncompressed bodies only")
         } else {
             answer(&req)
@@ -196,7 +200,10 @@ fn serve(conn: TcpStream, answer: &(dyn Fn(&Request) -> Response + Send + Sync),
             return;
         }
         w.flush().ok();
-        if req.header("connection").is_some_and(|c| c.eq_ignore_ascii_case("close")) {
+        if req
+            .header("connection")
+            .is_some_and(|c| c.eq_ignore_ascii_case("close"))
+        {
             return;
         }
     }
@@ -233,7 +240,9 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
     let body = if get("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
         read_chunked(r)?
     } else {
-        let n: usize = get("content-length").and_then(|n| n.parse().ok()).unwrap_or(0);
+        let n: usize = get("content-length")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
         let mut b = vec![0; n];
         r.read_exact(&mut b).ok()?;
         b

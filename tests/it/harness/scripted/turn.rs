@@ -34,6 +34,16 @@ pub const STANDARD: &[Step] = &[
     Step::DoneMcp,
 ];
 
+/// The turn of a CLI without MCP (aider): every step in its shell, the claims read from
+/// `board claim --json`'s output.
+pub const SHELL_ONLY: &[Step] = &[
+    Step::ClaimShell,
+    Step::Shell("echo done > work.txt"),
+    Step::DoneShell,
+    Step::ClaimShell,
+    Step::DoneShell,
+];
+
 /// What the model does next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -103,7 +113,9 @@ fn claim_in(v: &Value) -> Option<(i64, i64)> {
     match v {
         Value::Object(m) => {
             if let (Some(id), Some(g)) = (
-                m.get("task").and_then(|t| t.get("id")).and_then(Value::as_i64),
+                m.get("task")
+                    .and_then(|t| t.get("id"))
+                    .and_then(Value::as_i64),
                 m.get("generation").and_then(Value::as_i64),
             ) {
                 return Some((id, g));
@@ -125,10 +137,19 @@ fn the_standard_turn_reads_each_claim_from_the_result_before_it() {
     let mut results = vec![];
     assert_eq!(
         next(STANDARD, &results),
-        Action::Mcp { tool: "board_claim", args: json!({}) }
+        Action::Mcp {
+            tool: "board_claim",
+            args: json!({})
+        }
     );
-    results.push(format!("wrapped: {}", json!({"content": [{"type": "text", "text": claim(1, 3)}]})));
-    assert_eq!(next(STANDARD, &results), Action::Shell("echo done > work.txt".into()));
+    results.push(format!(
+        "wrapped: {}",
+        json!({"content": [{"type": "text", "text": claim(1, 3)}]})
+    ));
+    assert_eq!(
+        next(STANDARD, &results),
+        Action::Shell("echo done > work.txt".into())
+    );
     results.push(String::new());
     assert_eq!(
         next(STANDARD, &results),
@@ -138,7 +159,10 @@ fn the_standard_turn_reads_each_claim_from_the_result_before_it() {
     results.push(claim(2, 5));
     assert_eq!(
         next(STANDARD, &results),
-        Action::Mcp { tool: "board_done", args: json!({"task": 2, "generation": 5}) }
+        Action::Mcp {
+            tool: "board_done",
+            args: json!({"task": 2, "generation": 5})
+        }
     );
     results.push("ok".into());
     assert!(matches!(next(STANDARD, &results), Action::Finish(_)));
