@@ -14,8 +14,8 @@
 //! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers`,
 //!   `security.environmentVariableRedaction.allowed` (`BOARD_TOKEN`, which it strips otherwise),
 //!   `hooks`.
-//! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command, no
-//!   first-run questions).
+//! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command that
+//!   reports its questions and finished replies, no first-run questions).
 
 use std::path::{Path, PathBuf};
 
@@ -361,7 +361,7 @@ fn aider(root: &Path, bin: &str, conventions: &str) -> Result<Vec<Written>, Agen
     );
     let w = edit_block(
         root.join(".aider.conf.yml"),
-        "reads the conventions, reports finished replies, skips first-run questions",
+        "reads the conventions, reports its questions and finished replies, skips first-run questions",
         &block,
         false,
         |text, _| {
