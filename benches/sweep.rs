@@ -13,7 +13,6 @@
 
 mod support;
 
-use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -122,14 +121,13 @@ fn main() {
     println!("processes on the machine: {procs}");
     let off = OffReactor::here().expect("no async runtime on this thread");
     let off = &off;
-    let mut prev = BTreeSet::new();
     // The first sweep only takes CPU samples.
-    prev = sweep_once(&board, off, &prev).expect("sweep");
+    sweep_once(&board, off).expect("sweep");
     let mut cpu = Vec::new();
     let quiet: Vec<Duration> = (0..SWEEPS)
         .map(|_| {
             let (t, c) = (Instant::now(), thread_cpu());
-            prev = sweep_once(&board, off, &prev).expect("sweep");
+            sweep_once(&board, off).expect("sweep");
             cpu.push(thread_cpu() - c);
             t.elapsed()
         })
@@ -143,7 +141,7 @@ fn main() {
                 mark_talked(&board, id);
             }
             let (t, c) = (Instant::now(), thread_cpu());
-            prev = sweep_once(&board, off, &prev).expect("sweep");
+            sweep_once(&board, off).expect("sweep");
             cpu.push(thread_cpu() - c);
             t.elapsed()
         })

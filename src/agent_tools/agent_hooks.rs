@@ -228,15 +228,18 @@ fn connect() -> Option<Client> {
 }
 
 /// Sends `report` as one `activity` call; the board's answer (None when nothing was sent).
-fn send(c: &mut Client, report: &Report) -> Option<Value> {
+fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
     let (kind, message) = match report {
         Report::Renew => ("renew", None),
         Report::Waiting(m) => ("waiting", Some(m.as_str())),
         Report::Idle(m) => ("idle", Some(m.as_str())),
         Report::Nothing => return None,
     };
-    c.call("activity", json!({ "kind": kind, "message": message }))
-        .ok()
+    c.call(
+        "activity",
+        json!({ "kind": kind, "message": message, "hook": hook }),
+    )
+    .ok()
 }
 
 /// At a turn's end that its CLI can continue: when the `activity` answer says the agent has
@@ -271,7 +274,8 @@ pub fn run(cli: CliKind, args: &[String]) -> i32 {
         tracing::debug!(cli = cli.as_str(), event, "hook not delivered: no board");
         return 0;
     };
-    let Some(answer) = send(&mut c, &report) else {
+    let hook = format!("{} {event}", cli.as_str());
+    let Some(answer) = send(&mut c, &report, &hook) else {
         tracing::debug!(cli = cli.as_str(), event, "hook not delivered");
         return 0;
     };

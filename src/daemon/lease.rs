@@ -187,6 +187,18 @@ impl LeaseRules {
         }
     }
 
+    /// Whether a renewal from one source at `now_ms` goes in the log, given when that source
+    /// was last logged for the same agent (`last_ms`, lease-clock; None: never): once per lease
+    /// duration per source. Renewals are written far more often ([`LeaseRules::renew_slack_ms`],
+    /// every sweep); logging each would drown the feed, logging none leaves nobody able to see
+    /// what keeps a claim alive.
+    pub fn renew_log_due(&self, last_ms: Option<i64>, now_ms: i64) -> bool {
+        match last_ms {
+            None => true,
+            Some(at) => now_ms - at >= self.duration_ms || now_ms < at,
+        }
+    }
+
     /// A gap between two looks at the clocks longer than this (ms) means the board was not
     /// running meanwhile: half the lease, within 1 s … 10 s. The board looks every
     /// [`STALL_TICK_MS`], so a shorter gap is scheduling noise (a loaded machine starves a
@@ -259,12 +271,62 @@ impl LeaseRules {
         }
     }
 
+    /// Why the sweep renews a session it gave [`Verdict::Renew`], for the log: `waiting for a
+    /// person`, `board call`, `input`, `CPU` or `process alive` (the first that holds, in that
+    /// order).
+    pub fn renew_cause(&self, obs: &Observation) -> &'static str {
+        if obs.waiting {
+            "waiting for a person"
+        } else if obs.talked {
+            "board call"
+        } else if obs.typed {
+            "input"
+        } else if obs.cpu_advanced && self.liveness == LivenessMode::Activity {
+            "CPU"
+        } else {
+            "process alive"
+        }
+    }
+
     /// Rule 12, last sentence: whether the sweep nudges a session now — alive, its CLI said its
     /// turn finished, not waiting for a human (an open question or a permission prompt is not a
     /// finished turn), holding a live claim it was not nudged about yet (`nudged`: once per
     /// claim, so an agent that takes a turn and stops again is not nudged in a loop).
     pub fn nudge_due(&self, obs: &Observation, holds: bool, nudged: bool) -> bool {
         obs.process == Liveness::Alive && obs.idle && !obs.waiting && holds && !nudged
+    }
+}
+
+/// What made a request-driven renewal, for its `renew` event: the hook of an agent CLI that
+/// reported (`hook claude PostToolUse`) or the board call itself (`call claim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenewSource<'a> {
+    /// `board hook CLI EVENT`: `CLI EVENT`, untrusted (clipped and made printable for the log).
+    Hook(&'a str),
+    /// Any other call, by its method name.
+    Call(&'a str),
+    /// `hello`, the handshake a client sends before its call: renews, but is never named as
+    /// the cause when the call after it says more.
+    Handshake,
+}
+
+/// The longest hook name a `renew` event repeats, in characters.
+const HOOK_NAME_MAX: usize = 64;
+
+impl std::fmt::Display for RenewSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenewSource::Hook(h) => {
+                let printable: String = h
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(HOOK_NAME_MAX)
+                    .collect();
+                write!(f, "hook {printable}")
+            }
+            RenewSource::Call(m) => write!(f, "call {m}"),
+            RenewSource::Handshake => write!(f, "call hello"),
+        }
     }
 }
 
@@ -318,6 +380,44 @@ mod tests {
         assert!(!r.lapsed(exp, clock.now_ms()));
         clock.advance(1);
         assert!(r.lapsed(exp, clock.now_ms()));
+    }
+
+    #[test]
+    fn the_sweep_names_why_it_renews() {
+        let r = rules(LivenessMode::Activity);
+        let obs = Observation {
+            process: Liveness::Alive,
+            cpu_advanced: true,
+            talked: false,
+            waiting: false,
+            idle: false,
+            typed: false,
+        };
+        assert_eq!(r.sweep_verdict(&obs), Verdict::Renew);
+        assert_eq!(r.renew_cause(&obs), "CPU");
+        let typed = Observation { typed: true, ..obs };
+        assert_eq!(r.renew_cause(&typed), "input");
+        let waiting = Observation {
+            waiting: true,
+            process: Liveness::Stopped,
+            ..obs
+        };
+        assert_eq!(r.renew_cause(&waiting), "waiting for a person");
+        let p = rules(LivenessMode::Process);
+        let quiet = Observation {
+            cpu_advanced: false,
+            ..obs
+        };
+        assert_eq!(p.renew_cause(&quiet), "process alive");
+    }
+
+    #[test]
+    fn a_renewal_source_is_logged_once_per_lease() {
+        let r = rules(LivenessMode::Activity);
+        assert!(r.renew_log_due(None, 0));
+        assert!(!r.renew_log_due(Some(1_000), 1_000 + 119_999));
+        assert!(r.renew_log_due(Some(1_000), 1_000 + 120_000));
+        assert!(r.renew_log_due(Some(1_000), 500), "the clock went back");
     }
 
     #[test]

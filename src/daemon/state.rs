@@ -14,7 +14,7 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 use super::events::EventBus;
-use crate::daemon::lease::{Clock, LeaseRules, Liveness, Tick};
+use crate::daemon::lease::{Clock, LeaseRules, Liveness, RenewSource, Tick};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
@@ -37,6 +37,12 @@ pub struct Activity {
     pub idle: bool,
     /// Its first call or hook is on record (`contacted_at`).
     pub contacted: bool,
+    /// What its last request since the previous sweep was (`hook claude PostToolUse`, `call
+    /// claim`): the cause the sweep names when that request is why it renews.
+    pub talk_source: Option<String>,
+    /// Lease-clock ms each source of renewal was last put in the log (see
+    /// [`LeaseRules::renew_log_due`]).
+    pub renew_logged: HashMap<String, i64>,
     /// What the last sweep saw of its process.
     pub seen: Option<Liveness>,
 }
@@ -356,19 +362,83 @@ impl Board {
     }
 
     /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
-    /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`.
-    pub fn renew_on_request(&self, off: &OffReactor, agent: &str) -> BoardResult<()> {
+    /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`. A write that
+    /// renewed a claim is logged as a `renew` event naming `source` (the hook or the call), when
+    /// [`LeaseRules::renew_log_due`] says so.
+    pub fn renew_on_request(
+        &self,
+        off: &OffReactor,
+        agent: &str,
+        source_kind: &RenewSource<'_>,
+    ) -> BoardResult<()> {
         self.check_stall(off)?;
         let rules = self.rules();
         let now = self.now_ms();
+        let source = source_kind.to_string();
         let due = {
             let mut act = self.activity();
             let a = act.entry(agent.to_string()).or_default();
             a.talked = true;
+            if *source_kind != RenewSource::Handshake || a.talk_source.is_none() {
+                a.talk_source = Some(source.clone());
+            }
             rules.renewal_due(a.last_renew_write_ms, now)
         };
+        if !due {
+            return Ok(());
+        }
+        let claims = self.renew_now(off, agent, now, &rules)?;
+        if let Some(first) = claims.first() {
+            let tasks = claims
+                .iter()
+                .map(|c| format!("#{}", c.task))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let text = format!("renewed {tasks} ({source})");
+            self.log_renewal(
+                off,
+                agent,
+                &source,
+                Some((first.task, first.generation)),
+                &text,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Puts a renewal of `agent`'s claims by `source` in the log as a `renew` event with `text`
+    /// (and the first claim's task and generation, when known), when
+    /// [`LeaseRules::renew_log_due`] says so: the request path and the sweep share the rule, so
+    /// one source is logged once per lease whichever of them wrote the renewal.
+    pub fn log_renewal(
+        &self,
+        off: &OffReactor,
+        agent: &str,
+        source: &str,
+        claim: Option<(i64, i64)>,
+        text: &str,
+    ) -> BoardResult<()> {
+        let now = self.now_ms();
+        let due = {
+            let mut act = self.activity();
+            let a = act.entry(agent.to_string()).or_default();
+            let due = self
+                .rules()
+                .renew_log_due(a.renew_logged.get(source).copied(), now);
+            if due {
+                a.renew_logged.insert(source.to_string(), now);
+            }
+            due
+        };
         if due {
-            self.renew_now(off, agent, now, &rules)?;
+            let ev = self.store(off).record(
+                crate::store::EventKind::Renew,
+                claim.map(|c| c.0),
+                Some(agent),
+                claim.map(|c| c.1),
+                text,
+            )?;
+            self.publish(ev);
         }
         Ok(())
     }
@@ -471,17 +541,20 @@ impl Board {
             .unwrap_or(false)
     }
 
-    /// Takes and clears the `talked` flag (for the sweep); returns it, the previous CPU sample,
-    /// and whether the agent waits for a person (an open question or a permission prompt).
+    /// Takes and clears the `talked` flag (for the sweep); returns what the agent's last
+    /// request was when it talked (None: it did not), the previous CPU sample, and whether the
+    /// agent waits for a person (an open question or a permission prompt).
     pub fn take_sweep_sample(
         &self,
         agent: &str,
         cpu: Option<u64>,
         seen: Liveness,
-    ) -> (bool, Option<u64>, bool) {
+    ) -> (Option<String>, Option<u64>, bool) {
         let mut act = self.activity();
         let a = act.entry(agent.to_string()).or_default();
-        let talked = std::mem::take(&mut a.talked);
+        let source = a.talk_source.take();
+        let talked =
+            std::mem::take(&mut a.talked).then(|| source.unwrap_or_else(|| "board call".into()));
         let prev = a.cpu_ticks;
         if cpu.is_some() {
             a.cpu_ticks = cpu;

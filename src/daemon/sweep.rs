@@ -16,7 +16,6 @@ use crate::store::{AgentState, SessionRow};
 /// Runs the sweep until the board stops. The interval is re-read after each sweep, so a
 /// `board.toml` edit applies without restart.
 pub async fn run(board: Arc<Board>) {
-    let mut last_renewed = BTreeSet::new();
     loop {
         // Store reads and /proc scans block: every step runs on the blocking pool.
         let every = match board.blocking(|b, off| next_sweep_in(b, off)).await {
@@ -30,12 +29,8 @@ pub async fn run(board: Arc<Board>) {
             _ = tokio::time::sleep(every) => {}
             _ = board.sweep_changed().notified() => continue,
         }
-        let prev = last_renewed.clone();
-        match board
-            .blocking(move |b, off| sweep_once(b, off, &prev))
-            .await
-        {
-            Ok(Ok(renewed)) => last_renewed = renewed,
+        match board.blocking(sweep_once).await {
+            Ok(Ok(_)) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "sweep failed"),
             Err(e) => tracing::error!(error = %e, "sweep task failed"),
         }
@@ -56,13 +51,10 @@ fn next_sweep_in(board: &Board, off: &OffReactor) -> Duration {
     Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
 }
 
-/// One sweep. Returns the sessions renewed, so the next sweep logs a `renew` summary event only
-/// when that set changes (a renew event every 30 s per agent would drown the feed).
-pub fn sweep_once(
-    board: &Arc<Board>,
-    off: &OffReactor,
-    last_renewed: &BTreeSet<String>,
-) -> BoardResult<BTreeSet<String>> {
+/// One sweep. Returns the sessions whose claims it renewed. Each renewal is logged with its
+/// cause through [`Board::log_renewal`] (once per cause per lease: a renew event every sweep
+/// per agent would drown the feed).
+pub fn sweep_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<BTreeSet<String>> {
     // A sweep far later than scheduled means the board was not running: that time must not
     // lapse anything.
     board.check_stall(off)?;
@@ -73,9 +65,11 @@ pub fn sweep_once(
     let table = ProcTable::scan();
     let mut due = Vec::new();
     let mut idle_holders = Vec::new();
+    let mut causes = std::collections::HashMap::new();
     for row in &sessions {
         let (process, cpu) = observe(board, &table, row);
-        let (talked, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
+        let (talk_source, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
+        let talked = talk_source.is_some();
         // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
         let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
         // Input in the agent's terminal is progress too: a person reading code types now and
@@ -113,7 +107,14 @@ pub fn sweep_once(
                     board.expel(off, &row.id, &reason)?;
                 }
             },
-            Verdict::Renew => due.push(row.id.as_str()),
+            Verdict::Renew => {
+                due.push(row.id.as_str());
+                let cause = match (&talk_source, obs.waiting) {
+                    (Some(source), false) => source.clone(),
+                    _ => rules.renew_cause(&obs).to_string(),
+                };
+                causes.insert(row.id.as_str(), cause);
+            }
             Verdict::NoRenew => {}
         }
     }
@@ -122,16 +123,11 @@ pub fn sweep_once(
         .renew_many(off, &due, board.now_ms(), &rules)?
         .into_iter()
         .collect();
-    if !renewed.is_empty() && &renewed != last_renewed {
-        let list = renewed.iter().cloned().collect::<Vec<_>>().join(", ");
-        let ev = board.store(off).record(
-            crate::store::EventKind::Renew,
-            None,
-            None,
-            None,
-            &format!("sweep renewed claims of {list}"),
-        )?;
-        board.publish(ev);
+    for agent in &renewed {
+        if let Some(cause) = causes.get(agent.as_str()) {
+            let text = format!("sweep renewed its claims ({cause})");
+            board.log_renewal(off, agent, cause, None, &text)?;
+        }
     }
     nudge_idle_holders(board, off, &rules, &idle_holders)?;
     super::terminal::warn_before_lapse(board, off, &rules)?;

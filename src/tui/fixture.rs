@@ -180,7 +180,7 @@ pub fn sample_snapshot() -> Snapshot {
         event(41, "11:40:05", EventKind::Grant, Some(9), Some("claude-2"), Some(1), "claimed"),
         event(42, "11:45:00", EventKind::Done, Some(4), Some("gemini-1"), Some(1), "done"),
         event(43, "11:46:12", EventKind::Grant, Some(8), Some("gemini-1"), Some(2), "claimed"),
-        event(44, "11:52:00", EventKind::Renew, None, None, None, "sweep renewed claims of claude-1, codex-1, gemini-1"),
+        event(44, "11:52:00", EventKind::Renew, None, None, None, "sweep renewed its claims (CPU)"),
         event(45, "11:54:00", EventKind::Question, None, Some("gemini-1"), None, "Should refunds over $10k need a second approver?"),
         event(46, "11:56:10", EventKind::Expel, Some(9), Some("claude-2"), Some(1), "exited (status 3)"),
         event(47, "11:56:10", EventKind::SessionEnd, None, Some("claude-2"), None, "exited (status 3)"),

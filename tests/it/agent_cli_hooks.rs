@@ -270,3 +270,41 @@ fn a_hook_with_no_board_running_exits_0_at_once_and_starts_none() {
         "the hook must not start a board"
     );
 }
+
+/// The `renew` events of `agent` whose text names `source`.
+fn renewals_by(board: &TestBoard, agent: &str, source: &str) -> Vec<Value> {
+    board
+        .log_kind("renew")
+        .into_iter()
+        .filter(|e| e["agent"] == agent && e["reason"].as_str().unwrap_or("").contains(source))
+        .collect()
+}
+
+#[test]
+fn a_hooks_renewal_is_in_the_log_naming_the_hook_once_per_lease() {
+    // An 8 s lease: renewal writes are coalesced to one per second, their log lines to one per
+    // source per lease.
+    let board = TestBoard::builder().lease("8s").sweep("100ms").start();
+    let task = board.add("Fix the parser");
+    let mut a = board.agent("claude");
+    a.claim(task);
+    let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "cargo test"}});
+    // Whichever writes the renewal, the call's path or the next sweep, names the hook.
+    poll(STEP, || {
+        hook(&mut a, "claude", "PostToolUse", &post);
+        let r = renewals_by(&board, &a.id, "hook claude PostToolUse");
+        (!r.is_empty()).then_some(r)
+    })
+    .expect("a renew event naming the hook");
+    for _ in 0..3 {
+        hook(&mut a, "claude", "PostToolUse", &post);
+    }
+    assert_eq!(
+        renewals_by(&board, &a.id, "hook claude PostToolUse").len(),
+        1,
+        "the same source is logged once per lease"
+    );
+    let human = board.board(&["log"]).ok().stdout;
+    assert!(human.contains("hook claude PostToolUse"), "{human}");
+}

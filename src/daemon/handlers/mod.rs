@@ -19,9 +19,10 @@ use serde_json::Value;
 
 use super::identity::authenticate;
 pub use super::identity::{hash_token, new_token, Caller, Peer};
+use super::lease::RenewSource;
 use super::state::{Board, OffReactor};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::methods::{Access, ActivityKind};
+use crate::proto::methods::{Access, ActivityKind, ActivityParams};
 use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Store};
 
@@ -161,7 +162,12 @@ pub fn handle(
             board.set_idle_flag(a, false);
         }
         board.note_contact(off, a)?;
-        board.renew_on_request(off, a)?;
+        let source = match &req.call {
+            Call::Activity(ActivityParams { hook: Some(h), .. }) => RenewSource::Hook(h),
+            _ if req.method == Method::Hello => RenewSource::Handshake,
+            _ => RenewSource::Call(req.method.name()),
+        };
+        board.renew_on_request(off, a, &source)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients

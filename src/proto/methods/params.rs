@@ -289,6 +289,10 @@ pub struct ActivityParams {
     /// The CLI's message (required with `waiting`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The hook that reported it, `CLI EVENT` (e.g. `claude PostToolUse`): named in the log's
+    /// `renew` event when this call renews the agent's claims. At most 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<String>,
 }
 
 /// `agents` parameters.
