@@ -228,6 +228,10 @@ fn connect() -> Option<Client> {
 }
 
 /// Sends `report` as one `activity` call; the board's answer (None when nothing was sent).
+/// Without the `hello` handshake: that is a call of the agent's own, which the board would take
+/// as the agent moving on (ending the very `waiting` this report sets, a `resume` and a `wait`
+/// in the log for every report) and as the cause of the renewal (`call hello` in the log where
+/// the hook should be named). A board of another protocol refuses the call: the hook ignores it.
 fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
     let (kind, message) = match report {
         Report::Renew => ("renew", None),
@@ -235,7 +239,7 @@ fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
         Report::Idle(m) => ("idle", Some(m.as_str())),
         Report::Nothing => return None,
     };
-    c.call(
+    c.call_raw(
         "activity",
         json!({ "kind": kind, "message": message, "hook": hook }),
     )

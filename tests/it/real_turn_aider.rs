@@ -6,7 +6,7 @@
 //! into the pane) answers "Run shell command?" and "Add command output to the chat?", and types
 //! the next message, as aider sends nothing by itself. While aider asks, the board shows it
 //! **waiting** with the command it asks about, for the whole question; its claims are held by
-//! its own agent session.
+//! its own agent session, and its notifications command renews them (a `renew` event names it).
 
 use std::time::Duration;
 
@@ -117,6 +117,15 @@ fn aider_in_a_pane_finishes_the_turn_with_a_person_answering_its_questions() {
     }
     let endpoint = Endpoint::start(openai_chat::model(turn::SHELL_ONLY));
     let mut p = real_project(AIDER);
+    // No sweep during the turn (a 200 s lease, swept every 199 s): the sweep would renew the
+    // waiting agent's claims itself, and as a renewal is written at most once per eighth of a
+    // lease (25 s), it could take the place of the one by aider's notifications command.
+    let toml = p.root().join("board.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let lease = "duration = \"120s\"\nsweep = \"30s\"";
+    assert!(text.contains(lease), "{text}");
+    let lease_for_test = "duration = \"200s\"\nsweep = \"199s\"";
+    std::fs::write(&toml, text.replace(lease, lease_for_test)).unwrap();
     p.serve();
     let first = p.json(&["add", "first task"])["task"]["id"]
         .as_i64()
@@ -152,8 +161,10 @@ fn aider_in_a_pane_finishes_the_turn_with_a_person_answering_its_questions() {
         let line = last_line(&tmux, &pane);
         if line.ends_with(RUN_QUESTION) {
             let command = asked_command(&tmux, &pane);
-            // The first question is watched for 15 s: the board must keep it specific.
-            let hold = if asked.is_empty() { 15 } else { 0 };
+            // The question while the first claim is held is watched for 26 s: the board must
+            // keep it specific. That is also more than an eighth of the lease: the
+            // notification after it writes a renewal, and the log names it.
+            let hold = if asked.len() == 1 { 26 } else { 0 };
             assert_waiting_for(&p, &command, Duration::from_secs(hold));
             asked.push(command);
             tmux.type_text(&pane, "y");
@@ -224,6 +235,16 @@ fn aider_in_a_pane_finishes_the_turn_with_a_person_answering_its_questions() {
         assert_eq!(by("grant"), Some(Value::from("aider")), "{log}");
         assert_eq!(by("done"), Some(Value::from("aider")), "{log}");
     }
+
+    // aider's notifications command renewed its claim, and the log says so.
+    assert!(
+        events.iter().any(|e| e["kind"] == "renew"
+            && e["agent"] == "aider"
+            && e["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("hook aider notify"))),
+        "no renewal by aider's hook: {log}"
+    );
 
     // aider's last reply had no command: its turn is over, and the board says so.
     poll(Duration::from_secs(15), || {
