@@ -46,7 +46,7 @@ fn aider_view(p: &TestBoard) -> Value {
     p.session("aider").unwrap_or(Value::Null)
 }
 
-/// `board start` on `tmux`'s server with aider pointed at `endpoint`: the pane id.
+/// `board up` on `tmux`'s server with aider pointed at `endpoint`: the pane id.
 fn up_with_aider(p: &TestBoard, tmux: &Tmux, endpoint: &Endpoint) -> String {
     // The user's environment for aider: the model's address and name, and litellm's bundled
     // model list (it would fetch one from the network otherwise).
