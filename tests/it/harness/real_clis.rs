@@ -127,7 +127,9 @@ fn seed_home(p: &TestBoard) {
     if let Some(codex) = find("codex") {
         let mut login = p.command(&codex);
         login.args(["login", "--with-api-key"]);
-        run_with_input(&mut login, OPENAI_KEY.as_bytes(), STEP).ok();
+        // Node starting on a loaded machine (other builds, other CLIs) can take longer than a
+        // board command's STEP.
+        run_with_input(&mut login, OPENAI_KEY.as_bytes(), 4 * STEP).ok();
     }
 }
 
