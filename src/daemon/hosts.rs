@@ -68,6 +68,17 @@ pub struct Beat {
     pub every_ms: i64,
 }
 
+impl Beat {
+    /// A gap between two of this board's beats longer than this (ms) means it lost the store
+    /// meanwhile and has just regained it; it then ends no other host for one TTL (design:
+    /// silence is evidence of a host's death only while the declarer itself was in contact).
+    /// Half the TTL, but never within one and a half heartbeats, which a loaded machine's
+    /// late beat reaches.
+    pub fn regained_gap_ms(&self) -> i64 {
+        (self.ttl_ms / 2).max(self.every_ms.saturating_mul(3) / 2)
+    }
+}
+
 /// Beats until the board stops. A board whose host name another board took over (two boards
 /// under one `[store] host`) stops instead of taking it back. A failed beat (store unreachable) is logged and tried again
 /// one period later; the board's writes fail closed meanwhile (the store answers
@@ -113,7 +124,7 @@ pub fn beat_once(
     if let Some(server) = server {
         clock.observe(before, server, after);
     }
-    let renewed = store.host_beat(beat.ttl_ms)?;
+    let renewed = store.host_beat(beat.ttl_ms, beat.regained_gap_ms())?;
     if let Some(reason) = &renewed.ended_by_others {
         tracing::warn!(%reason, "this host had been declared gone by another host; its agents' claims ended");
     }
@@ -128,6 +139,20 @@ pub fn beat_once(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_beat_regains_the_store_after_half_a_ttl_or_one_and_a_half_heartbeats() {
+        let default = Beat {
+            ttl_ms: 30_000,
+            every_ms: 5_000,
+        };
+        assert_eq!(default.regained_gap_ms(), 15_000);
+        let slow = Beat {
+            ttl_ms: 2_000,
+            every_ms: 1_800,
+        };
+        assert_eq!(slow.regained_gap_ms(), 2_700, "never within a late beat");
+    }
 
     #[test]
     fn the_offset_is_taken_at_the_middle_of_the_round_trip() {

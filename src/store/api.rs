@@ -387,12 +387,17 @@ store_api! {
 
     /// Takes or renews this board's host session row: expiry = the store's now + `ttl_ms`. When
     /// the previous row had been ended by another host's sweep (this host was declared dead),
-    /// `ended_by_others` says why, and a fresh row is taken. SQLite (one host): nothing to do.
-    fn host_beat(&mut self, ttl_ms: i64) -> BoardResult<HostBeat>;
+    /// `ended_by_others` says why, and a fresh row is taken. A new row, or a beat more than
+    /// `regained_gap_ms` after the previous one, marks this board as having just regained the
+    /// store (see [`Store::end_dead_hosts`]). SQLite (one host): nothing to do.
+    fn host_beat(&mut self, ttl_ms: i64, regained_gap_ms: i64) -> BoardResult<HostBeat>;
 
     /// Ends every host session whose expiry passed (the store's clock), the live agent sessions
     /// of those hosts and their live claims (expelled, the reason naming the host and how long
-    /// since its last heartbeat), in one transaction. SQLite: no events.
+    /// since its last heartbeat), in one transaction. Only on evidence that the host, not this
+    /// board or the store, went silent: this board has a live host row and regained the store
+    /// at least that host's TTL ago, so a store-wide outage of any length ends no host. SQLite:
+    /// no events.
     fn end_dead_hosts(&mut self) -> BoardResult<Events>;
 
     /// Every host session (live ones first, then the most recently ended), for `board status`.

@@ -19,7 +19,7 @@ impl SqliteStore {
         Ok(None)
     }
 
-    pub(super) fn host_beat(&mut self, _ttl_ms: i64) -> BoardResult<HostBeat> {
+    pub(super) fn host_beat(&mut self, _ttl_ms: i64, _gap_ms: i64) -> BoardResult<HostBeat> {
         Ok(HostBeat::default())
     }
 

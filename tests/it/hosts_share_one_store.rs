@@ -516,6 +516,100 @@ fn an_outage_longer_than_the_host_ttl_ends_no_host() {
     );
 }
 
+/// `psql -Atc SQL` against `url`.
+fn psql(url: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args([url, "-Atc", sql])
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The live host names in `board`'s status, and every ended host's reason.
+fn hosts_seen(board: &TestBoard) -> (Vec<String>, Vec<String>) {
+    let v = board.call("status", json!({})).unwrap_or_default();
+    let hosts = v["hosts"].as_array().cloned().unwrap_or_default();
+    let live = hosts
+        .iter()
+        .filter(|h| h["ended_at"].is_null())
+        .filter_map(|h| h["name"].as_str().map(String::from))
+        .collect();
+    let ended = hosts
+        .iter()
+        .filter(|h| !h["ended_at"].is_null())
+        .map(|h| format!("{}: {}", h["name"], h["end_reason"]))
+        .collect();
+    (live, ended)
+}
+
+/// A maintenance outage without a server restart: the database refuses connections
+/// (`ALLOW_CONNECTIONS false`) and every board's backend is terminated, for three host TTLs.
+/// Every board loses the store at once, so none may take another's silence for its death: no
+/// host ends, every claim stands and its `done` succeeds afterwards.
+#[test]
+fn a_store_wide_outage_without_a_restart_ends_no_host() {
+    let Some(pg) = cluster() else { return };
+    let url = pg.create_database("maintained").expect("a database");
+    let settings = HostSettings {
+        lease: "60s",
+        sweep: "1s",
+        ttl: "2s",
+        heartbeat: "100ms",
+    };
+    let a = host_on(&url, "a", &settings).start();
+    let b = host_on(&url, "b", &settings).start();
+    let (ta, tb) = (a.add("held on a"), a.add("held on b"));
+    let mut on_a = JsonAgent::start(&a, "on-a");
+    let mut on_b = JsonAgent::start(&b, "on-b");
+    let ga = on_a.call("claim", json!({"task": ta}))["result"]["generation"].clone();
+    let gb = on_b.call("claim", json!({"task": tb}))["result"]["generation"].clone();
+    assert!(ga.is_i64() && gb.is_i64(), "both claims granted: {ga} {gb}");
+
+    psql(
+        &pg.url(),
+        "ALTER DATABASE maintained ALLOW_CONNECTIONS false",
+    );
+    let terminated = psql(
+        &pg.url(),
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'maintained'",
+    );
+    assert_ne!(terminated, "0", "the boards had backends to lose");
+    // Three TTLs of outage: a board that took the others' silence for death would end them
+    // the moment it is back.
+    std::thread::sleep(Duration::from_millis(6000));
+    psql(
+        &pg.url(),
+        "ALTER DATABASE maintained ALLOW_CONNECTIONS true",
+    );
+
+    let both = poll_until(Duration::from_secs(30), || {
+        hosts_seen(&a).0.len() == 2 && hosts_seen(&b).0.len() == 2
+    });
+    assert!(both, "both hosts beat again: {:?}", hosts_seen(&a));
+    // A wrongful end would come within one TTL of the first board's return: wait three.
+    std::thread::sleep(Duration::from_millis(6000));
+    let (live, ended) = hosts_seen(&b);
+    assert_eq!(
+        live.len(),
+        2,
+        "no host ended: live {live:?}, ended {ended:?}"
+    );
+    assert!(ended.is_empty(), "no host ended: {ended:?}");
+    for (agent, task, generation) in [(&mut on_a, ta, ga), (&mut on_b, tb, gb)] {
+        let r = agent.call("done", json!({"task": task, "generation": generation}));
+        assert!(
+            r.get("result").is_some(),
+            "{} still holds #{task}: {r}",
+            agent.id
+        );
+    }
+}
+
 /// A board reaches a server over TCP with TLS: every connection (the store's and the LISTEN
 /// one) is encrypted and the server's certificate verified against the CA that
 /// `PGSSLROOTCERT` names; without that CA, the board refuses the server it cannot verify.

@@ -7,14 +7,16 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{HostView, StoreInfo};
 use crate::store::{EventKind, Events, HostBeat};
 
-/// SQL condition on host row `h`: the server has been up for at least that host's TTL. After a
-/// restart of the server (or a failover), no host could beat while it was down; each gets one
-/// TTL to beat again before it can be declared dead, so an outage longer than the TTL does not
-/// end every host the moment the server is back.
-macro_rules! up_one_ttl {
+/// SQL condition on host row `h` (with `$1` this board's host row id): this board may end it.
+/// Its own host row is live and it regained the store (first beat, or a beat after a gap, see
+/// `host_beat`) at least `h`'s TTL ago. A host's silence is evidence of its death only when this
+/// board was itself in contact meanwhile: after an outage of the whole store (the server
+/// restarted, failed over, refused connections, or the network to it was down), the first
+/// board back would otherwise end every other host before it could beat again.
+macro_rules! declarer_in_contact {
     () => {
-        "board_now_ms() - (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint
-             >= h.expires_ms - h.beat_ms"
+        "EXISTS (SELECT 1 FROM hosts me WHERE me.id = $1 AND me.ended_at IS NULL
+                   AND board_now_ms() - COALESCE(me.regained_ms, 0) >= h.expires_ms - h.beat_ms)"
     };
 }
 
@@ -39,16 +41,24 @@ impl PgStore {
     /// says so). A new row ends any older live row of the same host name (a board restarted
     /// on this host replaces the old one, whose agent sessions it keeps). Also writes the
     /// local high-water mark when it moved.
-    pub(in crate::store) fn host_beat(&mut self, ttl_ms: i64) -> BoardResult<HostBeat> {
+    pub(in crate::store) fn host_beat(
+        &mut self,
+        ttl_ms: i64,
+        regained_gap_ms: i64,
+    ) -> BoardResult<HostBeat> {
         let host = self.host.clone();
         let pid = i64::from(std::process::id());
         let mine = *self.host_id();
         let ((id, ended_by_others), events) = self.tx(|c, ev| {
             if let Some(id) = mine {
+                // The CASE sees the previous beat: a gap longer than the heartbeat allows means
+                // this board just regained the store.
                 let renewed = c.exec(
-                    "UPDATE hosts SET beat_ms = board_now_ms(), expires_ms = board_now_ms() + $2
+                    "UPDATE hosts SET regained_ms = CASE WHEN board_now_ms() - beat_ms > $3
+                                                        THEN board_now_ms() ELSE regained_ms END,
+                                      beat_ms = board_now_ms(), expires_ms = board_now_ms() + $2
                      WHERE id = $1 AND ended_at IS NULL",
-                    &[&id, &ttl_ms],
+                    &[&id, &ttl_ms, &regained_gap_ms],
                 )?;
                 if renewed == 1 {
                     return Ok((id, None));
@@ -82,8 +92,9 @@ impl PgStore {
             };
             let r = c.one(
                 "WITH fresh AS (
-                     INSERT INTO hosts (name, pid, started_at, beat_ms, expires_ms)
-                     VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3)
+                     INSERT INTO hosts (name, pid, started_at, beat_ms, expires_ms, regained_ms)
+                     VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3,
+                             board_now_ms())
                      RETURNING id),
                  replaced AS (
                      UPDATE hosts SET ended_at = board_wall(), end_reason = $4
@@ -116,13 +127,16 @@ impl PgStore {
         })
     }
 
-    /// One statement: ends every host row whose expiry passed on the server's clock (once the
-    /// server has been up for that host's TTL, see `up_one_ttl`), the live
+    /// One statement: ends every host row whose expiry passed on the server's clock (once this
+    /// board has been in contact for that host's TTL, see `declarer_in_contact`), the live
     /// agent sessions of those hosts (unless a live row of the same name took over) and their
     /// live claims (expelled; the reason names the host and how long it had been silent),
     /// reopens the tasks and appends the events. A cheap read skips the write when no host is
     /// due.
     pub(in crate::store) fn end_dead_hosts(&mut self) -> BoardResult<Events> {
+        let Some(me_id) = *self.host_id() else {
+            return Ok(Events::new());
+        };
         let due = self.read(|c| {
             col::<bool>(
                 &c.one(
@@ -130,10 +144,10 @@ impl PgStore {
                         "SELECT EXISTS (SELECT 1 FROM hosts h
                                         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
                                           AND ",
-                        up_one_ttl!(),
+                        declarer_in_contact!(),
                         ")"
                     ),
-                    &[],
+                    &[&me_id],
                 )?,
                 0,
             )
@@ -148,9 +162,9 @@ impl PgStore {
                     "WITH dead AS (
                          UPDATE hosts h SET ended_at = board_wall(),
                                 end_reason = format('no heartbeat for %s ms; ended by host %s',
-                                                    board_now_ms() - h.beat_ms, $1::text)
+                                                    board_now_ms() - h.beat_ms, $4::text)
                          WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms() AND ",
-                    up_one_ttl!(),
+                    declarer_in_contact!(),
                     "
                          RETURNING h.name, h.beat_ms),
                      lost AS (
@@ -192,9 +206,10 @@ impl PgStore {
                      SELECT * FROM logged ORDER BY id"
                 ),
                 &[
-                    &me,
+                    &me_id,
                     &EventKind::Expel.as_str(),
                     &EventKind::SessionEnd.as_str(),
+                    &me,
                 ],
             )?;
             ev.extend(event_rows(&rows)?);

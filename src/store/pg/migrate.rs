@@ -33,6 +33,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         6,
         include_str!("../../../migrations/postgres/0006_session_names.sql"),
     ),
+    (
+        7,
+        include_str!("../../../migrations/postgres/0007_host_regained.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

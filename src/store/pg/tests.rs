@@ -121,8 +121,8 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     let (url, dir) = fresh_database();
     let mut a = PgStore::connect(&url, "host-a", &dir.path().join("a.hwm")).unwrap();
     let mut b = PgStore::connect(&url, "host-b", &dir.path().join("b.hwm")).unwrap();
-    assert_eq!(a.host_beat(60_000).unwrap().ended_by_others, None);
-    b.host_beat(60_000).unwrap();
+    assert_eq!(a.host_beat(60_000, 30_000).unwrap().ended_by_others, None);
+    b.host_beat(60_000, 30_000).unwrap();
     let agent = a
         .register_session("codex", "h", "boot-a", None, None, None)
         .unwrap()
@@ -131,7 +131,7 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     a.claim(&agent, Some(TaskId(t.id)), 0, 60_000).unwrap();
     assert!(b.end_dead_hosts().unwrap().is_empty(), "host a is alive");
     // Its last beat gives it 150 ms.
-    assert_eq!(a.host_beat(150).unwrap().ended_by_others, None);
+    assert_eq!(a.host_beat(150, 75).unwrap().ended_by_others, None);
     // Host a stops beating: after its TTL (server clock), host b's sweep ends it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let ev = loop {
@@ -155,7 +155,7 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     // The holder's write is fenced; its host learns on its next beat.
     let e = a.done(&agent, TaskId(t.id), None, None, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
-    let beat = a.host_beat(60_000).unwrap();
+    let beat = a.host_beat(60_000, 30_000).unwrap();
     assert!(beat.ended_by_others.unwrap().contains("no heartbeat"));
     assert_eq!(beat.events.len(), 1);
     let hosts = b.hosts().unwrap();
@@ -513,16 +513,19 @@ fn a_second_board_under_one_host_name_takes_it_and_the_first_gives_it_up() {
     let (url, dir) = fresh_database();
     let mut first = PgStore::connect(&url, "same", &dir.path().join("a.hwm")).unwrap();
     let mut copy = PgStore::connect(&url, "same", &dir.path().join("b.hwm")).unwrap();
-    first.host_beat(60_000).unwrap();
-    copy.host_beat(60_000).unwrap();
-    let e = first.host_beat(60_000).unwrap_err();
+    first.host_beat(60_000, 30_000).unwrap();
+    copy.host_beat(60_000, 30_000).unwrap();
+    let e = first.host_beat(60_000, 30_000).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Usage, "{e:?}");
     assert!(
         e.data.contains_key("host_taken") && e.message.contains("[store] host"),
         "{e:?}"
     );
     for _ in 0..3 {
-        assert_eq!(copy.host_beat(60_000).unwrap().ended_by_others, None);
+        assert_eq!(
+            copy.host_beat(60_000, 30_000).unwrap().ended_by_others,
+            None
+        );
     }
     let live = copy
         .hosts()
