@@ -101,6 +101,18 @@ fn permission_message(cli: &str, p: &Value) -> String {
     }
 }
 
+/// Codex's PermissionRequest: the command it asks to run, then the model's reason for asking
+/// (`description`, which Codex fills with the model's justification, not the command).
+fn codex_permission_message(p: &Value) -> String {
+    match text(&p["tool_input"]["command"]) {
+        Some(cmd) => match text(&p["tool_input"]["description"]) {
+            Some(why) if why != cmd => format!("Codex asks permission to run `{cmd}`: {why}"),
+            _ => format!("Codex asks permission to run `{cmd}`"),
+        },
+        None => permission_message("Codex", p),
+    }
+}
+
 /// What `event` of `cli` with `payload` tells the board (pure: the mapping is tested alone).
 pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
     let message = text(&payload["message"]);
@@ -125,9 +137,7 @@ pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
         (CliKind::Claude, "PermissionRequest") => {
             Report::Waiting(permission_message("Claude Code", payload))
         }
-        (CliKind::Codex, "PermissionRequest") => {
-            Report::Waiting(permission_message("Codex", payload))
-        }
+        (CliKind::Codex, "PermissionRequest") => Report::Waiting(codex_permission_message(payload)),
         (CliKind::Claude, "Stop") => Report::Idle("Claude Code finished its turn".into()),
         (CliKind::Codex, "Stop") => Report::Idle("Codex finished its turn".into()),
         (CliKind::Codex, "notify") if payload["type"] == "agent-turn-complete" => {

@@ -9,8 +9,10 @@
 //!   `enabledMcpjsonServers` (the approval Claude itself writes, honoured before workspace
 //!   trust), `.claude/settings.json` `permissions.allow` (`mcp__board`, `Bash(board:*)`) and
 //!   `hooks`.
-//! - Codex: `.codex/config.toml` (`notify`, the MCP server with `env_vars`, sandbox network
-//!   access for the socket) and `.codex/hooks.json`; Codex reads both only in a trusted project.
+//! - Codex: `.codex/config.toml` (the MCP server with `env_vars` and its tools approved,
+//!   sandbox network access for the socket, board's directory on the commands' PATH) and
+//!   `.codex/hooks.json`; Codex reads both only in a trusted project. No `notify`: Codex
+//!   ignores it in a project file.
 //! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers`,
 //!   `security.environmentVariableRedaction.allowed` (`BOARD_TOKEN`, which it strips otherwise),
 //!   `hooks`.
@@ -23,7 +25,9 @@ use serde_json::{json, Map, Value};
 
 use super::agent_hooks::installed_events;
 use super::init::{self, Action, AgentsInitError};
-use super::profile::{toml_list, CliKind, Profile, IDENTITY_VARS};
+use super::profile::{
+    codex_command_path as command_path, toml_list, CliKind, Profile, IDENTITY_VARS,
+};
 
 /// Marker lines of the board's block in TOML and YAML files.
 pub const HASH_MARKERS: (&str, &str) = (
@@ -61,7 +65,7 @@ pub fn hook_command(board_bin: &str, cli: CliKind, event: &str) -> String {
 }
 
 /// Whether `command` is a hook command the board installed for `cli` (any board path).
-fn is_board_hook(command: &str, cli: CliKind) -> bool {
+pub(super) fn is_board_hook(command: &str, cli: CliKind) -> bool {
     let Some((bin, rest)) = command.split_once(" hook ") else {
         return false;
     };
@@ -269,30 +273,28 @@ fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitE
 }
 
 fn codex(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitError> {
-    let b = toml::Value::String(bin.to_string());
-    let notify = toml::Value::Array(
-        [bin, "hook", "codex", "notify"]
-            .iter()
-            .map(|s| toml::Value::String((*s).to_string()))
-            .collect(),
-    );
+    // No `notify`: Codex ignores it in a project file and warns at every start; the `Stop`
+    // hook reports the finished turn.
     let mut block = format!(
-        "# Codex reads this file only in a trusted project; `board up` passes the MCP server\n\
-         # on the command line as well.\n\
-         notify = {notify}\n\
-         sandbox_workspace_write.network_access = true\n"
+        "# Codex reads this file only in a trusted project; `board up` passes the same\n\
+         # settings on the command line as well.\n\
+         sandbox_workspace_write.network_access = true\n\
+         shell_environment_policy.set.PATH = {}\n",
+        toml::Value::String(command_path(bin))
     );
     if mcp {
         block.push_str(&format!(
-            "mcp_servers.board.command = {b}\n\
+            "mcp_servers.board.command = {}\n\
              mcp_servers.board.args = [\"mcp\"]\n\
-             mcp_servers.board.env_vars = {}\n",
+             mcp_servers.board.env_vars = {}\n\
+             mcp_servers.board.default_tools_approval_mode = \"approve\"\n",
+            toml::Value::String(bin.to_string()),
             toml_list(IDENTITY_VARS)
         ));
     }
     let config = edit_block(
         root.join(".codex/config.toml"),
-        "notify, sandbox access to the board socket, MCP server with the identity passed through",
+        "sandbox access to the board socket, board on the commands' PATH, MCP server with the identity passed through and its tools approved",
         &block,
         true,
         |text, _| {

@@ -208,25 +208,53 @@ impl Profile {
     }
 
     /// Settings that only the command line can carry. Codex reads a project's
-    /// `.codex/config.toml` only once the user trusted the project, so with `mcp` the board
-    /// server (with the identity variables passed through, which Codex strips otherwise) goes
-    /// in `-c` flags, which need no trust.
+    /// `.codex/config.toml` only once the user trusted the project, so these go in `-c` flags,
+    /// which need no trust: with `mcp`, the board server (with the identity variables passed
+    /// through, which Codex strips otherwise) and its tools approved (Codex asks before every
+    /// tool annotated destructive, `board_done` among them, and headless `codex exec` refuses
+    /// it); always, board's directory on the PATH of the commands Codex runs
+    /// ([`codex_command_path`]).
     pub fn cli_args(&self, board_bin: &str) -> Vec<String> {
-        match self.cli {
-            Some(CliKind::Codex) if self.mcp => {
-                let bin = toml::Value::String(board_bin.to_string());
-                vec![
-                    "-c".into(),
-                    format!("mcp_servers.board.command={bin}"),
-                    "-c".into(),
-                    "mcp_servers.board.args=[\"mcp\"]".into(),
-                    "-c".into(),
-                    format!("mcp_servers.board.env_vars={}", toml_list(IDENTITY_VARS)),
-                ]
-            }
-            _ => Vec::new(),
+        if self.cli != Some(CliKind::Codex) {
+            return Vec::new();
         }
+        let mut args = Vec::new();
+        if self.mcp {
+            let bin = toml::Value::String(board_bin.to_string());
+            args.extend([
+                "-c".into(),
+                format!("mcp_servers.board.command={bin}"),
+                "-c".into(),
+                "mcp_servers.board.args=[\"mcp\"]".into(),
+                "-c".into(),
+                format!("mcp_servers.board.env_vars={}", toml_list(IDENTITY_VARS)),
+                "-c".into(),
+                "mcp_servers.board.default_tools_approval_mode=\"approve\"".into(),
+            ]);
+        }
+        let path = toml::Value::String(codex_command_path(board_bin));
+        args.extend([
+            "-c".into(),
+            format!("shell_environment_policy.set.PATH={path}"),
+        ]);
+        args
     }
+}
+
+/// The PATH Codex is told to give the commands it runs: the directory of `board_bin`, then
+/// this process's PATH. Codex otherwise rebuilds PATH from the user's login shell, where a
+/// board installed elsewhere is "command not found" (measured with Codex 0.171); its
+/// `shell_environment_policy.set` takes a literal value, no `$PATH` expansion.
+pub fn codex_command_path(board_bin: &str) -> String {
+    let dir = Path::new(board_bin).parent().unwrap_or(Path::new(""));
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let rest = std::env::split_paths(&current).filter(|d| d.as_path() != dir);
+    let dirs = std::iter::once(dir.to_path_buf())
+        .filter(|d| !d.as_os_str().is_empty())
+        .chain(rest);
+    std::env::join_paths(dirs)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| current.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]
@@ -270,5 +298,18 @@ mod tests {
         let parsed: toml::Table = format!("v = {value}").parse().unwrap();
         assert_eq!(parsed["v"].as_str(), Some("/opt/b\"x/board"));
         assert!(argv[6].contains("\"BOARD_TOKEN\""), "{argv:?}");
+        assert!(
+            argv.contains(&"mcp_servers.board.default_tools_approval_mode=\"approve\"".to_string()),
+            "{argv:?}"
+        );
+        let path = argv
+            .iter()
+            .find_map(|a| a.strip_prefix("shell_environment_policy.set.PATH="))
+            .unwrap_or_else(|| panic!("no PATH for Codex's commands: {argv:?}"));
+        let parsed: toml::Table = format!("v = {path}").parse().unwrap();
+        assert!(
+            parsed["v"].as_str().unwrap().starts_with("/opt/b\"x:"),
+            "{path}"
+        );
     }
 }

@@ -14,12 +14,13 @@
 //! estimated locally: it only schedules sweeps and shows "expires in".
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::lease::{BootClock, Clock, Tick};
-use super::state::{Board, OffReactor};
+use super::state::Board;
 use crate::proto::error::BoardResult;
+use crate::store::Store;
 
 /// The server's clock seen from this host: `CLOCK_BOOTTIME` plus an offset measured at each
 /// heartbeat (the server's time minus the local time at the middle of the round trip, as in
@@ -69,28 +70,42 @@ pub struct Beat {
 }
 
 impl Beat {
-    /// A gap between two of this board's beats longer than this (ms) means it lost the store
-    /// meanwhile and has just regained it; it then ends no other host for one TTL (design:
-    /// silence is evidence of a host's death only while the declarer itself was in contact).
-    /// Half the TTL, but never within one and a half heartbeats, which a loaded machine's
-    /// late beat reaches.
-    pub fn regained_gap_ms(&self) -> i64 {
-        (self.ttl_ms / 2).max(self.every_ms.saturating_mul(3) / 2)
+    /// The gap (ms) since this board's previous successful beat beyond which the next
+    /// successful one counts as having regained the store: any gap after a failed beat (it
+    /// lost the store), else one TTL (it went without the store for as long as it takes to
+    /// declare a host dead, e.g. the server froze). A regained board ends no other host for
+    /// one TTL (silence is evidence of a host's death only while the declarer itself was in
+    /// contact). A merely late beat on a loaded machine is not a loss of contact.
+    pub fn regained_gap_ms(&self, previous_failed: bool) -> i64 {
+        match previous_failed {
+            true => 0,
+            false => self.ttl_ms,
+        }
     }
 }
 
-/// Beats until the board stops. A board whose host name another board took over (two boards
-/// under one `[store] host`) stops instead of taking it back. A failed beat (store unreachable) is logged and tried again
+/// Beats until the board stops, on `store`: a connection of its own, outside the board's pool,
+/// so a beat never queues behind agents' requests for a connection nor behind the store's write
+/// lock (a host cut off while holding it would otherwise make every other host miss its TTL).
+/// A board whose host name another board took over (two boards under one `[store] host`)
+/// stops instead of taking it back. A failed beat (store unreachable) is logged and tried again
 /// one period later; the board's writes fail closed meanwhile (the store answers
 /// `unavailable`), and [`Board::store_unreachable`] says so to `board status` and the TUI.
-pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
+/// Ending the hosts that stopped beating is [`super::host_reaper`]'s, on the pool.
+pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat, store: Box<dyn Store>) {
     let every = Duration::from_millis(beat.every_ms.max(1) as u64);
+    let store = Arc::new(Mutex::new(store));
+    let mut failed = false;
     loop {
-        let c = Arc::clone(&clock);
-        match board
-            .blocking(move |b, off| beat_once(b, off, &c, beat))
-            .await
-        {
+        let (c, s) = (Arc::clone(&clock), Arc::clone(&store));
+        let beaten = board
+            .blocking(move |b, _off| {
+                let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+                beat_once(b, &mut **s, &c, beat, failed)
+            })
+            .await;
+        failed = !matches!(beaten, Ok(Ok(())));
+        match beaten {
             Ok(Ok(())) => board.set_store_unreachable(None),
             Ok(Err(e)) if e.data.contains_key("host_taken") => {
                 // Beating on would take the session back from the other board, which would
@@ -109,30 +124,27 @@ pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat) {
     }
 }
 
-/// One beat: measure the server's clock, renew (or retake) this host's session, end the hosts
-/// that stopped, and publish what that changed.
+/// One beat on the heartbeat's own `store`: measure the server's clock, renew (or retake) this
+/// host's session, and publish what that changed. `previous_failed`: the beat before this one
+/// failed (see [`Beat::regained_gap_ms`]).
 pub fn beat_once(
     board: &Board,
-    off: &OffReactor,
+    store: &mut dyn Store,
     clock: &ServerClock,
     beat: Beat,
+    previous_failed: bool,
 ) -> BoardResult<()> {
-    let mut store = board.store(off);
     let before = BootClock.now_ms();
     let server = store.clock_ms()?;
     let after = BootClock.now_ms();
     if let Some(server) = server {
         clock.observe(before, server, after);
     }
-    let renewed = store.host_beat(beat.ttl_ms, beat.regained_gap_ms())?;
+    let renewed = store.host_beat(beat.ttl_ms, beat.regained_gap_ms(previous_failed))?;
     if let Some(reason) = &renewed.ended_by_others {
         tracing::warn!(%reason, "this host had been declared gone by another host; its agents' claims ended");
     }
-    let ended = store.end_dead_hosts()?;
-    drop(store);
-    let mut events = renewed.events;
-    events.extend(ended);
-    board.publish(events);
+    board.publish(renewed.events);
     Ok(())
 }
 
@@ -141,17 +153,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_beat_regains_the_store_after_half_a_ttl_or_one_and_a_half_heartbeats() {
-        let default = Beat {
+    fn a_beat_regains_the_store_after_a_failed_beat_or_a_ttl_without_one() {
+        let beat = Beat {
             ttl_ms: 30_000,
             every_ms: 5_000,
         };
-        assert_eq!(default.regained_gap_ms(), 15_000);
-        let slow = Beat {
-            ttl_ms: 2_000,
-            every_ms: 1_800,
-        };
-        assert_eq!(slow.regained_gap_ms(), 2_700, "never within a late beat");
+        assert_eq!(beat.regained_gap_ms(true), 0, "any gap after a failure");
+        assert_eq!(
+            beat.regained_gap_ms(false),
+            30_000,
+            "a late beat is not a loss"
+        );
     }
 
     #[test]

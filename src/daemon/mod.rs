@@ -7,6 +7,7 @@ pub mod deliver;
 pub mod events;
 pub mod follow;
 pub mod handlers;
+pub mod host_reaper;
 pub mod hosts;
 pub mod identity;
 pub mod last_run;
@@ -122,6 +123,8 @@ struct Shared {
     url: String,
     clock: Arc<hosts::ServerClock>,
     beat: hosts::Beat,
+    /// The heartbeat's own connection, outside the pool (see [`hosts::run`]).
+    heartbeat_store: Box<dyn Store>,
 }
 
 /// The opened stores (one connection each) with the clock the board keeps its leases on.
@@ -149,6 +152,7 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             connections,
         } => {
             let store = PgStore::connect(&url, &host, &paths.data_dir.join(PG_MARK))?;
+            let heartbeat_store: Box<dyn Store> = Box::new(store.sibling());
             let mut stores: Vec<Box<dyn Store>> = (1..connections)
                 .map(|_| Box::new(store.sibling()) as Box<dyn Store>)
                 .collect();
@@ -168,6 +172,7 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
                     ttl_ms: host_ttl_ms,
                     every_ms: heartbeat_ms,
                 },
+                heartbeat_store,
             };
             Ok((stores, clock, Some(shared)))
         }
@@ -230,7 +235,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
         // Before anything else: the host session exists and the clock is the server's.
         let (clock, beat) = (Arc::clone(&sh.clock), sh.beat);
         board
-            .blocking(move |b, off| hosts::beat_once(b, off, &clock, beat))
+            .blocking(move |b, off| hosts::beat_once(b, &mut **b.store(off), &clock, beat, false))
             .await??;
     }
     board
@@ -276,7 +281,13 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
         (
-            tokio::spawn(hosts::run(Arc::clone(&board), sh.clock, sh.beat)),
+            tokio::spawn(hosts::run(
+                Arc::clone(&board),
+                sh.clock,
+                sh.beat,
+                sh.heartbeat_store,
+            )),
+            tokio::spawn(host_reaper::run(Arc::clone(&board), sh.beat)),
             tokio::spawn(follow::run(Arc::clone(&board), sh.url)),
         )
     });
@@ -295,8 +306,9 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     reloader.abort();
     deliverer.abort();
     notifier.abort();
-    if let Some((heartbeat, follower)) = shared_tasks {
+    if let Some((heartbeat, reaper, follower)) = shared_tasks {
         heartbeat.abort();
+        reaper.abort();
         follower.abort();
     }
     let _ = fs::remove_file(&paths.socket);

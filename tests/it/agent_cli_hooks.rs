@@ -168,7 +168,7 @@ fn codex_and_gemini_payloads_wait_and_finish_turns_too() {
     );
     assert_eq!(
         agent_view(&board, &cx.id)["waiting"],
-        "Codex asks permission to use Bash: network-access example.com"
+        "Codex asks permission to run `curl example.com`: network-access example.com"
     );
     // Codex's `notify` program gets its payload as its last argument, not on stdin.
     let notify = json!({"type": "agent-turn-complete", "turn-id": "t1",

@@ -610,6 +610,60 @@ fn a_store_wide_outage_without_a_restart_ends_no_host() {
     }
 }
 
+/// The key of the store's write lock (`pg_advisory_xact_lock`), "board" in ASCII.
+const WRITE_LOCK: i64 = 0x0062_6F61_7264;
+
+/// Something holds the store's write lock for 2.5 host TTLs (here a session of the test's; in
+/// life a board cut off mid-transaction): the heartbeats go on beside it, so no host's beat
+/// grows older than its TTL, no host is ended, and writes go through once the lock is free.
+#[test]
+fn heartbeats_never_wait_behind_the_write_lock() {
+    let Some(pg) = cluster() else { return };
+    let url = pg.create_database("locked").expect("a database");
+    let a = host_on(&url, "a", &QUICK).start();
+    let b = host_on(&url, "b", &QUICK).start();
+    let task = a.add("written after the lock");
+    let mut holder = Command::new("psql")
+        .args([
+            url.as_str(),
+            "-Atc",
+            &format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}); SELECT pg_sleep(5); COMMIT;"
+            ),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("psql");
+    let held = poll_until(STEP, || {
+        psql(
+            &pg.url(),
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted",
+        ) != "0"
+    });
+    assert!(held, "the test holds the write lock");
+    let mut oldest_beat = 0;
+    while holder.try_wait().expect("psql").is_none() {
+        let v = b
+            .call("status", json!({}))
+            .expect("status answers during the lock");
+        for h in v["hosts"].as_array().into_iter().flatten() {
+            if h["ended_at"].is_null() {
+                oldest_beat = oldest_beat.max(h["beat_age_ms"].as_i64().unwrap_or(0));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        oldest_beat < 2000,
+        "a host's last beat was {oldest_beat} ms old while the lock was held (TTL 2 s)"
+    );
+    let (live, ended) = hosts_seen(&b);
+    assert_eq!((live.len(), ended), (2, vec![]), "no host ended");
+    let mut agent = a.agent("after");
+    agent.claim(task);
+    eprintln!("write lock held 5 s: oldest heartbeat seen {oldest_beat} ms (TTL 2 s, beat 200 ms)");
+}
+
 /// A board reaches a server over TCP with TLS: every connection (the store's and the LISTEN
 /// one) is encrypted and the server's certificate verified against the CA that
 /// `PGSSLROOTCERT` names; without that CA, the board refuses the server it cannot verify.

@@ -60,6 +60,7 @@ mod questions_wait_for_answers;
 mod real_agents_in_panes;
 mod real_cli_setup;
 mod real_turn_aider;
+mod real_turn_codex;
 mod restart;
 mod restored_database;
 mod sandboxed_socket;

@@ -8,17 +8,27 @@ use crate::proto::{HostView, StoreInfo};
 use crate::store::{EventKind, Events, HostBeat};
 
 /// SQL condition on host row `h` (with `$1` this board's host row id): this board may end it.
-/// Its own host row is live and it regained the store (first beat, or a beat after a gap, see
-/// `host_beat`) at least `h`'s TTL ago. A host's silence is evidence of its death only when this
+/// It is another host's; this board's own row is live and unexpired (it is in contact now) and
+/// it regained the store (first beat, or a beat after a failed one or a gap, see `host_beat`)
+/// at least `h`'s TTL ago. A host's silence is evidence of its death only when this
 /// board was itself in contact meanwhile: after an outage of the whole store (the server
 /// restarted, failed over, refused connections, or the network to it was down), the first
 /// board back would otherwise end every other host before it could beat again.
 macro_rules! declarer_in_contact {
     () => {
-        "EXISTS (SELECT 1 FROM hosts me WHERE me.id = $1 AND me.ended_at IS NULL
-                   AND board_now_ms() - COALESCE(me.regained_ms, 0) >= h.expires_ms - h.beat_ms)"
+        "h.id <> $1
+         AND EXISTS (SELECT 1 FROM hosts me WHERE me.id = $1 AND me.ended_at IS NULL
+                       AND me.expires_ms > board_now_ms()
+                       AND board_now_ms() - COALESCE(me.regained_ms, 0) >= h.expires_ms - h.beat_ms)"
     };
 }
+
+/// Renews host row `$1` for `$2` ms; a beat more than `$3` ms after the previous one (the CASE
+/// sees the previous `beat_ms`) marks that this board just regained the store.
+const RENEW: &str = "UPDATE hosts SET regained_ms = CASE WHEN board_now_ms() - beat_ms > $3
+                                                        THEN board_now_ms() ELSE regained_ms END,
+                                      beat_ms = board_now_ms(), expires_ms = board_now_ms() + $2
+                     WHERE id = $1 AND ended_at IS NULL";
 
 /// Why a host row ended when a new board took its host name.
 const REPLACED: &str = "replaced by a new board on this host";
@@ -49,15 +59,18 @@ impl PgStore {
         let host = self.host.clone();
         let pid = i64::from(std::process::id());
         let mine = *self.host_id();
+        if let Some(id) = mine {
+            // The common beat, one statement outside any write transaction: it must never wait
+            // behind the write lock, which a host cut off mid-transaction may hold for seconds.
+            let renewed = self.read(|c| c.exec(RENEW, &[&id, &ttl_ms, &regained_gap_ms]))?;
+            if renewed == 1 {
+                return Ok(HostBeat::default());
+            }
+        }
         let ((id, ended_by_others), events) = self.tx(|c, ev| {
             if let Some(id) = mine {
-                // The CASE sees the previous beat: a gap longer than the heartbeat allows means
-                // this board just regained the store.
                 let renewed = c.exec(
-                    "UPDATE hosts SET regained_ms = CASE WHEN board_now_ms() - beat_ms > $3
-                                                        THEN board_now_ms() ELSE regained_ms END,
-                                      beat_ms = board_now_ms(), expires_ms = board_now_ms() + $2
-                     WHERE id = $1 AND ended_at IS NULL",
+                    RENEW,
                     &[&id, &ttl_ms, &regained_gap_ms],
                 )?;
                 if renewed == 1 {

@@ -14,6 +14,7 @@
 //! earlier requests (a model is stateless; the CLI sends the whole conversation each time).
 
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod turn;
 
 use std::io::{BufRead, BufReader, Read, Write};
