@@ -113,6 +113,37 @@ fn codex_permission_message(p: &Value) -> String {
     }
 }
 
+/// What a Gemini CLI `Notification` (`ToolPermission`) asks, from its `details`: the command
+/// (`exec`), the MCP tool and its server (`mcp`), the file (`edit`) or the pages (`info`). Its
+/// own `message` ("Tool Confirm MCP Tool Execution requires MCP") names none of them. None when
+/// `details` has none of these (the caller falls back on the message).
+fn gemini_permission_message(details: &Value) -> Option<String> {
+    let ask = "Gemini CLI asks permission";
+    match details["type"].as_str()? {
+        "exec" => text(&details["command"]).map(|c| format!("{ask} to run: {c}")),
+        "mcp" => {
+            let tool = text(&details["toolName"])?;
+            Some(match text(&details["serverName"]) {
+                Some(server) => format!("{ask} to use {tool} ({server} MCP server)"),
+                None => format!("{ask} to use {tool}"),
+            })
+        }
+        "edit" => text(&details["fileName"])
+            .or_else(|| text(&details["filePath"]))
+            .map(|f| format!("{ask} to edit {f}")),
+        "info" => {
+            let urls: Vec<&str> = details["urls"]
+                .as_array()
+                .map(|u| u.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            text(&Value::String(urls.join(" ")))
+                .or_else(|| text(&details["prompt"]))
+                .map(|w| format!("{ask} to fetch: {w}"))
+        }
+        _ => None,
+    }
+}
+
 /// What `event` of `cli` with `payload` tells the board (pure: the mapping is tested alone).
 pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
     let message = text(&payload["message"]);
@@ -131,9 +162,11 @@ pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
         (CliKind::Claude, "Notification") => {
             Report::Waiting(message.unwrap_or_else(|| "Claude Code needs your attention".into()))
         }
-        (CliKind::Gemini, "Notification") => {
-            Report::Waiting(message.unwrap_or_else(|| "Gemini CLI needs your attention".into()))
-        }
+        (CliKind::Gemini, "Notification") => Report::Waiting(
+            gemini_permission_message(&payload["details"])
+                .or(message)
+                .unwrap_or_else(|| "Gemini CLI needs your attention".into()),
+        ),
         (CliKind::Claude, "PermissionRequest") => {
             Report::Waiting(permission_message("Claude Code", payload))
         }
@@ -396,6 +429,44 @@ mod tests {
         assert!(!can_continue(CliKind::Codex, "notify"));
         assert!(!can_continue(CliKind::Aider, "notify"));
         assert!(!can_continue(CliKind::Claude, "PostToolUse"));
+    }
+
+    #[test]
+    fn gemini_permission_prompts_name_the_command_or_the_mcp_tool() {
+        let exec = json!({"notification_type": "ToolPermission",
+            "message": "Tool Shell requires execution",
+            "details": {"type": "exec", "title": "Shell", "command": "echo done > work.txt",
+                        "rootCommand": "echo"}});
+        assert_eq!(
+            report_of(CliKind::Gemini, "Notification", &exec),
+            Report::Waiting("Gemini CLI asks permission to run: echo done > work.txt".into())
+        );
+        let mcp = json!({"notification_type": "ToolPermission",
+            "message": "Tool Confirm MCP Tool Execution requires MCP",
+            "details": {"type": "mcp", "title": "Confirm MCP Tool Execution",
+                        "serverName": "board", "toolName": "board_claim"}});
+        assert_eq!(
+            report_of(CliKind::Gemini, "Notification", &mcp),
+            Report::Waiting(
+                "Gemini CLI asks permission to use board_claim (board MCP server)".into()
+            )
+        );
+        let edit = json!({"details": {"type": "edit", "fileName": "a.rs"}});
+        assert_eq!(
+            report_of(CliKind::Gemini, "Notification", &edit),
+            Report::Waiting("Gemini CLI asks permission to edit a.rs".into())
+        );
+        // Unknown details: the CLI's own message, then a generic one.
+        let odd = json!({"message": "Tool requires confirmation", "details": {"type": "new"}});
+        assert_eq!(
+            report_of(CliKind::Gemini, "Notification", &odd),
+            Report::Waiting("Tool requires confirmation".into())
+        );
+        let hostile = json!({"details": {"type": "exec", "command": "x".repeat(5000)}});
+        let Report::Waiting(m) = report_of(CliKind::Gemini, "Notification", &hostile) else {
+            panic!("waiting expected");
+        };
+        assert!(m.chars().count() < MAX_MESSAGE + 40, "{}", m.len());
     }
 
     #[test]

@@ -13,9 +13,11 @@
 //!   sandbox network access for the socket, board's directory on the commands' PATH) and
 //!   `.codex/hooks.json`; Codex reads both only in a trusted project. No `notify`: Codex
 //!   ignores it in a project file.
-//! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers`,
+//! - Gemini CLI: `.gemini/settings.json` `context.fileName`, `mcpServers` (the server with
+//!   `trust`: its tools run without a dialog, and headless at all),
 //!   `security.environmentVariableRedaction.allowed` (`BOARD_TOKEN`, which it strips otherwise),
-//!   `hooks`.
+//!   `hooks`. Its shell rule for `board …` lives in the user's policies (see `trust`): 0.61
+//!   does not read a project's `.gemini/policies`.
 //! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command that
 //!   reports its questions and finished replies, no first-run questions).
 
@@ -319,14 +321,18 @@ fn gemini(
 ) -> Result<Vec<Written>, AgentsInitError> {
     let w = edit_json(
         root.join(".gemini/settings.json"),
-        "context files, MCP server, BOARD_TOKEN kept for it, hooks",
+        "context files, MCP server trusted, BOARD_TOKEN kept for it, hooks",
         |doc| {
             let context = object(doc, "context")?;
             // GEMINI.md stays: it is what Gemini reads when fileName is unset.
             add_strings(context, "fileName", &[context_file, "GEMINI.md"])?;
             if mcp {
-                object(doc, "mcpServers")?
-                    .insert("board".into(), json!({ "command": bin, "args": ["mcp"] }));
+                // `trust`: Gemini's policy engine allows a trusted server's tools without a
+                // dialog; without it, `gemini -p` is offered none of them.
+                object(doc, "mcpServers")?.insert(
+                    "board".into(),
+                    json!({ "command": bin, "args": ["mcp"], "trust": true }),
+                );
             }
             let security = object(doc, "security")?;
             let redaction = object_in(security, "environmentVariableRedaction")?;

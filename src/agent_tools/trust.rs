@@ -11,7 +11,11 @@
 //!   (`[hooks.state."<file>:<event>:<group>:<handler>"] trusted_hash`, what Codex's "Hooks need
 //!   review" dialog writes; headless `codex exec` has no dialog and runs no untrusted hook);
 //! - Gemini CLI: `~/.gemini/trustedFolders.json` `{"<root>": "TRUST_FOLDER"}` (`board up`
-//!   panes trust the project for their session anyway).
+//!   panes trust the project for their session anyway), and `~/.gemini/policies/board.toml`: a
+//!   rule of Gemini's policy engine that lets its shell tool run `board …` without a dialog
+//!   (0.61 ignores a project's `.gemini/policies`, and `tools.allowed` is deprecated and denies
+//!   every other shell command). The rule names the command, not the project: it holds for
+//!   `board` in every folder.
 
 use std::path::{Path, PathBuf};
 
@@ -207,6 +211,30 @@ fn codex_hooks(home: &Path, root: &str) -> Result<Option<Written>, AgentsInitErr
     Ok(Some(Written { path, action, what }))
 }
 
+/// Gemini CLI's policy rule for the board's own commands in its shell tool: `board …` and
+/// `"$BOARD_BIN" …` (what the instructions say when `board` is not on PATH). Redirection stays
+/// a question (`allowRedirection` unset). Priority 100 of the user tier: above Gemini's default
+/// "ask" for the shell, below any rule the user writes with a higher priority.
+const GEMINI_POLICY: &str = r#"# Written by `board init --agents --trust`; replaced on every run.
+# Gemini CLI runs the board's own commands in its shell tool without asking.
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = ["board", "\"$BOARD_BIN\""]
+decision = "allow"
+priority = 100
+"#;
+
+fn gemini_policy(home: &Path) -> Result<Written, AgentsInitError> {
+    let path = home.join(".gemini/policies/board.toml");
+    let old = init::read_optional(&path)?;
+    let action = init::write_if_changed(&path, old.as_deref(), GEMINI_POLICY)?;
+    Ok(Written {
+        path,
+        action,
+        what: "Gemini CLI runs `board …` in its shell without asking (user policy)".into(),
+    })
+}
+
 /// Trusts `root` in the user settings (under `home`) of every CLI in `kinds` that has a trust
 /// dialog. Errors: a settings file that cannot be read or understood (nothing written to it).
 pub fn trust(home: &Path, root: &Path, kinds: &[CliKind]) -> Result<Vec<Written>, AgentsInitError> {
@@ -224,12 +252,15 @@ pub fn trust(home: &Path, root: &Path, kinds: &[CliKind]) -> Result<Vec<Written>
                 out.push(codex(home, &root_s)?);
                 out.extend(codex_hooks(home, &root_s)?);
             }
-            CliKind::Gemini => out.push(set_json(
-                home.join(".gemini/trustedFolders.json"),
-                &[&root_s],
-                json!("TRUST_FOLDER"),
-                format!("Gemini CLI trusts {root_s} (user settings)"),
-            )?),
+            CliKind::Gemini => {
+                out.push(set_json(
+                    home.join(".gemini/trustedFolders.json"),
+                    &[&root_s],
+                    json!("TRUST_FOLDER"),
+                    format!("Gemini CLI trusts {root_s} (user settings)"),
+                )?);
+                out.push(gemini_policy(home)?);
+            }
             CliKind::Aider | CliKind::Shell => {}
         }
     }
@@ -329,5 +360,24 @@ mod tests {
             codex["projects"]["/work/my \"proj\""]["trust_level"].as_str(),
             Some("trusted")
         );
+    }
+
+    #[test]
+    fn gemini_gets_a_user_policy_allowing_board_commands_in_its_shell() {
+        let home = tempfile::tempdir().unwrap();
+        trust(home.path(), Path::new("/p"), &[CliKind::Gemini]).unwrap();
+        let text =
+            std::fs::read_to_string(home.path().join(".gemini/policies/board.toml")).unwrap();
+        let policy: toml::Table = text.parse().unwrap();
+        let rule = &policy["rule"].as_array().unwrap()[0];
+        assert_eq!(rule["toolName"].as_str(), Some("run_shell_command"));
+        assert_eq!(rule["decision"].as_str(), Some("allow"));
+        let prefixes: Vec<&str> = rule["commandPrefix"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect();
+        assert_eq!(prefixes, ["board", "\"$BOARD_BIN\""]);
     }
 }

@@ -268,6 +268,10 @@ pub enum Cmd {
         /// agent came this long after its start (e.g. "45s"; `board up` takes it from the profile).
         #[arg(long, value_parser = crate::proto::config::parse_duration)]
         attention_after: Option<Duration>,
+        /// First run this with `sh -c` here (its output in this terminal); start the agent only
+        /// when it succeeds (`board up` passes a worktree's `setup` until it succeeded once).
+        #[arg(long)]
+        setup: Option<String>,
         /// The agent's command line.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,

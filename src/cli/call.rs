@@ -178,7 +178,15 @@ fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(
         Err(e) => return Err(e),
     };
     let v = c.call(method, params)?;
-    let human = print::human(method, &v);
+    let mut human = print::human(method, &v);
+    if method == "status" {
+        for name in super::up::setup_failures() {
+            human.push_str(&format!(
+                "\nagent {name} did not start: its worktree setup failed (its pane says why; \
+                 `board up` runs the setup again)"
+            ));
+        }
+    }
     Ok((v, human))
 }
 

@@ -46,6 +46,7 @@ pub fn run(cli: Cli) -> i32 {
             hold,
             hangup_grace,
             attention_after,
+            setup,
             cmd,
         } => {
             return crate::cli::run::run(
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> i32 {
                 hold,
                 hangup_grace,
                 attention_after,
+                setup.as_deref(),
                 &cmd,
             )
         }

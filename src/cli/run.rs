@@ -2,7 +2,8 @@
 //!
 //! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
 //! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`, and `BOARD_AGENT_NAME`, the
-//! name people see, for its prompt) in its environment, supervises
+//! name people see, for its prompt) in its environment, with the `[env]` of the profile of a
+//! known agent CLI (as `board up` starts it: Gemini CLI's workspace trust), supervises
 //! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
 //! reports the exit to the board at once so its claims are expelled, then terminates leftover
 //! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
@@ -29,12 +30,18 @@ use crate::proto::error::{BoardError, BoardResult};
 ///
 /// `attention_after`: the session needs attention when neither a board call nor a hook of its
 /// agent came this long after its start (None: never).
+///
+/// `setup`: a command run first with `sh -c` in the current directory (an agent's new worktree),
+/// its output in the terminal; when it fails the agent is not started and the terminal says why
+/// (with `hold`, the pane is marked `@board_state setup-failed` and Enter tries again). When it
+/// succeeds the worktree is marked set up, so `board up` does not pass it again.
 pub fn run(
     name: &str,
     pane: Option<&str>,
     hold: bool,
     hangup_grace: Option<Duration>,
     attention_after: Option<Duration>,
+    setup: Option<&str>,
     cmd: &[String],
 ) -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -54,6 +61,22 @@ pub fn run(
         let mut signals = Signals::new();
         if hold {
             mark_pane("running");
+        }
+        if let Some(setup) = setup {
+            if let Err(why) = set_up(setup).await {
+                // Marked before it is said, so whoever reads the pane finds the mark too.
+                if hold {
+                    mark_pane(crate::agent_tools::team::SETUP_FAILED);
+                }
+                eprintln!("\r\n\x1b[1mboard: {why}; agent {name} was not started\x1b[0m\r");
+                if !hold {
+                    return (1, false);
+                }
+                eprintln!(
+                    "board: Enter runs the setup again here; Ctrl-D closes this pane\r"
+                );
+                return (1, hold_wait(&mut signals).await);
+            }
         }
         let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
             Ok(end) => (end.code, end.summary(name), end.hung_up),
@@ -79,6 +102,37 @@ pub fn run(
         restart_self();
     }
     code
+}
+
+/// Runs the worktree's setup command with `sh -c` in the current directory, its output in the
+/// terminal, and marks the worktree set up when it succeeds. Errors: what failed, in words.
+async fn set_up(setup: &str) -> Result<(), String> {
+    let shown = crate::proto::sanitize::inert(setup);
+    eprintln!("board: setting up this worktree: {shown}\r");
+    let status = tokio::process::Command::new("sh")
+        .args(["-c", setup])
+        .status()
+        .await
+        .map_err(|e| format!("cannot run the setup `{shown}` ({e})"))?;
+    if !status.success() {
+        let how = match (status.code(), status.signal()) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            _ => "failed".to_string(),
+        };
+        return Err(format!("setup `{shown}` {how}"));
+    }
+    // Outside a worktree (`board run --setup` by hand) there is nothing to mark.
+    let marked = std::env::current_dir()
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            crate::agent_tools::team::worktree_files::mark_set_up(&d).map_err(|e| e.message)
+        });
+    if let Err(e) = marked {
+        tracing::debug!(error = %e, "cannot mark the worktree set up");
+    }
+    eprintln!("board: setup done\r");
+    Ok(())
 }
 
 /// How an agent run ended.
@@ -211,6 +265,7 @@ async fn launch(
         .env("BOARD_TOKEN", &token);
     if let Some(r) = &root {
         command.env("BOARD_ROOT", r);
+        command.envs(profile_env(r, &cmd[0]));
     }
     // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
     // missing: the instructions tell agents to fall back on this absolute path.
@@ -285,6 +340,41 @@ async fn launch(
         reason,
         hung_up: hung_up.get(),
     })
+}
+
+/// The `[env]` of the profile of the CLI `program` is (by file name: `gemini` is the `gemini`
+/// profile, the project's `agents/gemini.toml` before the built-in one), so that `board run --
+/// gemini` starts it as a `board up` pane does: Gemini CLI with the project trusted for this
+/// session, without which its board MCP server stays disabled. Variables already set in our
+/// environment win; nothing for a program no profile runs.
+fn profile_env(root: &std::path::Path, program: &str) -> Vec<(String, String)> {
+    use crate::agent_tools::profile::{CliKind, Profile};
+    let name = std::path::Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let Some(kind) = CliKind::parse(name) else {
+        return Vec::new();
+    };
+    let profile = match Profile::load(root, kind.as_str()) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::debug!(error = %e, "no profile environment for {name}");
+            return Vec::new();
+        }
+    };
+    let runs_it = profile.cli == Some(kind)
+        && profile.command.first().is_some_and(|c| {
+            std::path::Path::new(c).file_name() == Some(std::ffi::OsStr::new(name))
+        });
+    if !runs_it {
+        return Vec::new();
+    }
+    profile
+        .env
+        .into_iter()
+        .filter(|(k, _)| std::env::var_os(k).is_none())
+        .collect()
 }
 
 /// Reports the agent's exit; returns the board's reason for the session's end (the first
@@ -375,4 +465,24 @@ fn stdin_tty() -> Option<String> {
     nix::unistd::ttyname(std::os::fd::AsFd::as_fd(&stdin))
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::profile_env;
+
+    #[test]
+    fn a_command_named_gemini_gets_its_profiles_environment_and_others_none() {
+        let root = tempfile::tempdir().unwrap();
+        let env = profile_env(root.path(), "/opt/bin/gemini");
+        if std::env::var_os("GEMINI_CLI_TRUST_WORKSPACE").is_none() {
+            assert_eq!(
+                env,
+                vec![("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into())]
+            );
+        }
+        assert!(profile_env(root.path(), "bash").is_empty());
+        assert!(profile_env(root.path(), "shell").is_empty());
+        assert!(profile_env(root.path(), "").is_empty());
+    }
 }

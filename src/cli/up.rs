@@ -16,9 +16,11 @@ use crate::proto::client::{self, Client};
 use crate::proto::config::{self, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 
-/// `board up`: starts the board if needed, then opens the tmux session or completes it (see
-/// [`team::up`]): only slots without a pane or whose agent ended are started. Returns
-/// `{"session": NAME, "panes": [{"agent_name", "profile", "pane", "pid", "outcome"}]}`.
+/// `board up`: starts the board if needed, prepares the agents' worktrees, then opens the tmux
+/// session or completes it (see [`team::up`]): only slots without a pane or whose agent ended
+/// are started. Returns `{"session": NAME, "panes": [{"agent_name", "profile", "pane", "pid",
+/// "outcome", "branch"?, "setup"?, "setup_had_failed"?, "needs_restart"?}],
+/// "skipped_includes": [PATH]}`.
 ///
 /// Errors: no board.toml, a bad profile or a missing agent command (before any pane exists),
 /// tmux failures.
@@ -36,7 +38,7 @@ pub fn up(attach: bool) -> BoardResult<Value> {
     {
         write_shell_rc(&paths, &exe)?;
     }
-    team::prepare_worktrees(&mut slots, &paths.root)?;
+    let skipped = team::prepare_worktrees(&mut slots, &paths.root, Path::new(&exe))?;
     // Make sure the board runs before any agent tries to register.
     let target = client::target()?;
     Client::connect(&target, true)?.call("hello", json!({}))?;
@@ -56,7 +58,7 @@ pub fn up(attach: bool) -> BoardResult<Value> {
             "cannot attach to tmux: {err}"
         )));
     }
-    Ok(json!({ "session": name, "panes": panes }))
+    Ok(json!({ "session": name, "panes": panes, "skipped_includes": skipped }))
 }
 
 /// Writes the bash rc file of the `shell` profile ([`crate::agent_tools::profile::SHELL_RC`]):
@@ -85,8 +87,10 @@ fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
 
 /// `board down`: ends the tmux session (every launcher sees its pane close and the board expels
 /// the claims of its agent), then removes the agents' worktrees that hold no uncommitted work
-/// (their branches stay). Returns `{"session", "was_up", "worktrees": [{"agent", "path",
-/// "branch", "removed", "kept_because"}]}`.
+/// (their branches stay; the files the board put there do not count), running each one's
+/// `teardown` first. Returns `{"session", "was_up", "worktrees": [{"agent", "path", "branch",
+/// "removed", "uncommitted": [PATH], "commits_not_on_base": N?, "base": NAME?,
+/// "teardown_failed": TEXT?}]}`.
 pub fn down() -> BoardResult<Value> {
     let (cfg, paths) = config::discover().map_err(config::ConfigError::into_board_error)?;
     let name = team::session_name(&cfg, &paths.root);
@@ -113,19 +117,54 @@ pub fn down() -> BoardResult<Value> {
     let mut worktrees = Vec::new();
     for entry in cfg.agents.iter().filter(|a| a.worktree) {
         for slot in team::slot_names(entry) {
-            let wt = team::worktree::Worktree::of(&paths.data_dir, &slot);
-            let (removed, kept) = match team::worktree::remove(&paths.root, &wt)? {
-                team::worktree::Removed::Absent => continue,
-                team::worktree::Removed::Removed => (true, None),
-                team::worktree::Removed::Kept(why) => (false, Some(why)),
-            };
-            worktrees.push(json!({
-                "agent": slot, "path": wt.path, "branch": wt.branch, "removed": removed,
-                "kept_because": kept,
-            }));
+            let wt = team::worktree::Worktree::for_entry(&paths.data_dir, &slot, entry);
+            if let Some(w) = down_worktree(&paths.root, &slot, &wt)? {
+                worktrees.push(w);
+            }
         }
     }
     Ok(json!({ "session": name, "was_up": was_up, "worktrees": worktrees }))
+}
+
+/// Removes the worktree `wt` of agent `slot` unless it holds uncommitted work, and says what
+/// became of it and of its branch (None: there was none).
+fn down_worktree(
+    root: &Path,
+    slot: &str,
+    wt: &team::worktree::Worktree,
+) -> BoardResult<Option<Value>> {
+    use team::worktree::Removed;
+    let (removed, uncommitted, teardown_failed) = match team::worktree::remove(root, wt)? {
+        Removed::Absent => return Ok(None),
+        Removed::Removed { teardown_failed } => (true, Vec::new(), teardown_failed),
+        Removed::Kept(paths) => (false, paths, None),
+    };
+    let ahead = team::worktree::commits_not_on_base(root, wt);
+    Ok(Some(json!({
+        "agent": slot, "path": wt.path, "branch": wt.branch, "removed": removed,
+        "uncommitted": uncommitted,
+        "commits_not_on_base": ahead.as_ref().map(|(n, _)| *n),
+        "base": ahead.map(|(_, b)| b),
+        "teardown_failed": teardown_failed,
+    })))
+}
+
+/// The agents of this board's `board up` session that did not start because their worktree
+/// setup failed (their panes say why). Empty when there is no such session or tmux cannot tell.
+pub fn setup_failures() -> Vec<String> {
+    let Ok((cfg, paths)) = config::discover() else {
+        return Vec::new();
+    };
+    let name = team::session_name(&cfg, &paths.root);
+    if !team::tmux::has_session(&name) {
+        return Vec::new();
+    }
+    team::tmux::panes(&name)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.state == team::SETUP_FAILED)
+        .map(|p| crate::proto::sanitize::inert(&p.slot))
+        .collect()
 }
 
 /// `board demo-agent`: runs the scripted demo agent (built in) in place of this process.
@@ -168,14 +207,66 @@ pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
                 )
             })
             .unwrap_or_default();
-        let h = format!(
+        let mut h = format!(
             "tmux session {session} is up with {} agent pane(s) ({}); `board up --attach` to see \
              it{suffix}",
             panes.len(),
             done.join(", ")
         );
+        h.push_str(&worktree_notes(&v));
         (v, h)
     })
+}
+
+/// The lines of `board up` about worktrees: skipped `include` paths, setups running in panes,
+/// setups that had failed, running agents that need a restart to take changed options.
+fn worktree_notes(v: &Value) -> String {
+    let s = super::print::s;
+    let panes = v["panes"].as_array().cloned().unwrap_or_default();
+    let mut h = String::new();
+    for path in v["skipped_includes"].as_array().into_iter().flatten() {
+        h.push_str(&format!(
+            "\ninclude {}: not in the project, skipped",
+            crate::proto::sanitize::inert(&s(path))
+        ));
+    }
+    let names = |f: &dyn Fn(&Value) -> bool| -> Vec<String> {
+        panes
+            .iter()
+            .filter(|p| f(p))
+            .map(|p| s(&p["agent_name"]))
+            .collect()
+    };
+    let had_failed = names(&|p| p["setup_had_failed"] == json!(true));
+    if !had_failed.is_empty() {
+        h.push_str(&format!(
+            "\nsetup had failed for {}: it runs again in the pane",
+            had_failed.join(", ")
+        ));
+    }
+    let setting_up = names(&|p| p["setup"].is_string());
+    if !setting_up.is_empty() {
+        h.push_str(&format!(
+            "\nsetup runs first in the worktree of {} (output in the pane); an agent starts only \
+             when its setup succeeds",
+            setting_up.join(", ")
+        ));
+    }
+    for p in panes.iter().filter(|p| p["needs_restart"].is_array()) {
+        let changed: Vec<String> = p["needs_restart"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(s)
+            .collect();
+        h.push_str(&format!(
+            "\n{} runs with the old {} of board.toml; restart it to take the change (R in the \
+             TUI's agents panel, or `board down` then `board up`)",
+            s(&p["agent_name"]),
+            changed.join(", ")
+        ));
+    }
+    h
 }
 
 /// `board down` as a command: [`down`] and what became of the session and each worktree.
@@ -187,19 +278,66 @@ pub fn down_told() -> BoardResult<(Value, String)> {
             "no tmux session was up".to_string()
         };
         for w in v["worktrees"].as_array().into_iter().flatten() {
-            let (agent, branch) = (super::print::s(&w["agent"]), super::print::s(&w["branch"]));
-            if w["removed"] == json!(true) {
-                h.push_str(&format!(
-                    "\nremoved the worktree of {agent} (branch {branch} stays)"
-                ));
-            } else {
-                h.push_str(&format!(
-                    "\nkept the worktree of {agent} at {}: {}",
-                    super::print::s(&w["path"]),
-                    super::print::s(&w["kept_because"])
-                ));
-            }
+            h.push('\n');
+            h.push_str(&worktree_told(w));
         }
         (v, h)
     })
+}
+
+/// How many of `paths` to name before "and N more".
+const NAMED_PATHS: usize = 3;
+
+fn some_paths(paths: &[Value]) -> String {
+    let mut named: Vec<String> = paths
+        .iter()
+        .take(NAMED_PATHS)
+        .map(|p| crate::proto::sanitize::inert(&super::print::s(p)))
+        .collect();
+    if paths.len() > NAMED_PATHS {
+        named.push(format!("and {} more", paths.len() - NAMED_PATHS));
+    }
+    named.join(", ")
+}
+
+/// One worktree of `board down`, in words: kept (why, and how to land or discard it) or
+/// removed (and what its branch still holds).
+fn worktree_told(w: &Value) -> String {
+    let s = super::print::s;
+    let (agent, branch, path) = (s(&w["agent"]), s(&w["branch"]), s(&w["path"]));
+    let base = s(&w["base"]);
+    let ahead = w["commits_not_on_base"].as_u64();
+    let commits = match ahead {
+        Some(n) if n > 0 => format!("; its branch {branch} has {n} commit(s) not on {base}"),
+        _ => String::new(),
+    };
+    let mut h = if w["removed"] == json!(true) {
+        let mut t = format!("removed the worktree of {agent}");
+        match ahead {
+            Some(n) if n > 0 => t.push_str(&format!(
+                "; kept its branch {branch}: {n} commit(s) not on {base}. Land them with \
+                 `git merge {branch}` (on {base}), or discard them with `git branch -D {branch}`"
+            )),
+            _ => t.push_str(&format!(
+                " (branch {branch} stays; it has nothing {base} lacks)"
+            )),
+        }
+        t
+    } else {
+        let left = w["uncommitted"].as_array().cloned().unwrap_or_default();
+        format!(
+            "kept the worktree of {agent} at {path}: {} path(s) with changes not committed \
+             ({}){commits}. To land them: commit there, then `git merge {branch}`; to discard \
+             them: `git worktree remove --force {path}`",
+            left.len(),
+            some_paths(&left)
+        )
+    };
+    if let Some(t) = w["teardown_failed"].as_str() {
+        h.push_str(&format!(
+            "\n  its teardown failed: {}",
+            crate::proto::sanitize::inert(t)
+        ));
+    }
+    h
 }

@@ -43,6 +43,10 @@ pub struct Activity {
     /// Lease-clock ms each source of renewal was last put in the log (see
     /// [`LeaseRules::renew_log_due`]).
     pub renew_logged: HashMap<String, i64>,
+    /// A renewal the `hello` handshake wrote and did not log: the claims it renewed (`#1, #2`)
+    /// and the first one's (task, generation). The call after the handshake logs it under its
+    /// own name (a hook's `hello` must not be "the cause").
+    pub handshake_renewal: Option<(String, (i64, i64))>,
     /// What the last sweep saw of its process.
     pub seen: Option<Liveness>,
 }
@@ -375,35 +379,46 @@ impl Board {
         let rules = self.rules();
         let now = self.now_ms();
         let source = source_kind.to_string();
-        let due = {
+        let handshake = *source_kind == RenewSource::Handshake;
+        let (due, unlogged) = {
             let mut act = self.activity();
             let a = act.entry(agent.to_string()).or_default();
             a.talked = true;
-            if *source_kind != RenewSource::Handshake || a.talk_source.is_none() {
+            if !handshake || a.talk_source.is_none() {
                 a.talk_source = Some(source.clone());
             }
-            rules.renewal_due(a.last_renew_write_ms, now)
+            let unlogged = if handshake {
+                None
+            } else {
+                a.handshake_renewal.take()
+            };
+            (rules.renewal_due(a.last_renew_write_ms, now), unlogged)
         };
-        if !due {
+        let renewed = if due {
+            let claims = self.renew_now(off, agent, now, &rules)?;
+            claims.first().map(|first| {
+                let tasks = claims
+                    .iter()
+                    .map(|c| format!("#{}", c.task))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                (tasks, (first.task, first.generation))
+            })
+        } else {
+            unlogged
+        };
+        let Some((tasks, claim)) = renewed else {
+            return Ok(());
+        };
+        if handshake {
+            // The call that follows says what the client is (a hook, a command): it logs this.
+            if let Some(a) = self.activity().get_mut(agent) {
+                a.handshake_renewal = Some((tasks, claim));
+            }
             return Ok(());
         }
-        let claims = self.renew_now(off, agent, now, &rules)?;
-        if let Some(first) = claims.first() {
-            let tasks = claims
-                .iter()
-                .map(|c| format!("#{}", c.task))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let text = format!("renewed {tasks} ({source})");
-            self.log_renewal(
-                off,
-                agent,
-                &source,
-                Some((first.task, first.generation)),
-                &text,
-            )?;
-        }
-        Ok(())
+        let text = format!("renewed {tasks} ({source})");
+        self.log_renewal(off, agent, &source, Some(claim), &text)
     }
 
     /// Puts a renewal of `agent`'s claims by `source` in the log as a `renew` event with `text`

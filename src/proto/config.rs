@@ -220,6 +220,21 @@ pub struct AgentEntry {
     /// created by `board up` and removed by `board down` (default false).
     #[serde(default)]
     pub worktree: bool,
+    /// With `worktree`: the branch or commit a new agent branch starts from (default: the
+    /// project's `HEAD`). An agent branch that exists already is checked out as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// With `worktree`: files and directories (git-ignored ones, like `.env`) copied from the
+    /// project into a worktree that lacks them, paths relative to the project root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// With `worktree`: a command run with `sh -c` in a new worktree before the agent starts,
+    /// its output in the agent's pane; the agent starts only when it succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// With `worktree`: a command run with `sh -c` in the worktree before `board down` removes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teardown: Option<String>,
     /// Overrides the profile's `attention_after` (needs attention when no hook or board call
     /// came this long after the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -300,6 +315,7 @@ impl Config {
             if a.name.is_empty() || a.count == 0 {
                 return Err("each [[agents]] needs a name and a count ≥ 1".into());
             }
+            crate::proto::config_worktree::validate(a)?;
         }
         Ok(())
     }
@@ -350,6 +366,10 @@ timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIM
 # profile = "claude"   # agents/claude.toml
 # count = 2
 # worktree = true      # each agent in its own git worktree, on branch board/<name>
+# base = "main"        # where a new agent branch starts (default: HEAD)
+# include = [".env"]   # ignored files copied into a new worktree
+# setup = "npm ci"     # run in a new worktree before the agent starts (output in its pane)
+# teardown = "make clean"  # run in the worktree before `board down` removes it
 "#
         )
     }

@@ -22,6 +22,7 @@ pub mod config;
 pub mod config_notice;
 pub mod config_notify;
 pub mod config_store;
+pub mod config_worktree;
 pub mod error;
 pub mod glossary;
 pub mod line;

@@ -1,6 +1,8 @@
 //! The TUI's agent operations carried out (the I/O side of [`super::agents`]): tmux calls and
 //! signals through [`crate::agent_tools::team`], the same code `board up` uses.
 
+use std::path::Path;
+
 use super::agents::{TeamAction, TeamOp};
 use crate::agent_tools::team;
 use crate::proto::client;
@@ -57,7 +59,7 @@ fn run(op: &TeamOp) -> BoardResult<String> {
             let mut slots = team::slots(&cfg, &paths)?;
             if op.action == TeamAction::Up {
                 team::check_commands(&slots, &exe)?;
-                team::prepare_worktrees(&mut slots, &paths.root)?;
+                team::prepare_worktrees(&mut slots, &paths.root, Path::new(&exe))?;
                 let panes = team::up(&session, &slots, &paths.root, &exe)?;
                 let started = panes.iter().filter(|p| p["outcome"] != "running").count();
                 return Ok(format!(
@@ -72,7 +74,7 @@ fn run(op: &TeamOp) -> BoardResult<String> {
                 )));
             }
             team::check_commands(&one, &exe)?;
-            team::prepare_worktrees(&mut one, &paths.root)?;
+            team::prepare_worktrees(&mut one, &paths.root, Path::new(&exe))?;
             let restart = op.action == TeamAction::Restart;
             let outcome = team::start_slot(&session, &one[0], &paths.root, &exe, restart)?;
             Ok(match (restart, outcome) {

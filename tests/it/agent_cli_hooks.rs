@@ -308,3 +308,30 @@ fn a_hooks_renewal_is_in_the_log_naming_the_hook_once_per_lease() {
     let human = board.board(&["log"]).ok().stdout;
     assert!(human.contains("hook claude PostToolUse"), "{human}");
 }
+
+#[test]
+fn a_hooks_renewal_is_named_by_the_hook_not_by_the_handshake_before_it() {
+    // A 16 s lease: renewal writes coalesced to one per 2 s; the sweep (15 s) stays out of it.
+    let board = TestBoard::builder().lease("16s").sweep("15s").start();
+    let task = board.add("Fix the parser");
+    let mut a = board.agent("gemini");
+    a.claim(task);
+    let after = json!({"hook_event_name": "AfterTool", "tool_name": "run_shell_command"});
+    // Each hook sends `hello`, then its report; the first past the slack writes the renewal.
+    let logged = poll(Duration::from_secs(20), || {
+        hook(&mut a, "gemini", "AfterTool", &after);
+        let r: Vec<Value> = board
+            .log_kind("renew")
+            .into_iter()
+            .filter(|e| e["agent"] == a.id.as_str())
+            .collect();
+        (!r.is_empty()).then_some(r)
+    })
+    .expect("a renew event");
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(
+        logged[0]["reason"],
+        format!("renewed #{task} (hook gemini AfterTool)"),
+        "{logged:?}"
+    );
+}

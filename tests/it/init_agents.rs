@@ -204,6 +204,8 @@ fn every_cli_is_configured_once_and_the_users_settings_survive() {
         json!(["BOARD_TOKEN"])
     );
     assert!(gemini["mcpServers"]["board"]["command"].is_string());
+    // Trusted: Gemini allows its tools without a dialog (and offers them to `gemini -p`).
+    assert_eq!(gemini["mcpServers"]["board"]["trust"], true);
     assert!(gemini["hooks"]["AfterAgent"].is_array());
 
     let aider = read(&p, ".aider.conf.yml");

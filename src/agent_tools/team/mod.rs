@@ -15,6 +15,7 @@
 pub mod panes;
 pub mod tmux;
 pub mod worktree;
+pub mod worktree_files;
 
 pub use panes::{attach, open_pane, respawn, start_slot};
 
@@ -51,6 +52,9 @@ pub struct Slot {
     pub workdir: PathBuf,
     /// The slot's own git worktree and branch (`worktree = true`).
     pub worktree: Option<worktree::Worktree>,
+    /// The worktree's `setup` command, when it is still to run before the agent starts (set by
+    /// [`prepare_worktrees`]).
+    pub setup: Option<String>,
     /// The project root (the profiles' `{root}`).
     pub root: PathBuf,
     /// The board's data directory (where the `shell` profile's rc file is).
@@ -80,17 +84,32 @@ pub fn slot_names(entry: &crate::proto::config::AgentEntry) -> Vec<String> {
         .collect()
 }
 
-/// Creates (or keeps) the worktree of every slot that has one and moves the slot's working
-/// directory into it. `root` is the board's project root.
+/// Creates (or keeps) the worktree of every slot that has one, furnishes it (`include` files,
+/// the agent CLI's settings calling `board_bin`, see [`worktree_files::furnish`]) and moves the
+/// slot's working directory into it. `root` is the board's project root. Returns the `include`
+/// paths the project lacks, each once.
 ///
-/// Errors (`usage`): no git repository or no commit at `root`, git refusing.
-pub fn prepare_worktrees(slots: &mut [Slot], root: &Path) -> BoardResult<()> {
+/// Errors (`usage`): no git repository or no commit at `root`, a `base` naming no commit, git
+/// refusing, a settings file that cannot take the board's settings.
+pub fn prepare_worktrees(
+    slots: &mut [Slot],
+    root: &Path,
+    board_bin: &Path,
+) -> BoardResult<Vec<String>> {
+    let mut missing: Vec<String> = Vec::new();
     for s in slots.iter_mut() {
         if let Some(wt) = &s.worktree {
             s.workdir = worktree::ensure(root, wt)?;
+            let f = worktree_files::furnish(root, wt, &s.workdir, &s.profile, board_bin)?;
+            s.setup = f.setup;
+            for m in f.missing {
+                if !missing.contains(&m) {
+                    missing.push(m);
+                }
+            }
         }
     }
-    Ok(())
+    Ok(missing)
 }
 
 /// The slots of `cfg`, each profile loaded.
@@ -116,13 +135,14 @@ pub fn slots(cfg: &Config, paths: &Paths) -> BoardResult<Vec<Slot>> {
             }
             let worktree = entry
                 .worktree
-                .then(|| worktree::Worktree::of(&paths.data_dir, &name));
+                .then(|| worktree::Worktree::for_entry(&paths.data_dir, &name, entry));
             out.push(Slot {
                 name,
                 profile_name: entry.profile.clone(),
                 profile: profile.clone(),
                 workdir: paths.root.clone(),
                 worktree,
+                setup: None,
                 root: paths.root.clone(),
                 data_dir: paths.data_dir.clone(),
                 attention_after: entry.attention_after.or(profile.attention_after),
@@ -219,6 +239,10 @@ pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
         cmd.push("--attention-after".into());
         cmd.push(format!("{}ms", d.0.as_millis()));
     }
+    if let Some(setup) = &slot.setup {
+        cmd.push("--setup".into());
+        cmd.push(tmux::shell_quote(setup));
+    }
     cmd.push("--".into());
     cmd.extend(slot.argv(board_bin).iter().map(|a| tmux::shell_quote(a)));
     cmd.join(" ")
@@ -246,9 +270,37 @@ impl Outcome {
     }
 }
 
-/// Whether a pane's agent has ended (its launcher said so, or tmux kept a dead pane).
+/// `@board_state` of a pane whose worktree setup failed (the agent never started).
+pub const SETUP_FAILED: &str = "setup-failed";
+
+/// Whether a pane's agent has ended (its launcher said so, or tmux kept a dead pane), or never
+/// started because its worktree's setup failed.
 pub fn pane_ended(p: &tmux::Pane) -> bool {
-    p.dead || p.state == "ended"
+    p.dead || p.state == "ended" || p.state == SETUP_FAILED
+}
+
+/// The worktree options an agent takes only when it starts: `{"worktree", "base", "include"}`
+/// (`board up` names the running agents whose options changed since).
+pub fn started_with(slot: &Slot) -> Value {
+    match &slot.worktree {
+        Some(wt) => json!({ "worktree": true, "base": wt.base, "include": wt.include }),
+        None => json!({ "worktree": false, "base": null, "include": [] }),
+    }
+}
+
+/// The worktree options (`worktree`, `base`, `include`) that changed since the running agent of
+/// `pane` started; None when it is not running, nothing changed, or its pane has no record.
+fn changed_options(pane: &tmux::Pane, slot: &Slot) -> Option<Vec<&'static str>> {
+    if pane_ended(pane) {
+        return None;
+    }
+    let then: Value = serde_json::from_str(&pane.started_with).ok()?;
+    let now = started_with(slot);
+    let changed: Vec<&'static str> = ["worktree", "base", "include"]
+        .into_iter()
+        .filter(|k| then[*k] != now[*k])
+        .collect();
+    (!changed.is_empty()).then_some(changed)
 }
 
 /// Opens the session `session` or completes it: the TUI window if missing, and for every slot
@@ -344,6 +396,17 @@ fn complete(
         });
         if let Some(wt) = &slot.worktree {
             v["branch"] = json!(wt.branch);
+        }
+        if let Some(changed) = pane.and_then(|p| changed_options(p, slot)) {
+            v["needs_restart"] = json!(changed);
+        }
+        if outcome != Outcome::Running {
+            if let Some(setup) = &slot.setup {
+                v["setup"] = json!(setup);
+            }
+            if pane.is_some_and(|p| p.state == SETUP_FAILED) {
+                v["setup_had_failed"] = json!(true);
+            }
         }
         out.push(v);
     }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{pane_command, pane_ended, tmux, up, Outcome, Slot, AGENTS_WINDOW};
+use super::{pane_command, pane_ended, started_with, tmux, up, Outcome, Slot, AGENTS_WINDOW};
 use crate::proto::error::{BoardError, BoardResult};
 
 fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
@@ -64,6 +64,11 @@ pub fn open_pane(
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let (pane, pid) = pane_of(&tmux::run(&refs)?);
     tmux::set_pane_option(&pane, "@board_slot", &slot.name)?;
+    tmux::set_pane_option(
+        &pane,
+        "@board_started_with",
+        &started_with(slot).to_string(),
+    )?;
     if !new_window {
         // Keep room for the next split.
         let _ = tmux::run(&["select-layout", "-t", &target, "tiled"]);
@@ -81,6 +86,7 @@ pub fn respawn(
 ) -> BoardResult<(String, i64)> {
     // The new launcher marks the pane `running` itself; until then it must not read as ended.
     tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
+    tmux::set_pane_option(pane, "@board_started_with", &started_with(slot).to_string())?;
     let mut args: Vec<String> = vec![
         "respawn-pane".into(),
         "-k".into(),

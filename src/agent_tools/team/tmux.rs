@@ -123,6 +123,9 @@ pub struct Pane {
     pub state: String,
     /// tmux considers the pane's process gone (only with `remain-on-exit`).
     pub dead: bool,
+    /// `@board_started_with`: the worktree options its agent started with (JSON, see
+    /// [`super::started_with`]), or empty.
+    pub started_with: String,
 }
 
 /// Every pane of session `session`, in window order.
@@ -133,7 +136,7 @@ pub fn panes(session: &str) -> BoardResult<Vec<Pane>> {
         "-t",
         &format!("={session}"),
         "-F",
-        "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{window_name}\t#{@board_slot}\t#{@board_state}",
+        "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{window_name}\t#{@board_slot}\t#{@board_state}\t#{@board_started_with}",
     ])?;
     Ok(out.lines().filter_map(parse_pane).collect())
 }
@@ -147,6 +150,7 @@ fn parse_pane(line: &str) -> Option<Pane> {
         window: f.next()?.to_string(),
         slot: f.next().unwrap_or("").to_string(),
         state: f.next().unwrap_or("").to_string(),
+        started_with: f.next().unwrap_or("").to_string(),
     })
 }
 

@@ -4,8 +4,10 @@
 //! The idea is the one of claude-squad and Claude Code's `--worktree`.
 //!
 //! `board up` creates a missing worktree (from the branch if it exists, else a new branch at the
-//! project's `HEAD`) and keeps an existing one, so a restarted agent finds its work. `board down`
-//! removes the worktrees that hold no uncommitted changes; the branches stay, to be merged back.
+//! entry's `base`, default the project's `HEAD`) and keeps an existing one, so a restarted agent
+//! finds its work; [`super::worktree_files`] furnishes it. `board down` runs the entry's
+//! `teardown` and removes the worktrees that hold no uncommitted changes of the agent; the
+//! branches stay, to be merged back.
 //! The commit fence hooks live in the repository's common git directory, so they run in every
 //! worktree; the agent's `BOARD_SOCKET`/`BOARD_ROOT` lead them to the board.
 
@@ -17,26 +19,52 @@ use crate::proto::error::{BoardError, BoardResult};
 /// Prefix of the agents' branches.
 pub const BRANCH_PREFIX: &str = "board/";
 
-/// Where one slot's worktree lives and which branch it has checked out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where one slot's worktree lives, which branch it has checked out, and its lifecycle options
+/// (`base`, `include`, `setup`, `teardown` of its `[[agents]]` entry).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Worktree {
     /// The worktree's top directory: `<data_dir>/worktrees/<slot>`.
     pub path: PathBuf,
     /// `board/<slot>`.
     pub branch: String,
+    /// Where a new branch starts (None: the project's `HEAD`).
+    pub base: Option<String>,
+    /// Paths relative to the project root copied into the worktree when it lacks them.
+    pub include: Vec<String>,
+    /// Run with `sh -c` in a new worktree before the agent starts.
+    pub setup: Option<String>,
+    /// Run with `sh -c` in the worktree before `board down` removes it.
+    pub teardown: Option<String>,
 }
 
 impl Worktree {
-    /// The worktree of slot `slot` of the board whose data directory is `data_dir`.
+    /// The worktree of slot `slot` of the board whose data directory is `data_dir`, with no
+    /// lifecycle options.
     pub fn of(data_dir: &Path, slot: &str) -> Worktree {
         Worktree {
             path: data_dir.join("worktrees").join(slot),
             branch: format!("{BRANCH_PREFIX}{slot}"),
+            ..Worktree::default()
+        }
+    }
+
+    /// The worktree of slot `slot` with the lifecycle options of its `[[agents]]` entry.
+    pub fn for_entry(
+        data_dir: &Path,
+        slot: &str,
+        entry: &crate::proto::config::AgentEntry,
+    ) -> Worktree {
+        Worktree {
+            base: entry.base.clone(),
+            include: entry.include.clone(),
+            setup: entry.setup.clone(),
+            teardown: entry.teardown.clone(),
+            ..Worktree::of(data_dir, slot)
         }
     }
 }
 
-fn git(cwd: &Path, args: &[&str]) -> BoardResult<String> {
+pub(crate) fn git(cwd: &Path, args: &[&str]) -> BoardResult<String> {
     let out = Command::new("git")
         .args(args)
         .current_dir(cwd)
@@ -88,10 +116,11 @@ fn registered(root: &Path, path: &Path) -> BoardResult<bool> {
 }
 
 /// Makes sure `wt` exists and is checked out; returns the directory the agent starts in (the
-/// worktree's copy of `root`'s place in the repository).
+/// worktree's copy of `root`'s place in the repository). A new branch starts at `wt.base`
+/// (default `HEAD`).
 ///
-/// Errors (`usage`): no repository or no commit, or git refusing (a branch checked out
-/// elsewhere).
+/// Errors (`usage`): no repository or no commit, a `base` that names no commit, or git
+/// refusing (a branch checked out elsewhere).
 pub fn ensure(root: &Path, wt: &Worktree) -> BoardResult<PathBuf> {
     let prefix = repo_prefix(root)?;
     if !(wt.path.is_dir() && registered(root, &wt.path)?) {
@@ -103,10 +132,11 @@ pub fn ensure(root: &Path, wt: &Worktree) -> BoardResult<PathBuf> {
         if exists {
             git(root, &["worktree", "add", "--quiet", &path, &wt.branch])?;
         } else {
+            let start = start_point(root, wt)?;
             git(
                 root,
                 &[
-                    "worktree", "add", "--quiet", "-b", &wt.branch, &path, "HEAD",
+                    "worktree", "add", "--quiet", "-b", &wt.branch, &path, &start,
                 ],
             )?;
         }
@@ -114,29 +144,106 @@ pub fn ensure(root: &Path, wt: &Worktree) -> BoardResult<PathBuf> {
     Ok(wt.path.join(prefix))
 }
 
+/// The commit a new agent branch starts at: `wt.base` when it names one, else `HEAD`.
+fn start_point(root: &Path, wt: &Worktree) -> BoardResult<String> {
+    let Some(base) = &wt.base else {
+        return Ok("HEAD".into());
+    };
+    let commit = format!("{base}^{{commit}}");
+    git(root, &["rev-parse", "--verify", "--quiet", &commit]).map_err(|_| {
+        BoardError::usage(format!(
+            "base = {base:?} of agent branch {} names no branch or commit of the repository at \
+             {}; fix `base` in board.toml or create the branch",
+            wt.branch,
+            root.display()
+        ))
+    })?;
+    Ok(base.clone())
+}
+
 /// What [`remove`] did with one worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Removed {
-    /// Removed (its branch stays).
-    Removed,
+    /// Removed (its branch stays); `teardown_failed` says how its teardown failed, if it did.
+    Removed {
+        /// The failed teardown's exit status and last line of output.
+        teardown_failed: Option<String>,
+    },
     /// There was none.
     Absent,
-    /// Kept: git refused (uncommitted or untracked changes), with git's words.
-    Kept(String),
+    /// Kept: it holds work not committed (these paths, relative to its top), or git refused
+    /// (its words, as the only entry).
+    Kept(Vec<String>),
 }
 
-/// Removes `wt` unless it holds uncommitted work; the branch is kept either way.
+/// Removes `wt` unless it holds uncommitted work (the files the board put there do not count,
+/// see [`super::worktree_files::uncommitted`]); runs its `teardown` first. The branch is kept
+/// either way.
 pub fn remove(root: &Path, wt: &Worktree) -> BoardResult<Removed> {
     if !wt.path.exists() {
         let _ = git(root, &["worktree", "prune"]);
         return Ok(Removed::Absent);
     }
+    let left = super::worktree_files::uncommitted(wt)?;
+    if !left.is_empty() {
+        return Ok(Removed::Kept(left));
+    }
+    let teardown_failed = wt
+        .teardown
+        .as_deref()
+        .and_then(|cmd| teardown(&wt.path, cmd));
     let path = wt.path.to_string_lossy().to_string();
-    match git(root, &["worktree", "remove", &path]) {
-        Ok(_) => Ok(Removed::Removed),
-        Err(e) if e.kind == crate::proto::error::ErrorKind::Usage => Ok(Removed::Kept(e.message)),
+    // Clean but for the board's own files and what teardown left: force is safe here.
+    match git(root, &["worktree", "remove", "--force", &path]) {
+        Ok(_) => Ok(Removed::Removed { teardown_failed }),
+        Err(e) if e.kind == crate::proto::error::ErrorKind::Usage => {
+            Ok(Removed::Kept(vec![e.message]))
+        }
         Err(e) => Err(e),
     }
+}
+
+/// Runs `cmd` with `sh -c` in `top`; None when it succeeded, else its status and last line.
+fn teardown(top: &Path, cmd: &str) -> Option<String> {
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(top)
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => {
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            Some(format!(
+                "{}: {}",
+                o.status,
+                crate::proto::sanitize::inert(last)
+            ))
+        }
+        Err(e) => Some(format!("cannot run sh: {e}")),
+    }
+}
+
+/// The number of commits on `wt`'s branch that `base` lacks, with the base's name: `wt.base`,
+/// else the branch the project has checked out. None when git cannot tell.
+pub fn commits_not_on_base(root: &Path, wt: &Worktree) -> Option<(usize, String)> {
+    let base = match &wt.base {
+        Some(b) => b.clone(),
+        None => git(root, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .unwrap_or_else(|_| "HEAD".into()),
+    };
+    let range = format!("{base}..refs/heads/{}", wt.branch);
+    let n = git(root, &["rev-list", "--count", &range]).ok()?;
+    Some((n.trim().parse().ok()?, base))
 }
 
 #[cfg(test)]
@@ -187,12 +294,17 @@ mod tests {
         assert_eq!(ensure(&board_root, &wt).unwrap(), work);
         assert!(work.join("new").is_file());
         // Dirty: kept by remove.
-        assert!(matches!(
+        assert_eq!(
             remove(&board_root, &wt).unwrap(),
-            Removed::Kept(_)
-        ));
+            Removed::Kept(vec!["sub/new".into()])
+        );
         std::fs::remove_file(work.join("new")).unwrap();
-        assert_eq!(remove(&board_root, &wt).unwrap(), Removed::Removed);
+        assert_eq!(
+            remove(&board_root, &wt).unwrap(),
+            Removed::Removed {
+                teardown_failed: None
+            }
+        );
         assert!(!wt.path.exists());
         assert_eq!(remove(&board_root, &wt).unwrap(), Removed::Absent);
         // The branch stayed; a new worktree checks it out again.
