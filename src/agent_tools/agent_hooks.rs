@@ -88,13 +88,16 @@ fn text(v: &Value) -> Option<String> {
     })
 }
 
-/// "permission to use TOOL: what it wants to do", from a PermissionRequest payload.
+/// "permission to use TOOL: what it wants to do", from a PermissionRequest payload: the
+/// command or file first (what a person decides on), then the CLI's description of it.
 fn permission_message(cli: &str, p: &Value) -> String {
     let tool = text(&p["tool_name"]).unwrap_or_else(|| "a tool".into());
     let input = &p["tool_input"];
-    let what = text(&input["description"])
-        .or_else(|| text(&input["command"]))
-        .or_else(|| text(&input["file_path"]));
+    let target = text(&input["command"]).or_else(|| text(&input["file_path"]));
+    let what = match (target, text(&input["description"])) {
+        (Some(t), Some(d)) => Some(format!("{t} ({d})")),
+        (t, d) => t.or(d),
+    };
     match what {
         Some(w) => format!("{cli} asks permission to use {tool}: {w}"),
         None => format!("{cli} asks permission to use {tool}"),
@@ -158,6 +161,14 @@ pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
             if payload["notification_type"].as_str() == Some("idle_prompt") =>
         {
             Report::Idle(message.unwrap_or_else(|| "Claude Code waits for a prompt".into()))
+        }
+        // Claude sends this ~6 s into a permission dialog whose PermissionRequest hook already
+        // said which tool and input it asks about; its vaguer "Claude needs your permission"
+        // must not replace that for the rest of the dialog.
+        (CliKind::Claude, "Notification")
+            if payload["notification_type"].as_str() == Some("permission_prompt") =>
+        {
+            Report::Nothing
         }
         (CliKind::Claude, "Notification") => {
             Report::Waiting(message.unwrap_or_else(|| "Claude Code needs your attention".into()))
@@ -344,13 +355,22 @@ mod tests {
             "tool_input": {"command": "rm -rf build", "description": "Clean the build"}});
         assert_eq!(
             report_of(CliKind::Claude, "PermissionRequest", &claude_perm),
-            Report::Waiting("Claude Code asks permission to use Bash: Clean the build".into())
+            Report::Waiting(
+                "Claude Code asks permission to use Bash: rm -rf build (Clean the build)".into()
+            )
         );
+        // The same dialog's later notice keeps the PermissionRequest's message.
         let note = json!({"message": "Claude needs your permission to use Bash",
             "notification_type": "permission_prompt"});
         assert_eq!(
             report_of(CliKind::Claude, "Notification", &note),
-            Report::Waiting("Claude needs your permission to use Bash".into())
+            Report::Nothing
+        );
+        let dialog = json!({"message": "Claude Code needs your input",
+            "notification_type": "elicitation_dialog"});
+        assert_eq!(
+            report_of(CliKind::Claude, "Notification", &dialog),
+            Report::Waiting("Claude Code needs your input".into())
         );
         let idle = json!({"message": "Claude is waiting for your input",
             "notification_type": "idle_prompt"});

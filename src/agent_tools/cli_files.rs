@@ -5,10 +5,12 @@
 //! the permission rules), TOML and YAML files get a block between `# board:begin` and
 //! `# board:end`. Running it again changes nothing. Which keys, and why, per CLI (measured with
 //! the real CLIs, see the README):
-//! - Claude Code: `.mcp.json` (the server), `.claude/settings.local.json`
-//!   `enabledMcpjsonServers` (the approval Claude itself writes, honoured before workspace
-//!   trust), `.claude/settings.json` `permissions.allow` (`mcp__board`, `Bash(board:*)`) and
-//!   `hooks`.
+//! - Claude Code: `.mcp.json` (the server), the git-ignored `.claude/settings.local.json`
+//!   `enabledMcpjsonServers` (the approval Claude itself writes) and `permissions.allow`
+//!   (`mcp__board`, `Bash(board:*)`, `Bash(ABSOLUTE-BOARD:*)`), both honoured before workspace
+//!   trust; the committed `.claude/settings.json` `permissions.allow` (`mcp__board`,
+//!   `Bash(board:*)`) and `hooks`, naming no machine-specific path (hooks run
+//!   `"${BOARD_BIN:-board}"`).
 //! - Codex: `.codex/config.toml` (the MCP server with `env_vars` and its tools approved,
 //!   sandbox network access for the socket, board's directory on the commands' PATH) and
 //!   `.codex/hooks.json`; Codex reads both only in a trusted project. No `notify`: Codex
@@ -62,8 +64,14 @@ fn sh_word(word: &str) -> String {
 }
 
 /// The shell command a CLI runs for one hook event.
+/// `board_bin` is a path (quoted here when it needs it) or [`CLAUDE_PORTABLE_BIN`] (as is).
 pub fn hook_command(board_bin: &str, cli: CliKind, event: &str) -> String {
-    format!("{} hook {} {event}", sh_word(board_bin), cli.as_str())
+    let word = if board_bin == CLAUDE_PORTABLE_BIN {
+        board_bin.to_string()
+    } else {
+        sh_word(board_bin)
+    };
+    format!("{word} hook {} {event}", cli.as_str())
 }
 
 /// Whether `command` is a hook command the board installed for `cli` (any board path).
@@ -72,7 +80,7 @@ pub(super) fn is_board_hook(command: &str, cli: CliKind) -> bool {
         return false;
     };
     let bin = bin.trim().trim_matches('\'');
-    (bin == "board" || bin.ends_with("/board"))
+    (bin == "board" || bin.ends_with("/board") || bin == CLAUDE_PORTABLE_BIN)
         && rest.split_whitespace().next() == Some(cli.as_str())
 }
 
@@ -238,6 +246,22 @@ fn ignore_in_git(root: &Path, entry: &str) -> Result<Written, AgentsInitError> {
     })
 }
 
+/// The board binary as Claude Code's hooks name it in the committed `.claude/settings.json`:
+/// the one `board run` / `board up` started the agent with (`BOARD_BIN`), else `board` on
+/// PATH. Nothing machine-specific goes into a file the team shares.
+pub const CLAUDE_PORTABLE_BIN: &str = "\"${BOARD_BIN:-board}\"";
+
+/// The permission rules that let Claude Code call the board without a prompt.
+const CLAUDE_ALLOW: [&str; 2] = ["mcp__board", "Bash(board:*)"];
+
+/// Whether `rule` is a `Bash(PATH:*)` rule for a board binary at an absolute path (what
+/// earlier versions wrote into the committed settings).
+fn is_absolute_board_rule(rule: &Value) -> bool {
+    rule.as_str()
+        .and_then(|r| r.strip_prefix("Bash(/"))
+        .is_some_and(|r| r.ends_with("/board:*)"))
+}
+
 fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitError> {
     let mut out = Vec::new();
     if mcp {
@@ -247,28 +271,40 @@ fn claude(root: &Path, bin: &str, mcp: bool) -> Result<Vec<Written>, AgentsInitE
             action,
             what: "MCP server `board mcp`".into(),
         });
-        out.push(edit_json(
-            root.join(".claude/settings.local.json"),
-            "MCP server `board` approved (no dialog)",
-            |doc| {
-                let Value::Object(m) = doc else {
-                    return Err("the top level is not an object".into());
-                };
-                add_strings(m, "enabledMcpjsonServers", &["board"])
-            },
-        )?);
     }
-    if mcp {
-        out.push(ignore_in_git(root, ".claude/settings.local.json")?);
-    }
+    // Claude Code honours the untracked local settings before the workspace is trusted (the
+    // committed ones only after): the approval and the allow rules go there too, with this
+    // machine's board path.
     let own_bash = format!("Bash({bin}:*)");
+    out.push(edit_json(
+        root.join(".claude/settings.local.json"),
+        "board calls allowed before workspace trust, MCP server `board` approved (no dialog)",
+        |doc| {
+            let Value::Object(m) = doc else {
+                return Err("the top level is not an object".into());
+            };
+            if mcp {
+                add_strings(m, "enabledMcpjsonServers", &["board"])?;
+            }
+            let perms = object_in(m, "permissions")?;
+            add_strings(
+                perms,
+                "allow",
+                &[CLAUDE_ALLOW[0], CLAUDE_ALLOW[1], &own_bash],
+            )
+        },
+    )?);
+    out.push(ignore_in_git(root, ".claude/settings.local.json")?);
     out.push(edit_json(
         root.join(".claude/settings.json"),
         "board calls allowed without a prompt; hooks for activity, waiting, idle",
         |doc| {
             let perms = object(doc, "permissions")?;
-            add_strings(perms, "allow", &["mcp__board", "Bash(board:*)", &own_bash])?;
-            set_hooks(doc, CliKind::Claude, bin)
+            add_strings(perms, "allow", &CLAUDE_ALLOW)?;
+            if let Some(Value::Array(allow)) = perms.get_mut("allow") {
+                allow.retain(|r| !is_absolute_board_rule(r));
+            }
+            set_hooks(doc, CliKind::Claude, CLAUDE_PORTABLE_BIN)
         },
     )?);
     Ok(out)

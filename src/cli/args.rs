@@ -119,6 +119,27 @@ pub enum Cmd {
         /// Require this claim generation (fencing token).
         #[arg(long)]
         generation: Option<i64>,
+        /// The commit that finishes the task, when the board reviews or lands work (`[review]
+        /// required`, `[git] land`): any revision git resolves here (default: the head of the
+        /// branch this agent started on).
+        #[arg(long, value_name = "REV")]
+        commit: Option<String>,
+    },
+    /// Accept a task in review: the board lands its commit on the base branch, then it is done.
+    Accept {
+        /// Task id.
+        task: i64,
+        /// Why it is good (kept as a note).
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Reject a task in review: it goes back to ready with the note.
+    Reject {
+        /// Task id.
+        task: i64,
+        /// What is wrong and what to do instead.
+        #[arg(long)]
+        note: String,
     },
     /// Give a claimed task back.
     Release {
@@ -358,8 +379,9 @@ pub enum ToolingCmd {
 /// Which extras `board init` was asked for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
 pub struct InitExtras {
-    /// Configure every agent CLI the profiles name: instructions (AGENTS.md, CLAUDE.md,
-    /// CONVENTIONS.md, between markers) and each CLI's own settings files in the project.
+    /// Configure the agent CLIs that board.toml's `[[agents]]` profiles start (every known CLI
+    /// when it has no `[[agents]]`): instructions (AGENTS.md, CLAUDE.md, CONVENTIONS.md,
+    /// between markers) and each CLI's own settings files in the project.
     #[arg(long)]
     pub agents: bool,
     /// With --agents: also mark this project as trusted in YOUR user settings of Claude Code

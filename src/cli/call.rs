@@ -60,10 +60,14 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             task,
             note,
             generation,
+            commit,
         } => (
             "done",
-            json!({ "task": task, "note": note, "generation": generation }),
+            json!({ "task": task, "note": note, "generation": generation,
+                    "commit": commit.as_deref().map(resolve_commit) }),
         ),
+        Cmd::Accept { task, note } => ("accept", json!({ "task": task, "note": note })),
+        Cmd::Reject { task, note } => ("reject", json!({ "task": task, "note": note })),
         Cmd::Release {
             task,
             note,
@@ -111,6 +115,21 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Import { .. }
         | Cmd::Export { .. }
         | Cmd::DemoAgent => ("hello", json!({})),
+    }
+}
+
+/// `REV` resolved to a full commit id in the working directory's repository; as given when git
+/// cannot (the board then says what is wrong with it).
+fn resolve_commit(rev: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => rev.to_string(),
     }
 }
 

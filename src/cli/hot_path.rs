@@ -49,6 +49,7 @@ pub fn parse(args: &[OsString]) -> Option<Cli> {
             task: task_id(id)?,
             note: None,
             generation: None,
+            commit: None,
         },
         ["check"] => Cmd::Check {
             task: None,

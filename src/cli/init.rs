@@ -54,25 +54,32 @@ fn action_json(path: &std::path::Path, a: Action) -> Value {
     json!({ "path": path, "action": a.as_str() })
 }
 
-/// The profiles `board init --agents` configures: every built-in one that starts a known CLI,
-/// and every profile `board.toml` names (a project's `agents/NAME.toml` wins over the built-in).
-fn agent_profiles(root: &std::path::Path) -> BoardResult<Vec<Profile>> {
-    let mut names: Vec<String> = crate::agent_tools::profile::BUILTIN
-        .iter()
-        .map(|(n, _)| n.to_string())
-        .collect();
+/// The profiles `board init --agents` configures: those `board.toml`'s `[[agents]]` name (a
+/// project's `agents/NAME.toml` wins over the built-in), or, with no `[[agents]]` at all, every
+/// built-in one (the project has not said which CLIs it uses yet).
+/// The second value says whether it is every built-in one for want of `[[agents]]`.
+fn agent_profiles(root: &std::path::Path) -> BoardResult<(Vec<Profile>, bool)> {
     let cfg_path = root.join(crate::proto::config::CONFIG_FILE);
     let cfg = crate::proto::config::Config::load(&cfg_path)
         .map_err(|e| BoardError::usage(e.to_string()))?;
+    let mut names: Vec<String> = Vec::new();
     for a in &cfg.agents {
         if !names.contains(&a.profile) {
             names.push(a.profile.clone());
         }
     }
-    names
+    let every = names.is_empty();
+    if every {
+        names = crate::agent_tools::profile::BUILTIN
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect();
+    }
+    let profiles = names
         .iter()
         .map(|n| Profile::load(root, n).map_err(|e| BoardError::usage(e.to_string())))
-        .collect()
+        .collect::<BoardResult<Vec<Profile>>>()?;
+    Ok((profiles, every))
 }
 
 /// Adds the requested extras to the result of plain `board init` (`v`, `human`): writes the
@@ -97,7 +104,7 @@ pub fn init_extras(
             .map_err(|e| BoardError::internal(format!("cannot find the board binary: {e}")))
     };
     if extras.agents {
-        let profiles = agent_profiles(&root)?;
+        let (profiles, every) = agent_profiles(&root)?;
         let mut files: Vec<String> = Vec::new();
         for p in &profiles {
             if let Some(f) = &p.instructions_file {
@@ -138,6 +145,12 @@ pub fn init_extras(
             "\nhooks and MCP entries call {}; run `board init --agents` again if board moves",
             bin.display()
         ));
+        if every {
+            human.push_str(
+                "\nboard.toml names no [[agents]]: every known CLI was set up \
+                 (with [[agents]], only the CLIs their profiles start)",
+            );
+        }
         v["agents"] = all
             .iter()
             .map(|w| json!({ "path": w.path, "action": w.action.as_str(), "what": w.what }))

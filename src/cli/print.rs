@@ -27,6 +27,12 @@ fn task_refs(ids: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A commit id as people read it: its first 12 hex digits ("?" when none).
+fn short_commit(v: &Value) -> String {
+    v.as_str()
+        .map_or("?".into(), |c| c.chars().take(12).collect())
+}
+
 /// One task as a line: `#12 [claimed by claude g3 1m52s] p1 title`.
 pub fn task_line(t: &Value) -> String {
     let state = t["state"].as_str().unwrap_or("?");
@@ -42,6 +48,11 @@ pub fn task_line(t: &Value) -> String {
         }
         Ok(TaskState::Open) => ListState::Ready.to_string(),
         Ok(TaskState::Done) => format!("done by {}", s(&t["done_by"])),
+        Ok(TaskState::Review) => format!(
+            "review of {} by {}",
+            short_commit(&t["commit"]),
+            s(&t["done_by"])
+        ),
         Ok(TaskState::Cancelled) | Err(_) => state.to_string(),
     };
     let prio = t["priority"].as_i64().unwrap_or(0);
@@ -144,6 +155,12 @@ fn human_result(method: &str, v: &Value) -> String {
         Some(Method::Show) => {
             let t = &v["task"];
             let mut out = vec![task_line(t)];
+            if let Some(c) = t["commit"].as_str() {
+                let landed = t["landed"].as_str().map_or(String::new(), |l| {
+                    format!(" · landed, base at {}", one_line(l))
+                });
+                out.push(format!("commit {}{landed}", one_line(c)));
+            }
             if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
                 out.push(String::new());
                 out.extend(b.lines().map(|l| format!("  {}", one_line(l))));
@@ -186,7 +203,38 @@ fn human_result(method: &str, v: &Value) -> String {
                 v["task"]["id"], v["generation"]
             )
         }
-        Some(Method::Done) => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        Some(Method::Done) => match v["task"]["state"].as_str() {
+            Some("review") => format!(
+                "#{} waits for review at commit {} (generation {}): `board accept {}` or `board reject {} --note …`",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"]),
+                v["generation"],
+                v["task"]["id"],
+                v["task"]["id"]
+            ),
+            _ if !v["task"]["landed"].is_null() => format!(
+                "done #{} (generation {}); landed, base now at {}",
+                v["task"]["id"],
+                v["generation"],
+                short_commit(&v["task"]["landed"])
+            ),
+            _ => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
+        },
+        Some(Method::Accept) => match v["landed"].as_str() {
+            Some(_) => format!(
+                "accepted #{}: commit {} landed on {}, now at {}",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"]),
+                s(&v["base"]),
+                short_commit(&v["landed"])
+            ),
+            None => format!(
+                "accepted #{} at commit {} (the board lands nothing: [git] land = \"none\")",
+                v["task"]["id"],
+                short_commit(&v["task"]["commit"])
+            ),
+        },
+        Some(Method::Reject) => format!("rejected, back to ready: {}", task_line(&v["task"])),
         Some(Method::Release) => format!("released {}", task_line(&v["task"])),
         Some(Method::Note) => format!("noted on #{}", v["note"]["task"]),
         Some(Method::Renew) => {

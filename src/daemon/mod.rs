@@ -10,6 +10,7 @@ pub mod handlers;
 pub mod host_reaper;
 pub mod hosts;
 pub mod identity;
+pub mod land;
 pub mod last_run;
 pub mod notify;
 pub mod reload;

@@ -203,6 +203,7 @@ impl Default for ClientSection {
     }
 }
 
+pub use crate::proto::config_land::{GitSection, LandMode, ReviewSection};
 pub use crate::proto::config_notify::NotifySection;
 
 /// One `[[agents]]` entry: what `board up` starts.
@@ -241,6 +242,21 @@ pub struct AgentEntry {
     pub attention_after: Option<Dur>,
 }
 
+/// `[git] base` names a branch: not empty, no whitespace or control characters, no leading `-`
+/// (git itself refuses the rest when the board lands).
+fn check_base_branch(base: &str) -> Result<(), String> {
+    let bad = base.is_empty()
+        || base.starts_with('-')
+        || base.chars().any(|c| c.is_whitespace() || c.is_control());
+    if bad {
+        return Err(format!(
+            "git.base {:?} is not a branch name (like \"main\")",
+            base.chars().take(64).collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
 fn one() -> u32 {
     1
 }
@@ -263,6 +279,10 @@ pub struct Config {
     pub store: StoreSection,
     /// `[notify]`
     pub notify: NotifySection,
+    /// `[review]`
+    pub review: ReviewSection,
+    /// `[git]`
+    pub git: GitSection,
     /// `[[agents]]`
     pub agents: Vec<AgentEntry>,
 }
@@ -299,6 +319,7 @@ impl Config {
         if sweep < Duration::from_millis(10) {
             return Err("lease.sweep must be at least 10ms".into());
         }
+        check_base_branch(&self.git.base)?;
         if self.client.timeout.0.is_zero() {
             return Err("client.timeout must be longer than 0s".into());
         }

@@ -108,6 +108,9 @@ words! {
         Done = "done",
         /// Cancelled by an operator.
         Cancelled = "cancelled",
+        /// Finished by its holder with a commit that waits for a person's accept (and the land
+        /// into the base branch) or reject; no lease runs.
+        Review = "review",
     }
 }
 
@@ -147,7 +150,7 @@ impl From<TaskState> for BacklogState {
     /// A claimed task is still to do once its claim is left behind.
     fn from(s: TaskState) -> BacklogState {
         match s {
-            TaskState::Open | TaskState::Claimed => BacklogState::Open,
+            TaskState::Open | TaskState::Claimed | TaskState::Review => BacklogState::Open,
             TaskState::Done => BacklogState::Done,
             TaskState::Cancelled => BacklogState::Cancelled,
         }
@@ -169,6 +172,8 @@ words! {
         Done = "done",
         /// Cancelled.
         Cancelled = "cancelled",
+        /// Finished with a commit that waits for review.
+        Review = "review",
     }
 }
 
@@ -227,6 +232,16 @@ words! {
         Stall = "stall",
         /// A new epoch began (restored database, `serve --new-epoch`).
         Epoch = "epoch",
+        /// A holder finished a task with a commit that waits for review (the reason names it).
+        Review = "review",
+        /// A person or a reviewing agent accepted a task in review (the reason names the commit).
+        Accept = "accept",
+        /// A task in review went back to ready: rejected by a reviewer, or its land conflicted
+        /// (the reason names the commit; the note says why).
+        Rejected = "rejected",
+        /// The board brought a task's commit into the base branch (the reason names the commit
+        /// and the base's new head).
+        Land = "land",
     }
 }
 
@@ -296,6 +311,7 @@ impl ListState {
             ListState::Claimed => TaskState::Claimed,
             ListState::Done => TaskState::Done,
             ListState::Cancelled => TaskState::Cancelled,
+            ListState::Review => TaskState::Review,
         }
     }
 }
@@ -421,6 +437,9 @@ macro_rules! sql_state {
     (cancelled) => {
         "'cancelled'"
     };
+    (review) => {
+        "'review'"
+    };
 }
 
 /// The SQL spelling of a [`ClaimEnd`] (`sql_end!(lapse)` is `'lapse'`), like [`sql_state!`].
@@ -492,6 +511,7 @@ mod tests {
         assert_eq!(sql_state!(claimed), sql(TaskState::Claimed.as_str()));
         assert_eq!(sql_state!(done), sql(TaskState::Done.as_str()));
         assert_eq!(sql_state!(cancelled), sql(TaskState::Cancelled.as_str()));
+        assert_eq!(sql_state!(review), sql(TaskState::Review.as_str()));
         assert_eq!(sql_end!(done), sql(ClaimEnd::Done.as_str()));
         assert_eq!(sql_end!(release), sql(ClaimEnd::Release.as_str()));
         assert_eq!(sql_end!(lapse), sql(ClaimEnd::Lapse.as_str()));

@@ -19,6 +19,7 @@ pub mod backlog;
 pub mod claim_wait;
 pub mod client;
 pub mod config;
+pub mod config_land;
 pub mod config_notice;
 pub mod config_notify;
 pub mod config_store;

@@ -184,6 +184,19 @@ pub struct DoneResult {
     pub already: bool,
 }
 
+/// `accept`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptResult {
+    /// The task after the call: `done`, with `commit` and `landed`.
+    pub task: TaskView,
+    /// The base branch's head after the land (full commit id); None when the board lands
+    /// nothing (`[git] land = "none"`).
+    pub landed: Option<String>,
+    /// The base branch it landed on.
+    pub base: String,
+}
+
 /// `note`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -21,7 +21,7 @@ pub struct TaskView {
     pub body: String,
     /// Higher runs first; default 0.
     pub priority: i64,
-    /// `open`, `claimed`, `done` or `cancelled`.
+    /// `open`, `claimed`, `review`, `done` or `cancelled`.
     pub state: TaskState,
     /// The task's fencing token: incremented by every grant, never reused.
     pub generation: i64,
@@ -44,6 +44,14 @@ pub struct TaskView {
     pub done_by: Option<String>,
     /// RFC 3339 UTC.
     pub done_at: Option<String>,
+    /// The commit its finishing holder named (full SHA; `done --commit`, default the HEAD of
+    /// the agent's branch), from a `done` that went to review or landed on; else None.
+    #[serde(default)]
+    pub commit: Option<String>,
+    /// The base branch's head right after the board brought `commit` in (full SHA); None until
+    /// it landed, and when the board lands nothing (`[git] land = "none"`).
+    #[serde(default)]
+    pub landed: Option<String>,
 }
 
 /// An agent session as clients see it.

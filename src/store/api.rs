@@ -186,6 +186,30 @@ store_api! {
     /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
     fn done(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
 
+    /// Finishes `task` for its holder `agent` into review (fenced like `done`): its claim ends
+    /// and the task waits in state `review` with `commit` (a full commit id) for a verdict.
+    /// Repeating it with the same commit answers `already: true`. Errors as for `done`, and
+    /// `invalid` for a commit that is no full commit id.
+    #[allow(clippy::too_many_arguments, reason = "done's arguments and the commit")]
+    fn submit_for_review(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, commit: &str, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+
+    /// What a reviewer and the land need to know of `task` (any state). Errors: `not_found`.
+    fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts>;
+
+    /// Accepts `task`, in review at `commit`: it becomes `done`, with `landed` (the base's head
+    /// right after the commit landed; None when the board lands nothing). `reviewer` is the
+    /// reviewing agent session (None: an operator or the board itself), never the task's last
+    /// holder; `note` (the reviewer's words) is kept on the task. Errors: `conflict` (not in
+    /// review, or at another commit), `unauthorized` (the last holder), `not_found`, `invalid`
+    /// (an empty or oversized note).
+    #[allow(clippy::too_many_arguments, reason = "the verdict and what it carries")]
+    fn accept_review(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, landed: Option<&str>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Sends `task`, in review at `commit`, back to ready with `note` (a reviewer's reject, or
+    /// the board's own when the land conflicted). Errors as for [`Store::accept_review`], and
+    /// `invalid` for an empty or oversized note.
+    fn send_back(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, note: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
     /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
     /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
     /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.

@@ -240,7 +240,7 @@ pub(super) fn end_own_claim(
 /// the caller's own expired claim on `task` now (so the log shows its end before the refusal,
 /// design rule 5), then answer why the write is refused. The refusal names the lapse itself,
 /// so that claim counts as told.
-fn refuse_write<T>(
+pub(super) fn refuse_write<T>(
     tx: &Connection,
     ev: &mut Events,
     agent: &str,

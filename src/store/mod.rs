@@ -31,6 +31,8 @@ mod op_results;
 pub mod pg;
 pub(crate) mod refusal;
 mod refusals;
+mod review;
+pub mod review_rules;
 mod session_rules;
 mod sessions;
 mod task_rules;
@@ -52,6 +54,7 @@ pub use api::Store;
 pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use pg::PgStore;
+pub use review_rules::ReviewFacts;
 pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
@@ -71,6 +74,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
         M::up(include_str!("../../migrations/0006_questions.sql")),
         M::up(include_str!("../../migrations/0007_session_names.sql")),
+        M::up(include_str!("../../migrations/0008_review_and_land.sql")).foreign_key_check(),
     ])
 }
 
@@ -217,10 +221,14 @@ impl SqliteStore {
         // NORMAL in WAL mode: a commit survives the board process being killed (it is in the OS
         // page cache); only a power cut can lose the last transactions.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Off while migrating: a migration that rebuilds a table (SQLite cannot change a CHECK
+        // in place) drops the table others refer to; it checks every foreign key before it
+        // commits instead.
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
         migrations()
             .to_latest(&mut conn)
             .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(SqliteStore {
             conn,
             in_op: false,

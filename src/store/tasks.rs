@@ -265,7 +265,8 @@ macro_rules! view_sql {
     ($($tail:tt)+) => {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
-                    t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms
+                    t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms,
+                    t.commit_sha, t.landed_sha
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -310,6 +311,8 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
             done_at: r.get(9)?,
             holder: r.get(10)?,
             expires_in_ms: expires.map(|e| e - now_ms),
+            commit: r.get(12)?,
+            landed: r.get(13)?,
         })
     };
     let mut views: Vec<TaskView> = match pick {

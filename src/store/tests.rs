@@ -511,3 +511,5 @@ on_every_backend! {
         assert_eq!(s.inbox(&w, false).unwrap()[0].text, "a plain note");
     }
 }
+
+mod review;

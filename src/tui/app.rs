@@ -14,7 +14,7 @@ use super::form::Form;
 use super::input::Input;
 use super::snapshot::{inert_line, AgentItem, EventItem, Row, TaskItem};
 use crate::proto::error::BoardError;
-use crate::proto::glossary::AgentState;
+use crate::proto::glossary::{AgentState, TaskState};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{EventView, GoalView, NoteView, TaskView};
 
@@ -85,6 +85,22 @@ pub struct Detail {
     pub scroll: usize,
     /// Why `show` failed (inert).
     pub error: Option<String>,
+    /// For a task in review: `git diff --stat --patch BASE...COMMIT` as the app loop fetched it
+    /// (raw; made inert line by line when drawn), or why it could not.
+    pub diff: Option<Result<String, String>>,
+}
+
+impl Detail {
+    /// The details of task `task`, nothing fetched yet.
+    pub fn of(task: i64) -> Detail {
+        Detail {
+            task,
+            data: None,
+            scroll: 0,
+            error: None,
+            diff: None,
+        }
+    }
 }
 
 /// What the screen is doing besides showing the board.
@@ -142,6 +158,12 @@ pub enum Purpose {
     Inbox,
     /// `session.stop` of the agent in [`App::stopping`].
     StopAgent,
+    /// The diff of a task in review, for its details dialog.
+    Diff(i64),
+    /// `accept` of a task in review.
+    Accept(i64),
+    /// `reject` of a task in review.
+    Reject(i64),
 }
 
 /// A request for the board.
@@ -174,6 +196,14 @@ pub enum Effect {
     Quit,
     /// Start, go to, restart or stop an agent (see [`super::agents`]).
     Team(super::agents::TeamOp),
+    /// Fetch the diff of task `task`'s `commit` against the base branch (git, in the project);
+    /// the text comes back as a [`Purpose::Diff`] call result.
+    Diff {
+        /// Task id.
+        task: i64,
+        /// The commit under review (full id).
+        commit: String,
+    },
 }
 
 /// The whole state of the TUI.
@@ -199,7 +229,7 @@ pub struct App {
     /// The backlog as shown: filtered, grouped, sorted.
     pub rows: Vec<Row>,
     /// Tasks per group before filtering ([`super::snapshot::Group::ALL`] order).
-    pub totals: [usize; 5],
+    pub totals: [usize; 6],
     /// Agents to show: live ones in start order, then recently ended ones.
     pub agents: Vec<AgentItem>,
     /// The feed, newest first.
@@ -260,6 +290,17 @@ pub(super) fn show_call(id: i64) -> Effect {
     })
 }
 
+/// The diff to fetch for a task in review that shows no diff yet.
+fn review_diff(task: &TaskView, have: bool) -> Option<Effect> {
+    match (&task.state, &task.commit, have) {
+        (TaskState::Review, Some(c), false) => Some(Effect::Diff {
+            task: task.id,
+            commit: c.clone(),
+        }),
+        _ => None,
+    }
+}
+
 fn parse_show(v: &Value) -> Result<ShowData, BoardError> {
     let bad = |e: serde_json::Error| BoardError::internal(format!("unexpected `show` answer: {e}"));
     Ok(ShowData {
@@ -282,7 +323,7 @@ impl App {
             goal_text: String::new(),
             tasks: Vec::new(),
             rows: Vec::new(),
-            totals: [0; 5],
+            totals: [0; 6],
             agents: Vec::new(),
             events: Vec::new(),
             selected: None,
@@ -474,8 +515,10 @@ impl App {
                 if d.task == id {
                     match result.and_then(|v| parse_show(&v)) {
                         Ok(data) => {
+                            let diff = review_diff(&data.task, d.diff.is_some());
                             d.data = Some(data);
                             d.error = None;
+                            return diff.into_iter().collect();
                         }
                         Err(e) => d.error = Some(one_line(&e.message)),
                     }
@@ -483,9 +526,25 @@ impl App {
             }
             return Vec::new();
         }
+        if let Purpose::Diff(id) = purpose {
+            if let Mode::Detail(d) = &mut self.mode {
+                if d.task == id {
+                    d.diff = Some(match result {
+                        Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+                        Err(e) => Err(one_line(&e.message)),
+                    });
+                }
+            }
+            return Vec::new();
+        }
         let form_purpose = matches!(
             purpose,
-            Purpose::Add | Purpose::Edit(_) | Purpose::Goal | Purpose::Send
+            Purpose::Add
+                | Purpose::Edit(_)
+                | Purpose::Goal
+                | Purpose::Send
+                | Purpose::Accept(_)
+                | Purpose::Reject(_)
         );
         let mut effects = vec![Effect::Refresh];
         match result {
@@ -510,7 +569,16 @@ impl App {
                     Purpose::Goal => "goal set".into(),
                     Purpose::Release(id) => format!("released #{id}: its claim ended"),
                     Purpose::Cancel(id) => format!("cancelled #{id}"),
-                    Purpose::Show(_) | Purpose::StopAgent => String::new(),
+                    Purpose::Show(_) | Purpose::StopAgent | Purpose::Diff(_) => String::new(),
+                    Purpose::Accept(id) => match v["landed"].as_str() {
+                        Some(l) => format!(
+                            "accepted #{id}: landed on {}, now at {}",
+                            v["base"].as_str().unwrap_or("the base"),
+                            l.chars().take(12).collect::<String>()
+                        ),
+                        None => format!("accepted #{id}: done"),
+                    },
+                    Purpose::Reject(id) => format!("rejected #{id}: back to ready with the note"),
                     Purpose::Send => {
                         let typing = self.type_after_send.take();
                         let (text, typed) = super::messages::after_send(&v, typing);
@@ -535,6 +603,9 @@ impl App {
                     Purpose::Release(id) => format!("release #{id}"),
                     Purpose::Cancel(id) => format!("cancel #{id}"),
                     Purpose::Show(id) => format!("show #{id}"),
+                    Purpose::Diff(id) => format!("diff of #{id}"),
+                    Purpose::Accept(id) => format!("accept #{id}"),
+                    Purpose::Reject(id) => format!("reject #{id}"),
                     Purpose::StopAgent => "stop".into(),
                     Purpose::Send => "send".into(),
                     Purpose::TypeIntoPane => "typing into the agent's pane".into(),

@@ -46,6 +46,8 @@ fn task(
         updated_at: at("11:50:00"),
         done_by: done.map(|(d, _)| d.to_string()),
         done_at: done.map(|(_, t)| at(t)),
+        commit: None,
+        landed: None,
     }
 }
 

@@ -43,6 +43,13 @@ pub enum FormKind {
     Goal,
     /// A message to an agent, or an answer to one that waits (see [`super::messages`]).
     Message(Box<super::messages::Recipient>),
+    /// Accept (`accept`: true) or reject a task in review, with a note.
+    Verdict {
+        /// Task id.
+        task: i64,
+        /// Accept (the board lands its commit) rather than reject.
+        accept: bool,
+    },
 }
 
 /// A form in a dialog.
@@ -68,6 +75,13 @@ impl Form {
             FormKind::Edit(t) => format!("Edit #{}", t.id),
             FormKind::Goal => "Set the goal".into(),
             FormKind::Message(r) => super::messages::title(r, &inert_line(&r.name)),
+            FormKind::Verdict { task, accept: true } => {
+                format!("Accept #{task}: land its commit (note optional)")
+            }
+            FormKind::Verdict {
+                task,
+                accept: false,
+            } => format!("Reject #{task}: back to ready (say why)"),
         }
     }
 
@@ -172,6 +186,25 @@ fn build_call(form: &Form) -> Result<Option<Call>, String> {
             }))
         }
         FormKind::Message(r) => super::messages::build(form, r).map(|(call, _)| Some(call)),
+        FormKind::Verdict { task, accept } => {
+            let note = form.value("Note").trim();
+            let (method, purpose) = match accept {
+                true => ("accept", Purpose::Accept(*task)),
+                false => ("reject", Purpose::Reject(*task)),
+            };
+            if note.is_empty() && !accept {
+                return Err("a reject needs a note: what is wrong, what to do instead".into());
+            }
+            let mut params = json!({ "task": task });
+            if !note.is_empty() {
+                params["note"] = json!(note);
+            }
+            Ok(Some(Call {
+                purpose,
+                method,
+                params,
+            }))
+        }
         FormKind::Goal => {
             let text = form.value("Goal").trim();
             if text.is_empty() {
@@ -208,6 +241,10 @@ impl App {
                 self.goal.as_ref().map(|g| g.text.as_str()).unwrap_or(""),
             )],
             FormKind::Message(r) => super::messages::fields(r),
+            FormKind::Verdict { .. } => vec![Field {
+                multiline: true,
+                ..Field::new("Note", "")
+            }],
         };
         self.mode = Mode::Form(Form {
             kind,

@@ -171,12 +171,7 @@ impl App {
     fn act_on(&mut self, code: KeyCode, t: &TaskView) -> Vec<Effect> {
         match code {
             KeyCode::Enter => {
-                self.mode = Mode::Detail(Box::new(Detail {
-                    task: t.id,
-                    data: None,
-                    scroll: 0,
-                    error: None,
-                }));
+                self.mode = Mode::Detail(Box::new(Detail::of(t.id)));
                 return vec![show_call(t.id)];
             }
             KeyCode::Char('e') => self.open_form(FormKind::Edit(Box::new(t.clone()))),
@@ -279,6 +274,20 @@ impl App {
             KeyCode::PageUp => d.scroll = scroll.saturating_sub(page),
             KeyCode::Char('g') | KeyCode::Home => d.scroll = 0,
             KeyCode::Char('G') | KeyCode::End => d.scroll = max,
+            KeyCode::Char('y') | KeyCode::Char('n') => {
+                let in_review = d
+                    .data
+                    .as_ref()
+                    .filter(|x| x.task.state == TaskState::Review)
+                    .map(|x| x.task.id);
+                match in_review {
+                    Some(task) => self.open_form(FormKind::Verdict {
+                        task,
+                        accept: key.code == KeyCode::Char('y'),
+                    }),
+                    None => self.say("y / n accept or reject a task in review", true),
+                }
+            }
             KeyCode::Char('e') | KeyCode::Char('r') | KeyCode::Char('x') => {
                 let task = d.data.as_ref().map(|x| x.task.clone()).or_else(|| {
                     let id = d.task;

@@ -29,6 +29,9 @@ pub mod layout;
 pub mod messages;
 pub mod needs;
 pub mod notice;
+mod review_diff;
+#[cfg(test)]
+mod review_tests;
 pub mod snapshot;
 mod team_io;
 #[cfg(test)]
@@ -131,6 +134,8 @@ enum Job {
     Call(Call),
     /// Type an answer into an agent's tmux pane (pane, text).
     Type(String, String),
+    /// The diff of a task in review (task, commit).
+    Diff(i64, String),
 }
 
 fn operator(mut c: Client) -> Client {
@@ -359,6 +364,11 @@ fn event_loop(
                         return Ok(());
                     }
                 }
+                Effect::Diff { task, commit } => {
+                    if jobs.send(Job::Diff(task, commit)).is_err() {
+                        return Ok(());
+                    }
+                }
                 Effect::Team(op) => {
                     // A few tmux calls (tens of ms): done here, so no second op can overlap.
                     let r = team_io::perform(&op);
@@ -430,7 +440,7 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
 
 /// Write methods: sent with an `op_id` so a retry is never applied twice.
 const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "release", "note", "send", "inbox",
+    "add", "edit", "cancel", "goal", "release", "note", "send", "inbox", "accept", "reject",
 ];
 
 static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -459,6 +469,12 @@ fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
                         .map(|()| Value::Null)
                         .map_err(|e| BoardError::internal(format!("tmux: {e}")));
                     if tx.send(Msg::CallDone(Purpose::TypeIntoPane, r)).is_err() {
+                        return;
+                    }
+                }
+                Job::Diff(task, commit) => {
+                    let r = review_diff::fetch(target, &commit);
+                    if tx.send(Msg::CallDone(Purpose::Diff(task), r)).is_err() {
                         return;
                     }
                 }

@@ -29,6 +29,8 @@ pub enum NeedKind {
     Messages,
     /// An agent ended while holding a claim; its task is open again.
     Orphaned,
+    /// A finished task waits for review (accept or reject).
+    Review,
 }
 
 impl NeedKind {
@@ -40,6 +42,7 @@ impl NeedKind {
             NeedKind::Attention => "ATTENTION",
             NeedKind::Messages => "MESSAGES",
             NeedKind::Orphaned => "ENDED",
+            NeedKind::Review => "REVIEW",
         }
     }
 }
@@ -166,6 +169,34 @@ fn orphaned(app: &App) -> Vec<Need> {
             event: Some(e.view.id),
         });
     }
+    for t in app
+        .tasks
+        .iter()
+        .filter(|t| t.task.state == TaskState::Review)
+    {
+        let commit: String = t
+            .task
+            .commit
+            .as_deref()
+            .unwrap_or("?")
+            .chars()
+            .take(12)
+            .collect();
+        out.push(Need {
+            kind: NeedKind::Review,
+            text: format!(
+                "#{} {} waits for review (commit {}, by {})",
+                t.task.id,
+                t.title,
+                inert_line(&commit),
+                t.done_by
+            ),
+            todo: "⏎ diff, then y accept · n reject",
+            agent: None,
+            task: Some(t.task.id),
+            event: None,
+        });
+    }
     out
 }
 
@@ -244,16 +275,11 @@ fn act(app: &mut App, item: &Need, answer: bool) -> Vec<Effect> {
             method: "inbox",
             params: json!({}),
         })],
-        NeedKind::Orphaned => {
+        NeedKind::Orphaned | NeedKind::Review => {
             let Some(task) = item.task else {
                 return Vec::new();
             };
-            app.mode = Mode::Detail(Box::new(Detail {
-                task,
-                data: None,
-                scroll: 0,
-                error: None,
-            }));
+            app.mode = Mode::Detail(Box::new(Detail::of(task)));
             vec![show_call(task)]
         }
     }

@@ -99,6 +99,8 @@ pub enum Group {
     Blocked,
     /// Held by an agent session.
     Claimed,
+    /// Finished with a commit that waits for a person's accept or reject.
+    Review,
     /// Finished.
     Done,
     /// Cancelled (shown only on request).
@@ -107,10 +109,11 @@ pub enum Group {
 
 impl Group {
     /// All groups in display order.
-    pub const ALL: [Group; 5] = [
+    pub const ALL: [Group; 6] = [
         Group::Ready,
         Group::Blocked,
         Group::Claimed,
+        Group::Review,
         Group::Done,
         Group::Cancelled,
     ];
@@ -121,6 +124,7 @@ impl Group {
             Group::Ready => "READY",
             Group::Blocked => "BLOCKED",
             Group::Claimed => "CLAIMED",
+            Group::Review => "REVIEW",
             Group::Done => "DONE",
             Group::Cancelled => "CANCELLED",
         }
@@ -134,6 +138,7 @@ impl Group {
     pub fn of(t: &TaskView) -> Group {
         match t.state {
             TaskState::Claimed => Group::Claimed,
+            TaskState::Review => Group::Review,
             TaskState::Done => Group::Done,
             TaskState::Cancelled => Group::Cancelled,
             TaskState::Open if t.ready => Group::Ready,
@@ -291,7 +296,7 @@ impl App {
             tasks.push(TaskItem::new(task, prev, &shown));
         }
         self.tasks = tasks;
-        self.totals = [0; 5];
+        self.totals = [0; 6];
         for t in &self.tasks {
             self.totals[t.group.index()] += 1;
         }
@@ -412,7 +417,7 @@ impl App {
             .split_whitespace()
             .map(String::from)
             .collect();
-        let mut groups: [Vec<usize>; 5] = Default::default();
+        let mut groups: [Vec<usize>; 6] = Default::default();
         for (i, t) in self.tasks.iter().enumerate() {
             if terms.is_empty() || self.matches(t, &terms) {
                 groups[t.group.index()].push(i);
@@ -426,7 +431,7 @@ impl App {
                     let t = &tasks[i].task;
                     (std::cmp::Reverse(t.priority), t.id)
                 }),
-                Group::Claimed => list.sort_by_key(|&i| tasks[i].task.id),
+                Group::Claimed | Group::Review => list.sort_by_key(|&i| tasks[i].task.id),
                 Group::Done => list.sort_by(|&a, &b| {
                     let (a, b) = (&tasks[a].task, &tasks[b].task);
                     b.done_at.cmp(&a.done_at).then(b.id.cmp(&a.id))
@@ -434,12 +439,16 @@ impl App {
                 Group::Cancelled => list.sort_by_key(|&i| std::cmp::Reverse(tasks[i].task.id)),
             }
         }
-        let mut rows = Vec::with_capacity(self.tasks.len() + 5);
+        let mut rows = Vec::with_capacity(self.tasks.len() + Group::ALL.len());
         for g in Group::ALL {
             if g == Group::Cancelled && !self.show_cancelled {
                 continue;
             }
             let list = &groups[g.index()];
+            // Review is a section only on boards that review: shown while something waits.
+            if g == Group::Review && list.is_empty() {
+                continue;
+            }
             rows.push(Row::Header(g, list.len()));
             rows.extend(list.iter().map(|&i| Row::Task(i)));
         }

@@ -95,7 +95,7 @@ fn claude_hooks_renew_then_wait_with_the_clis_message_then_go_idle() {
                 "tool_name": "Bash",
                 "tool_input": {"command": "rm -rf target", "description": "Remove build output"}}),
     );
-    let want = "Claude Code asks permission to use Bash: Remove build output";
+    let want = "Claude Code asks permission to use Bash: rm -rf target (Remove build output)";
     let v = agent_view(&board, &a.id);
     assert_eq!(v["state"], "waiting", "{v}");
     assert_eq!(v["waiting"], want);

@@ -220,3 +220,47 @@ fn every_cli_is_configured_once_and_the_users_settings_survive() {
     assert!(err["message"].as_str().unwrap().contains("read:"), "{err}");
     assert_eq!(read(&p, ".aider.conf.yml"), "read: [NOTES.md]\n");
 }
+
+#[test]
+fn only_the_clis_board_toml_starts_are_set_up_and_committed_claude_settings_name_no_machine_path() {
+    let p = TestBoard::builder()
+        .config("[[agents]]\nname = \"claude\"\nprofile = \"claude\"\n")
+        .unserved();
+    let (out, code) = p.board_json(&["init", "--agents"]).json_and_code();
+    assert_eq!(code, 0, "{out}");
+    for other in [
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+        ".aider.conf.yml",
+        "CONVENTIONS.md",
+    ] {
+        assert!(
+            !p.root().join(other).exists(),
+            "{other} written for a CLI board.toml does not start: {out}"
+        );
+    }
+    assert!(read(&p, "CLAUDE.md").contains("# Working from the board"));
+
+    let board = std::fs::canonicalize(crate::harness::BOARD).unwrap();
+    let board = board.to_string_lossy();
+    let shared = read(&p, ".claude/settings.json");
+    assert!(!shared.contains(&*board), "{shared}");
+    let root = p.root().to_string_lossy().into_owned();
+    assert!(!shared.contains(&root), "{shared}");
+    let shared: Value = serde_json::from_str(&shared).unwrap();
+    let stop = shared["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert_eq!(stop, "\"${BOARD_BIN:-board}\" hook claude Stop");
+    assert_eq!(
+        shared["permissions"]["allow"],
+        json!(["mcp__board", "Bash(board:*)"])
+    );
+    // The untracked local settings carry the rules Claude honours before workspace trust.
+    let local: Value = serde_json::from_str(&read(&p, ".claude/settings.local.json")).unwrap();
+    let allow = local["permissions"]["allow"].as_array().unwrap();
+    for rule in ["mcp__board", "Bash(board:*)", &format!("Bash({board}:*)")] {
+        assert!(allow.iter().any(|r| r == rule), "{rule}: {local}");
+    }
+}

@@ -13,7 +13,7 @@ use crate::harness::mcp::Mcp;
 use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
-const VERBS: [&str; 18] = [
+const VERBS: [&str; 20] = [
     "board_status",
     "board_goal",
     "board_ready",
@@ -32,6 +32,8 @@ const VERBS: [&str; 18] = [
     "board_send",
     "board_inbox",
     "board_answer",
+    "board_accept",
+    "board_reject",
 ];
 
 const READ_ONLY: [&str; 6] = [

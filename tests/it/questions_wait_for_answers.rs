@@ -225,7 +225,7 @@ fn a_permission_prompt_ends_on_the_next_activity_while_a_question_stays() {
     let v = board.session(&w.id).unwrap();
     assert_eq!(
         v["waiting"],
-        "Claude Code asks permission to use Bash: Remove build output"
+        "Claude Code asks permission to use Bash: rm -rf target (Remove build output)"
     );
     assert_eq!(v["question"], "Which store?");
 

@@ -191,7 +191,15 @@ mod tests {
         assert_eq!(list["properties"]["state"]["type"], "array");
         assert_eq!(
             list["properties"]["state"]["items"]["enum"],
-            serde_json::json!(["open", "ready", "blocked", "claimed", "done", "cancelled"])
+            serde_json::json!([
+                "open",
+                "ready",
+                "blocked",
+                "claimed",
+                "done",
+                "cancelled",
+                "review"
+            ])
         );
         assert!(!list.contains_key("$defs"), "inlined: {list:?}");
     }

@@ -5,7 +5,8 @@
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
 //! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
 //! `board_wait` (optionally waiting for the answer), `board_resume`, `board_agents`; and
-//! `board_send`, `board_inbox`, `board_answer` (see the `inbox` module). Each forwards one request to the board socket
+//! `board_send`, `board_inbox`, `board_answer` (see the `inbox` module); `board_accept`,
+//! `board_reject` (see the `review` module). Each forwards one request to the board socket
 //! over one shared connection ([`Link`], reopened when the board restarted). The caller's identity
 //! is the agent session whose process tree the server runs in (the board walks its ancestry), so
 //! a host that starts MCP servers with a cleaned environment still gets the agent's identity;
@@ -29,6 +30,7 @@ use crate::proto::error::BoardError;
 
 pub mod args;
 mod inbox;
+mod review;
 mod tools;
 mod wire;
 
@@ -64,7 +66,7 @@ impl BoardTools {
     pub fn new() -> Self {
         BoardTools {
             link: Arc::new(Mutex::new(Link::new())),
-            tool_router: Self::tool_router() + Self::inbox_router(),
+            tool_router: Self::tool_router() + Self::inbox_router() + Self::review_router(),
         }
     }
 
@@ -152,7 +154,8 @@ board_list = `board list`, board_show = `board show`, board_claim = `board claim
 `--wait`), board_renew = `board renew`, board_check = `board check`, board_note = `board note`, \
 board_done = `board done`, board_release = `board release`, board_add = `board add`, \
 board_wait = `board wait` (`wait_s` = `--block --timeout`), board_resume = `board resume`, \
-board_answer = `board answer`, board_agents = `board agents`. A \
+board_answer = `board answer`, board_agents = `board agents`, board_accept = `board accept`, \
+board_reject = `board reject`. A \
 refused call is a tool error whose text starts with its kind (`lapsed`, `conflict`, \
 `no_ready_task`, …) and JSON-RPC code; `lapsed` means your claim ended: stop working on that \
 task at once.";

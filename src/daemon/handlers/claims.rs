@@ -48,10 +48,9 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
             cx.store()
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
-        Call::Done(p) if p.note.is_none() => {
-            cx.store()
-                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
-        }
+        Call::Done(p) if p.note.is_none() && !super::review::done_needs_commit(cx) => cx
+            .store()
+            .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
         _ => return Ok(None),
     };
     let Some(r) = done else {
@@ -75,6 +74,9 @@ pub fn done(
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
     let agent = cx.caller.require_agent(Method::Done)?;
+    if super::review::done_needs_commit(cx) {
+        return done_with_commit(cx, store, ev, agent, p);
+    }
     let (out, e) = store.done(
         agent,
         TaskId(p.task),
@@ -88,6 +90,67 @@ pub fn done(
         generation: out.generation,
         already: out.already,
     })
+}
+
+/// `done` on a board that reviews or lands finished work: the task waits in review with the
+/// commit `p` names (the land, when review is off, follows in [`super::handle`]).
+fn done_with_commit(
+    cx: &Cx,
+    store: &mut dyn Store,
+    ev: &mut Events,
+    agent: &str,
+    p: &DoneParams,
+) -> BoardResult<DoneResult> {
+    let branch_head = match p.commit {
+        Some(_) => None,
+        None => head_of_branch(cx, store, agent)?,
+    };
+    let Some(commit) = p.commit.as_deref().or(branch_head.as_deref()) else {
+        return Err(BoardError::usage(format!(
+            "this board reviews or lands finished work ([review] required, [git] land): name \
+             the commit that finishes task {}: `board done {} --commit REV` (the default, \
+             the head of the branch you started on, is known only for an agent started in a \
+             git work tree on a branch)",
+            p.task, p.task
+        )));
+    };
+    crate::store::review_rules::check_commit(commit)?;
+    let root = &cx.board.paths().root;
+    if !crate::daemon::land::commit_exists(root, commit) {
+        return Err(BoardError::invalid(format!(
+            "commit {commit} is not in the repository at {}: commit in a worktree of it",
+            root.display()
+        )));
+    }
+    let (out, e) = store.submit_for_review(
+        agent,
+        TaskId(p.task),
+        p.generation.map(Generation),
+        commit,
+        p.note.as_deref(),
+        cx.now,
+    )?;
+    ev.extend(e);
+    Ok(DoneResult {
+        task: out.task,
+        generation: out.generation,
+        already: out.already,
+    })
+}
+
+/// The head of the branch `agent` started on (its worktree's `board/NAME`), when it started on
+/// one: the commit its `done` names by default.
+fn head_of_branch(cx: &Cx, store: &mut dyn Store, agent: &str) -> BoardResult<Option<String>> {
+    let sessions = store.sessions(None, &|_| None)?;
+    let Some(branch) = sessions
+        .into_iter()
+        .find(|s| s.id == agent)
+        .and_then(|s| s.branch)
+    else {
+        return Ok(None);
+    };
+    let root = &cx.board.paths().root;
+    Ok(crate::daemon::land::head_of(root, &branch))
 }
 
 /// `release`: the holder gives the task back, or an operator ends anyone's claim with `force`

@@ -10,6 +10,7 @@
 pub mod board;
 pub mod claims;
 pub mod launcher;
+pub mod review;
 pub mod tasks;
 
 use std::sync::Arc;
@@ -151,13 +152,18 @@ pub fn handle(
             Call::Activity(p) => Some(p.kind),
             _ => None,
         };
-        let keeps_waiting = req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
+        // `hello` is the handshake before every call, a hook's included: it says nothing about
+        // what the agent does (a hook's `hello` ending a permission prompt logged a spurious
+        // resume and wait in the middle of the dialog).
+        let hello = req.method == Method::Hello;
+        let keeps_waiting =
+            hello || req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
         if !keeps_waiting && board.is_waiting(a) {
             let (_, ev) = board.store(off).set_waiting(a, None)?;
             board.set_waiting_flag(a, false);
             board.publish(ev);
         }
-        if activity != Some(ActivityKind::Idle) && board.is_idle(a) {
+        if !hello && activity != Some(ActivityKind::Idle) && board.is_idle(a) {
             board.store(off).set_idle(a, None)?;
             board.set_idle_flag(a, false);
         }
@@ -185,6 +191,11 @@ pub fn handle(
         Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
         _ => Vec::new(),
     };
+    if let Some(out) = review::handle(&cx, &req.call) {
+        let mut out = with_lost(out, &lost);
+        super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
+        return out.map(Answer::plain);
+    }
     if !req.method.is_write() {
         let (value, tasks) = match &req.call {
             Call::List(p) => split(task_list(tasks::list(&cx, p))),
@@ -214,9 +225,33 @@ pub fn handle(
         }
     };
     board.publish(events);
+    let out = land_after_done(&cx, &req.call, out);
     let mut out = with_lost(out, &lost);
     super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
     out.map(Answer::plain)
+}
+
+/// A `done` that left its task in review while review is off: the board lands it now, outside
+/// the write scope, and the answer carries the task as it is after the land (or the refusal).
+fn land_after_done(cx: &Cx, call: &Call, out: BoardResult<Value>) -> BoardResult<Value> {
+    if !matches!(call, Call::Done(_)) {
+        return out;
+    }
+    let mut value = out?;
+    let Some(task) = value
+        .get("task")
+        .and_then(|t| serde_json::from_value::<crate::proto::results::TaskView>(t.clone()).ok())
+    else {
+        return Ok(value);
+    };
+    let landed = review::land_after_done(cx, &task)?;
+    if let Value::Object(m) = &mut value {
+        m.insert(
+            "task".into(),
+            serde_json::to_value(landed).unwrap_or_default(),
+        );
+    }
+    Ok(value)
 }
 
 /// An answer's JSON part (which the loss and inbox notices extend) and its typed tasks.

@@ -138,6 +138,11 @@ methods! {
     Claim = "claim", Write, ClaimParams => ClaimResult;
     /// Agents only, as holder: finish the task (idempotent for one agent and generation).
     Done = "done", Write, DoneParams => DoneResult;
+    /// Accept a task in review: the board lands its commit on the base branch (`[git] land`),
+    /// then it is done. Never by the task's last holder.
+    Accept = "accept", Write, AcceptParams => AcceptResult;
+    /// Reject a task in review: it goes back to ready with the note. Never by its last holder.
+    Reject = "reject", Write, RejectParams => TaskResult;
     /// Give a claimed task back (holder), or end anyone's claim (operator, `force`).
     Release = "release", Write, ReleaseParams => TaskResult;
     /// Add a note to a task, as its holder (fenced) or as an operator.

@@ -204,6 +204,32 @@ pub struct DoneParams {
     /// What you did, for the people and agents after you.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The commit that finishes the task (a full commit id; `board done --commit REV` resolves
+    /// REV, default the HEAD of your branch). Needed when the board reviews or lands finished
+    /// work (`[review] required`, `[git] land`): the task then waits in review with it, or lands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// `accept` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptParams {
+    /// Id of the task in review.
+    pub task: i64,
+    /// Why it is good, kept as a note on the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `reject` parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectParams {
+    /// Id of the task in review.
+    pub task: i64,
+    /// What is wrong and what to do instead: the next holder reads it.
+    pub note: String,
 }
 
 /// `release` parameters.

@@ -205,7 +205,7 @@ impl PgStore {
 /// The fenced step of every holder write: ends the caller's own live claim on `task`,
 /// unexpired on the server's clock (at `generation` when given), in one conditional UPDATE.
 /// None when no such claim exists.
-fn end_own_claim(
+pub(super) fn end_own_claim(
     c: &mut Conn,
     agent: &str,
     task: i64,
@@ -227,7 +227,7 @@ fn end_own_claim(
 
 /// A holder write found no live, unexpired claim of the caller at the given generation: lapse
 /// the caller's own expired claim on `task` now, then answer why the write is refused.
-fn refuse_write<T>(
+pub(super) fn refuse_write<T>(
     c: &mut Conn,
     ev: &mut Events,
     agent: &str,

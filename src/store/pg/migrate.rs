@@ -37,6 +37,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         7,
         include_str!("../../../migrations/postgres/0007_host_regained.sql"),
     ),
+    (
+        8,
+        include_str!("../../../migrations/postgres/0008_review_and_land.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

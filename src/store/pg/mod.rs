@@ -45,6 +45,7 @@ mod messages;
 mod migrate;
 mod op_results;
 mod refusals;
+mod review;
 mod sessions;
 mod tasks;
 mod terminal;

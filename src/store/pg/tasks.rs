@@ -281,7 +281,8 @@ macro_rules! view_sql {
                           ORDER BY d.after_id),
                     ARRAY(SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
                           WHERE d.task_id = t.id AND a.state NOT IN ", finished!(), "
-                          ORDER BY d.after_id)
+                          ORDER BY d.after_id),
+                    t.commit_sha, t.landed_sha
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -307,6 +308,8 @@ fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
         done_at: col(r, 9)?,
         holder: col(r, 10)?,
         expires_in_ms: col(r, 11)?,
+        commit: col(r, 14)?,
+        landed: col(r, 15)?,
     })
 }
 

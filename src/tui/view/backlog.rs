@@ -150,6 +150,7 @@ fn draw_task_row(
             (format!("after {}", ids.join(" ")), t.fg(Color::Yellow))
         }
         Group::Done => (format!("✓ {}", item.done_by), t.dim()),
+        Group::Review => (format!("review {}", item.done_by), t.bold(Color::Magenta)),
         _ => (String::new(), Style::new()),
     };
     // A row with nothing to say about holder and lease lends their columns to the title.

@@ -49,6 +49,43 @@ pub(super) fn wrap(text: &str, w: usize) -> Vec<String> {
     out
 }
 
+/// For a task in review: the diff under review (stat, then patch), each line inert and cut to the
+/// dialog; a patch's `+`/`-` lines coloured.
+fn review_section(out: &mut Vec<(String, Style)>, d: &Detail, w: usize, t: &Theme) {
+    let Some(task) = d.data.as_ref().map(|x| &x.task) else {
+        return;
+    };
+    if task.state != TaskState::Review {
+        return;
+    }
+    out.push((String::new(), Style::new()));
+    out.push((
+        "diff under review · y accept (lands it) · n reject".into(),
+        t.bold(Color::Magenta),
+    ));
+    let text = match &d.diff {
+        None => {
+            out.push(("  loading…".into(), t.dim()));
+            return;
+        }
+        Some(Err(e)) => {
+            out.push((format!("  {e}"), t.bold(Color::Red)));
+            return;
+        }
+        Some(Ok(text)) => text,
+    };
+    for line in text.lines() {
+        let style = match line.as_bytes().first() {
+            Some(b'+') if !line.starts_with("+++") => t.fg(Color::Green),
+            Some(b'-') if !line.starts_with("---") => t.fg(Color::Red),
+            Some(b'@') => t.fg(Color::Cyan),
+            _ => Style::new(),
+        };
+        let shown = crate::proto::sanitize::truncate_width(&one_line(line), w.saturating_sub(2));
+        out.push((format!("  {shown}"), style));
+    }
+}
+
 pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Style)> {
     let t = Theme { color: app.color };
     let mut out: Vec<(String, Style)> = Vec::new();
@@ -84,6 +121,12 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
             task.generation
         ),
         TaskState::Cancelled => TaskState::Cancelled.to_string(),
+        TaskState::Review => format!(
+            "in review · commit {} · finished by {} · generation {} · y accept · n reject",
+            one_line(task.commit.as_deref().unwrap_or("?")),
+            one_line(task.done_by.as_deref().unwrap_or("?")),
+            task.generation
+        ),
     };
     let ids = |v: &[i64]| {
         v.iter()
@@ -126,6 +169,7 @@ pub(crate) fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Styl
             out.push((format!("  {l}"), Style::new()));
         }
     }
+    review_section(&mut out, d, w, &t);
     section(&mut out, format!("notes ({})", data.notes.len()));
     for n in &data.notes {
         let who = match n.generation {

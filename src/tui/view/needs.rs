@@ -16,7 +16,7 @@ const LABEL_W: u16 = 10;
 fn kind_style(kind: NeedKind, t: Theme) -> Style {
     match kind {
         NeedKind::Question | NeedKind::Permission => t.bold(Color::Yellow),
-        NeedKind::Attention => t.bold(Color::Magenta),
+        NeedKind::Attention | NeedKind::Review => t.bold(Color::Magenta),
         NeedKind::Messages => t.bold(Color::Cyan),
         NeedKind::Orphaned => t.bold(Color::Red),
     }

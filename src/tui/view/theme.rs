@@ -55,6 +55,7 @@ impl Theme {
             Group::Ready => self.bold(Color::Green),
             Group::Blocked => self.bold(Color::Yellow),
             Group::Claimed => self.bold(Color::Cyan),
+            Group::Review => self.bold(Color::Magenta),
             Group::Done | Group::Cancelled => self.dim().add_modifier(Modifier::BOLD),
         }
     }

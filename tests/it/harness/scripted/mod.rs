@@ -13,6 +13,7 @@
 //! Deterministic by construction: the answer depends only on the request, never on time or on
 //! earlier requests (a model is stateless; the CLI sends the whole conversation each time).
 
+pub mod anthropic;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;

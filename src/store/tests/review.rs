@@ -1,0 +1,132 @@
+//! The review contract on every backend: a holder's `done` into review ends its claim, and each
+//! verdict is conditional on the task being in review at the commit the reviewer saw.
+
+use super::*;
+
+const C1: &str = "1111111111111111111111111111111111111111";
+const C2: &str = "2222222222222222222222222222222222222222";
+
+/// A task claimed by a fresh agent session `name`: (task id, agent, generation).
+fn claimed(s: &mut dyn Store, name: &str) -> (i64, String, i64) {
+    let (t, _) = s.add_task("land me", "", 0, &[], OPERATOR, 0).unwrap();
+    let a = agent(s, name);
+    let (c, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+    (t.id, a, c.claim.generation)
+}
+
+on_every_backend! {
+    fn done_into_review_ends_the_claim_and_keeps_the_commit(s) {
+        let (t, a, g) = claimed(s, "claude");
+        let (out, ev) = s
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, Some("ready"), 10)
+            .unwrap();
+        assert_eq!(out.task.state, TaskState::Review);
+        assert_eq!(out.task.commit.as_deref(), Some(C1));
+        assert_eq!(out.task.landed, None);
+        assert_eq!(out.task.holder, None, "no lease runs during review");
+        assert!(!out.already);
+        assert_eq!(kinds(&ev), vec![EventKind::Review]);
+        assert!(ev[0].reason.as_deref().unwrap_or("").contains(C1));
+
+        let (again, ev) = s
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, 20)
+            .unwrap();
+        assert!(again.already, "a repeated done into review is answered, not applied");
+        assert!(ev.is_empty());
+
+        let facts = s.review_facts(TaskId(t)).unwrap();
+        assert_eq!(facts.done_by.as_deref(), Some(a.as_str()));
+        assert_eq!(facts.done_generation, Some(g));
+        assert_eq!(facts.commit.as_deref(), Some(C1));
+    }
+}
+
+on_every_backend! {
+    fn an_accept_finishes_the_task_with_where_it_landed(s) {
+        let (t, a, g) = claimed(s, "claude");
+        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        let reviewer = agent(s, "reviewer");
+        let (view, ev) = s
+            .accept_review(TaskId(t), C1, Some(&reviewer), Some(C2), Some("good"), 20)
+            .unwrap();
+        assert_eq!(view.state, TaskState::Done);
+        assert_eq!(view.landed.as_deref(), Some(C2));
+        assert_eq!(view.commit.as_deref(), Some(C1));
+        assert_eq!(kinds(&ev), vec![EventKind::Accept, EventKind::Land]);
+        assert_eq!(ev[0].generation, Some(g));
+        assert!(ev[1].reason.as_deref().unwrap_or("").contains(C2));
+        let notes = s.notes(t).unwrap();
+        assert_eq!(notes.last().map(|n| n.author.as_str()), Some(reviewer.as_str()));
+
+        // A second verdict finds nothing in review and changes nothing.
+        let e = s.accept_review(TaskId(t), C1, None, Some(C2), None, 30).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
+        assert!(e.message.contains("is done"), "{}", e.message);
+        let e = s.send_back(TaskId(t), C1, None, "too late", 30).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
+        assert_eq!(s.task(t, 40).unwrap().state, TaskState::Done);
+    }
+}
+
+on_every_backend! {
+    fn the_last_holder_never_reviews_its_own_work(s) {
+        let (t, a, _) = claimed(s, "claude");
+        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        let e = s.accept_review(TaskId(t), C1, Some(&a), None, None, 20).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unauthorized, "{e:?}");
+        assert!(e.message.contains("last holder"), "{}", e.message);
+        let e = s.send_back(TaskId(t), C1, Some(&a), "mine", 20).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unauthorized, "{e:?}");
+        assert_eq!(s.task(t, 30).unwrap().state, TaskState::Review);
+    }
+}
+
+on_every_backend! {
+    fn a_verdict_on_another_commit_than_the_one_in_review_changes_nothing(s) {
+        let (t, a, _) = claimed(s, "claude");
+        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        let e = s.accept_review(TaskId(t), C2, None, None, None, 20).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
+        assert!(e.message.contains(C2) && e.message.contains(C1), "{}", e.message);
+        assert_eq!(s.task(t, 30).unwrap().state, TaskState::Review);
+    }
+}
+
+on_every_backend! {
+    fn a_reject_sends_the_task_back_to_ready_with_the_note(s) {
+        let (t, a, g) = claimed(s, "claude");
+        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        let (view, ev) = s.send_back(TaskId(t), C1, None, "tests fail on main", 20).unwrap();
+        assert_eq!(view.state, TaskState::Open);
+        assert!(view.ready);
+        assert_eq!(view.commit, None);
+        assert_eq!(kinds(&ev), vec![EventKind::Rejected]);
+        assert_eq!(ev[0].generation, Some(g));
+        let notes = s.notes(t).unwrap();
+        assert_eq!(notes.last().map(|n| n.text.as_str()), Some("tests fail on main"));
+        assert_eq!(notes.last().map(|n| n.author.as_str()), Some(OPERATOR));
+
+        // Claimed again, at a newer generation.
+        let (c, _) = s.claim(&a, Some(TaskId(t)), 30, 1000).unwrap();
+        assert_eq!(c.claim.generation, g + 1);
+    }
+}
+
+on_every_backend! {
+    fn done_into_review_is_fenced_like_done(s) {
+        let (t, a, g) = claimed(s, "claude");
+        // The lease (expiry 1000) has passed: refused, and the task is not in review.
+        let e = s
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, 2000)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Lapsed, "{e:?}");
+        let view = s.task(t, 2000).unwrap();
+        assert_eq!(view.state, TaskState::Open);
+        assert_eq!(view.commit, None);
+        // A commit that is not a full id is refused before anything is read.
+        let e = s
+            .submit_for_review(&a, TaskId(t), None, "HEAD", None, 2000)
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Invalid, "{e:?}");
+    }
+}
