@@ -188,7 +188,10 @@ pub fn report_of(cli: CliKind, event: &str, payload: &Value) -> Report {
             Report::Idle("Codex finished its turn".into())
         }
         (CliKind::Gemini, "AfterAgent") => Report::Idle("Gemini CLI finished its turn".into()),
-        (CliKind::Aider, "notify") => Report::Idle("aider's reply is ready".into()),
+        (CliKind::Aider, "notify") => match text(&payload["command"]) {
+            Some(c) => Report::Waiting(format!("aider asks permission to run: {c}")),
+            None => Report::Idle("aider's reply is ready".into()),
+        },
         _ => Report::Nothing,
     }
 }
@@ -255,6 +258,18 @@ fn read_stdin_payload() -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// aider's notification carries nothing: `{"command": C}` when the reply it just wrote to its
+/// chat history makes it ask to run the shell command C (see [`super::aider_question`]), else
+/// null. The command runs in aider's working directory.
+fn aider_payload() -> Value {
+    let command = std::env::current_dir()
+        .ok()
+        .map(|d| super::aider_question::history_path(&d))
+        .and_then(|p| super::aider_question::read_tail(&p))
+        .and_then(|t| super::aider_question::pending_command(&t));
+    command.map_or(Value::Null, |c| json!({ "command": c }))
+}
+
 /// A connection to the board for a hook: None outside an agent session or when no board
 /// answers (never starts one: a stopped board stays stopped, and the CLI goes on).
 fn connect() -> Option<Client> {
@@ -267,6 +282,10 @@ fn connect() -> Option<Client> {
 }
 
 /// Sends `report` as one `activity` call; the board's answer (None when nothing was sent).
+/// Without the `hello` handshake: that is a call of the agent's own, which the board would take
+/// as the agent moving on (ending the very `waiting` this report sets, a `resume` and a `wait`
+/// in the log for every report) and as the cause of the renewal (`call hello` in the log where
+/// the hook should be named). A board of another protocol refuses the call: the hook ignores it.
 fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
     let (kind, message) = match report {
         Report::Renew => ("renew", None),
@@ -274,7 +293,7 @@ fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
         Report::Idle(m) => ("idle", Some(m.as_str())),
         Report::Nothing => return None,
     };
-    c.call(
+    c.call_raw(
         "activity",
         json!({ "kind": kind, "message": message, "hook": hook }),
     )
@@ -304,6 +323,7 @@ pub fn run(cli: CliKind, args: &[String]) -> i32 {
             .last()
             .and_then(|a| serde_json::from_str(a).ok())
             .unwrap_or(Value::Null),
+        (CliKind::Aider, "notify") => aider_payload(),
         (CliKind::Aider | CliKind::Shell, _) => Value::Null,
         _ => read_stdin_payload(),
     };
@@ -370,6 +390,22 @@ mod tests {
         assert_eq!(
             report_of(CliKind::Codex, "SessionEnd", &Value::Null),
             Report::Nothing
+        );
+    }
+
+    #[test]
+    fn aider_about_to_ask_to_run_a_command_is_waiting_naming_it() {
+        assert_eq!(
+            report_of(
+                CliKind::Aider,
+                "notify",
+                &json!({"command": "board claim --json"})
+            ),
+            Report::Waiting("aider asks permission to run: board claim --json".into())
+        );
+        assert_eq!(
+            report_of(CliKind::Aider, "notify", &Value::Null),
+            Report::Idle("aider's reply is ready".into())
         );
     }
 

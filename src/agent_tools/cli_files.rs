@@ -20,8 +20,8 @@
 //!   `security.environmentVariableRedaction.allowed` (`BOARD_TOKEN`, which it strips otherwise),
 //!   `hooks`. Its shell rule for `board …` lives in the user's policies (see `trust`): 0.61
 //!   does not read a project's `.gemini/policies`.
-//! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command, no
-//!   first-run questions).
+//! - aider: `.aider.conf.yml` (`read:` the conventions file, the notification command that
+//!   reports its questions and finished replies, no first-run questions).
 
 use std::path::{Path, PathBuf};
 
@@ -405,7 +405,7 @@ fn aider(root: &Path, bin: &str, conventions: &str) -> Result<Vec<Written>, Agen
     );
     let w = edit_block(
         root.join(".aider.conf.yml"),
-        "reads the conventions, reports finished replies, skips first-run questions",
+        "reads the conventions, reports its questions and finished replies, skips first-run questions",
         &block,
         false,
         |text, _| {

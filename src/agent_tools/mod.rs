@@ -4,6 +4,7 @@
 //! hooks).
 
 pub mod agent_hooks;
+pub mod aider_question;
 pub mod cli_files;
 pub mod hooks;
 pub mod init;

@@ -59,6 +59,7 @@ mod profiles;
 mod questions_wait_for_answers;
 mod real_agents_in_panes;
 mod real_cli_setup;
+mod real_turn_aider;
 mod real_turn_claude;
 mod real_turn_codex;
 mod real_turn_gemini;

@@ -118,6 +118,7 @@ fn seed_home(p: &TestBoard) {
         json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
     )
     .unwrap();
+    seed_aider_models(h);
     std::fs::write(
         h.join(".gitconfig"),
         "[user]\n\tname = Board Test\n\temail = test@example.com\n",
@@ -129,6 +130,21 @@ fn seed_home(p: &TestBoard) {
         // Over 15 s measured on a loaded machine.
         run_with_input(&mut login, OPENAI_KEY.as_bytes(), 4 * STEP).ok();
     }
+}
+
+/// aider's cache of model metadata, fresh, with the models the tests name: aider fetches the
+/// list from the network when its cache is missing, empty or a day old.
+fn seed_aider_models(home: &Path) {
+    let model = json!({"max_input_tokens": 128000, "max_output_tokens": 16384,
+        "input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
+        "litellm_provider": "openai", "mode": "chat"});
+    let dir = home.join(".aider/caches");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("model_prices_and_context_window.json"),
+        json!({"gpt-4o": model, "gpt-4o-mini": model}).to_string(),
+    )
+    .unwrap();
 }
 
 /// `name` in the cache, without the CI rule (for optional set-up steps).

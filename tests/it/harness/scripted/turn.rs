@@ -34,6 +34,16 @@ pub const STANDARD: &[Step] = &[
     Step::DoneMcp,
 ];
 
+/// The turn of a CLI without MCP (aider): every step in its shell, the claims read from
+/// `board claim --json`'s output.
+pub const SHELL_ONLY: &[Step] = &[
+    Step::ClaimShell,
+    Step::Shell("echo done > work.txt"),
+    Step::DoneShell,
+    Step::ClaimShell,
+    Step::DoneShell,
+];
+
 /// What the model does next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
