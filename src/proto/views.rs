@@ -52,6 +52,13 @@ pub struct TaskView {
     /// it landed, and when the board lands nothing (`[git] land = "none"`).
     #[serde(default)]
     pub landed: Option<String>,
+    /// The task's labels (`add --label`), in the order given; each 1 to 64 characters with no
+    /// comma, whitespace or control character.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// The agent name or role the task is for (`add --for`); None: any agent may claim it.
+    #[serde(default, rename = "for")]
+    pub meant_for: Option<String>,
 }
 
 /// An agent session as clients see it.

@@ -92,10 +92,17 @@ store_api! {
     /// title, `not_found` for an unknown dependency.
     fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
-    /// Edits a task's title, body, priority or dependencies (None leaves a field alone).
-    /// Errors: `not_found`, `invalid` (empty title, dependency cycle).
+    /// Adds a task with labels (each checked: 1 to 64 characters, no comma, whitespace or
+    /// control character) and the agent name or role it is for (None: any agent). Errors as
+    /// `add_task`, and `invalid` naming a bad label or `for` name.
+    #[allow(clippy::too_many_arguments, reason = "one argument per field of a new task")]
+    fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Edits a task's title, body, priority, dependencies, labels or whom it is for (None
+    /// leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
+    /// bad label or `for` name).
     #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
-    fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
     fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;

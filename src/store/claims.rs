@@ -80,7 +80,7 @@ impl SqliteStore {
                                                            FROM meta WHERE key = 'generation_floor')) + 1
                          WHERE id = (
                              SELECT t.id FROM tasks t
-                             WHERE (?1 IS NULL OR t.id = ?1) AND ", ready!("t"), "
+                             WHERE (?1 IS NULL OR t.id = ?1) AND ", ready!("t"), " AND ", meant_for_ok!("t", "?2"), "
                              ORDER BY t.priority DESC, t.id ASC LIMIT 1)
                            AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
                          RETURNING id, generation"

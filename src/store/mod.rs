@@ -55,6 +55,7 @@ pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use pg::PgStore;
 pub use review_rules::ReviewFacts;
+pub use task_rules::{Reassign, MAX_LABEL};
 pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
@@ -75,6 +76,7 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0006_questions.sql")),
         M::up(include_str!("../../migrations/0007_session_names.sql")),
         M::up(include_str!("../../migrations/0008_review_and_land.sql")).foreign_key_check(),
+        M::up(include_str!("../../migrations/0009_labels_and_assignment.sql")),
     ])
 }
 

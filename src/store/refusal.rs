@@ -20,6 +20,8 @@ pub(crate) enum ClaimFacts {
         by: Option<String>,
         at: Option<String>,
     },
+    /// The task is ready but meant for another agent name or role (`add --for`).
+    MeantFor(String),
     /// Any other state (nothing to claim).
     Other(TaskState),
 }
@@ -93,6 +95,12 @@ pub(crate) fn claim_refused(id: i64, facts: ClaimFacts) -> BoardError {
             .with("task", id)
             .with("done_by", by)
         }
+        ClaimFacts::MeantFor(whom) => BoardError::new(
+            ErrorKind::NoReadyTask,
+            format!("task {id} is for {whom}: only the agent named so or with that role can claim it"),
+        )
+        .with("for", whom)
+        .with("task", id),
         ClaimFacts::Other(other) => BoardError::new(
             ErrorKind::NoReadyTask,
             format!("task {id} is {other}: there is nothing to claim"),

@@ -48,7 +48,16 @@ pub(super) fn explain_claim_refusal(
                 " ORDER BY d.after_id"
             ))?;
             let rows = st.query_map([id], |r| r.get(0))?;
-            ClaimFacts::Waits(rows.collect::<Result<_, _>>()?)
+            let waits: Vec<i64> = rows.collect::<Result<_, _>>()?;
+            let meant_for: Option<String> = tx.query_row(
+                "SELECT meant_for FROM tasks WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )?;
+            match meant_for {
+                Some(whom) if waits.is_empty() => ClaimFacts::MeantFor(whom),
+                _ => ClaimFacts::Waits(waits),
+            }
         }
         TaskState::Done => {
             let (by, at) = tx.query_row(

@@ -40,6 +40,17 @@ macro_rules! ready {
     };
 }
 
+/// Task `$t` may go to agent session `$agent` (a parameter such as `"?2"`): it is meant for no
+/// one, or for that session's name or role.
+macro_rules! meant_for_ok {
+    ($t:literal, $agent:literal) => {
+        concat!(
+            "(", $t, ".meant_for IS NULL OR EXISTS (SELECT 1 FROM sessions m WHERE m.id = ",
+            $agent, " AND (m.name = ", $t, ".meant_for OR m.role = ", $t, ".meant_for)))"
+        )
+    };
+}
+
 /// A claim (columns of `claims`, unqualified) is live and unexpired at lease-clock time `$now`
 /// (a parameter such as `"?3"`): not ended, and its expiry is still ahead (expiry is exclusive).
 macro_rules! live_unexpired {

@@ -98,3 +98,90 @@ pub(crate) fn finish_page(
     }
     (views, next)
 }
+
+/// The longest label or `for` name, in characters.
+pub const MAX_LABEL: usize = 64;
+
+/// Checks one label or `for` name (`what` names which, for the error): 1 to [`MAX_LABEL`]
+/// characters, no comma (labels are stored joined by commas), no whitespace, no control
+/// character.
+///
+/// # Errors
+/// `invalid` naming `what` and the bad text (escaped, cut to [`MAX_LABEL`] characters).
+pub(crate) fn check_label(what: &str, text: &str) -> BoardResult<()> {
+    let why = if text.is_empty() {
+        Some("it is empty")
+    } else if text.chars().count() > MAX_LABEL {
+        Some("it is longer than 64 characters")
+    } else if text.contains(',') {
+        Some("it contains a comma")
+    } else if text.chars().any(char::is_whitespace) {
+        Some("it contains whitespace")
+    } else if text.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => {
+            let shown: String = text.chars().take(MAX_LABEL).collect();
+            Err(BoardError::invalid(format!("{what} {shown:?} is not valid: {why}"))
+                .with("field", what.to_string()))
+        }
+    }
+}
+
+/// Checks every label and joins them as the store keeps them: `a,b` (a repeated label once,
+/// first place kept; `""` for none).
+///
+/// # Errors
+/// `invalid` naming the first bad label (see [`check_label`]).
+pub(crate) fn join_labels(labels: &[String]) -> BoardResult<String> {
+    let mut kept: Vec<&str> = Vec::with_capacity(labels.len());
+    for l in labels {
+        check_label("label", l)?;
+        if !kept.contains(&l.as_str()) {
+            kept.push(l);
+        }
+    }
+    Ok(kept.join(","))
+}
+
+/// The labels as the store keeps them (`a,b`), split again; `""` is none.
+pub(crate) fn split_labels(joined: &str) -> Vec<String> {
+    joined
+        .split(',')
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// What an `edit` changes of a task's labels and whom it is for; `None` leaves each alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reassign {
+    /// The new label set (replaces the old one; empty clears it).
+    pub labels: Option<Vec<String>>,
+    /// The new agent name or role the task is for; `Some(None)` makes it for anyone.
+    pub meant_for: Option<Option<String>>,
+}
+
+impl Reassign {
+    /// The checked change as the store's `edit` statement binds it: the joined labels (None:
+    /// unchanged) and the `for` name (None: unchanged, `""`: for anyone).
+    ///
+    /// # Errors
+    /// `invalid` naming the first bad label or a bad `for` name.
+    pub(crate) fn checked(&self) -> BoardResult<(Option<String>, Option<&str>)> {
+        let labels = self.labels.as_deref().map(join_labels).transpose()?;
+        let meant_for = match &self.meant_for {
+            None => None,
+            Some(None) => Some(""),
+            Some(Some(whom)) => {
+                check_label("for", whom)?;
+                Some(whom.as_str())
+            }
+        };
+        Ok((labels, meant_for))
+    }
+}

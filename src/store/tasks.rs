@@ -39,13 +39,32 @@ impl SqliteStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
+        self.add_task_for(title, body, priority, after, &[], None, by, now_ms)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn add_task_for(
+        &mut self,
+        title: &str,
+        body: &str,
+        priority: i64,
+        after: &[i64],
+        labels: &[String],
+        meant_for: Option<&str>,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
         task_rules::check_task_text(Some(title), Some(body))?;
+        let labels = task_rules::join_labels(labels)?;
+        if let Some(whom) = meant_for {
+            task_rules::check_label("for", whom)?;
+        }
         self.tx(|tx, ev| {
             let now = now_wall();
             tx.execute(
-                "INSERT INTO tasks (title, body, priority, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?4)",
-                params![title, body, priority, now],
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)",
+                params![title, body, priority, now, labels, meant_for],
             )?;
             let id = tx.last_insert_rowid();
             set_deps(tx, id, after)?;
@@ -62,16 +81,20 @@ impl SqliteStore {
         body: Option<&str>,
         priority: Option<i64>,
         after: Option<&[i64]>,
+        assign: &Reassign,
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
         task_rules::check_task_text(title, body)?;
+        let (labels, meant_for) = assign.checked()?;
         self.tx(|tx, ev| {
             let n = tx.execute(
                 "UPDATE tasks SET title = COALESCE(?2, title), body = COALESCE(?3, body),
-                        priority = COALESCE(?4, priority), updated_at = ?5
+                        priority = COALESCE(?4, priority), updated_at = ?5,
+                        labels = COALESCE(?6, labels),
+                        meant_for = CASE WHEN ?7 IS NULL THEN meant_for ELSE NULLIF(?7, '') END
                  WHERE id = ?1",
-                params![id, title, body, priority, now_wall()],
+                params![id, title, body, priority, now_wall(), labels, meant_for],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));
@@ -266,7 +289,7 @@ macro_rules! view_sql {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
                     t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms,
-                    t.commit_sha, t.landed_sha
+                    t.commit_sha, t.landed_sha, t.labels, t.meant_for
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -313,6 +336,8 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
             expires_in_ms: expires.map(|e| e - now_ms),
             commit: r.get(12)?,
             landed: r.get(13)?,
+            labels: task_rules::split_labels(&r.get::<_, String>(14)?),
+            meant_for: r.get(15)?,
         })
     };
     let mut views: Vec<TaskView> = match pick {

@@ -141,7 +141,7 @@ on_every_backend! {
             "the blocked task is skipped despite its priority"
         );
         let e = s
-            .edit_task(t1.id, None, None, None, Some(&[t2.id]), OPERATOR, 0)
+            .edit_task(t1.id, None, None, None, Some(&[t2.id]), &Reassign::default(), OPERATOR, 0)
             .unwrap_err();
         assert!(e.message.contains("already waits"), "{}", e.message);
     }

@@ -35,11 +35,13 @@ pub fn add(
     ev: &mut Events,
     p: &AddParams,
 ) -> BoardResult<TaskResult> {
-    let (task, e) = store.add_task(
+    let (task, e) = store.add_task_for(
         &p.title,
         p.body.as_deref().unwrap_or(""),
         p.priority.unwrap_or(0),
         p.after.as_deref().unwrap_or(&[]),
+        p.labels.as_deref().unwrap_or(&[]),
+        p.meant_for.as_deref(),
         cx.caller.name(),
         cx.now,
     )?;
@@ -60,6 +62,14 @@ pub fn edit(
         p.body.as_deref(),
         p.priority,
         p.after.as_deref(),
+        &crate::store::Reassign {
+            labels: p.labels.clone(),
+            // `""` on the wire makes the task for anyone again.
+            meant_for: p
+                .meant_for
+                .as_ref()
+                .map(|w| (!w.is_empty()).then(|| w.clone())),
+        },
         cx.caller.name(),
         cx.now,
     )?;

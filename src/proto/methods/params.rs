@@ -86,6 +86,12 @@ pub struct AddParams {
     /// Ids of tasks that must be done before this one is ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Vec<i64>>,
+    /// Labels (each 1 to 64 characters, no comma, whitespace or control character).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Vec<String>>,
+    /// The agent name or role the task is for (default: any agent).
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub meant_for: Option<String>,
 }
 
 /// `edit` parameters: absent or null members stay as they are.
@@ -106,6 +112,12 @@ pub struct EditParams {
     /// New dependency list (replaces the old one; `[]` clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Vec<i64>>,
+    /// New label set (replaces the old one; `[]` clears it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Vec<String>>,
+    /// New agent name or role the task is for; `""` makes it for any agent.
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub meant_for: Option<String>,
 }
 
 /// Parameters naming one task (`cancel`, `show`).

@@ -26,7 +26,7 @@ const GRANT_NAMED: &str = concat!(
              generation = GREATEST(generation,
                  COALESCE((SELECT MAX(value::bigint) FROM meta WHERE key = 'generation_floor'), 0)) + 1
          WHERE id = (
-             SELECT t.id FROM tasks t WHERE t.id = $1 AND ", ready!("t"), " FOR UPDATE)
+             SELECT t.id FROM tasks t WHERE t.id = $1 AND ", ready!("t"), " AND ", meant_for_ok!("t", "$2"), " FOR UPDATE)
            AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2 AND s.ended_at IS NULL)
          RETURNING id, generation),
      c AS (

@@ -41,6 +41,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         8,
         include_str!("../../../migrations/postgres/0008_review_and_land.sql"),
     ),
+    (
+        9,
+        include_str!("../../../migrations/postgres/0009_labels_and_assignment.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

@@ -44,20 +44,26 @@ pub(super) fn explain_claim_refusal(
                 generation: col(&r, 1)?,
             }
         }
-        TaskState::Open => ClaimFacts::Waits(
-            c.rows(
-                concat!(
-                    "SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
-                     WHERE d.task_id = $1 AND a.state NOT IN ",
-                    finished!(),
-                    " ORDER BY d.after_id"
-                ),
-                &[&id],
-            )?
-            .iter()
-            .map(|r| col(r, 0))
-            .collect::<BoardResult<_>>()?,
-        ),
+        TaskState::Open => {
+            let waits: Vec<i64> = c
+                .rows(
+                    concat!(
+                        "SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
+                         WHERE d.task_id = $1 AND a.state NOT IN ",
+                        finished!(),
+                        " ORDER BY d.after_id"
+                    ),
+                    &[&id],
+                )?
+                .iter()
+                .map(|r| col(r, 0))
+                .collect::<BoardResult<_>>()?;
+            let r = c.one("SELECT meant_for FROM tasks WHERE id = $1", &[&id])?;
+            match col::<Option<String>>(&r, 0)? {
+                Some(whom) if waits.is_empty() => ClaimFacts::MeantFor(whom),
+                _ => ClaimFacts::Waits(waits),
+            }
+        }
         TaskState::Done => {
             let r = c.one("SELECT done_by, done_at FROM tasks WHERE id = $1", &[&id])?;
             ClaimFacts::Done {

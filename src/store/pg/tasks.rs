@@ -41,13 +41,32 @@ impl PgStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
+        self.add_task_for(title, body, priority, after, &[], None, by, now_ms)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::store) fn add_task_for(
+        &mut self,
+        title: &str,
+        body: &str,
+        priority: i64,
+        after: &[i64],
+        labels: &[String],
+        meant_for: Option<&str>,
+        by: &str,
+        now_ms: i64,
+    ) -> BoardResult<(TaskView, Events)> {
         task_rules::check_task_text(Some(title), Some(body))?;
+        let labels = task_rules::join_labels(labels)?;
+        if let Some(whom) = meant_for {
+            task_rules::check_label("for", whom)?;
+        }
         self.at(now_ms);
         self.tx(|c, ev| {
             let r = c.one(
-                "INSERT INTO tasks (title, body, priority, created_at, updated_at)
-                 VALUES ($1, $2, $3, board_wall(), board_wall()) RETURNING id",
-                &[&title, &body, &priority],
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for)
+                 VALUES ($1, $2, $3, board_wall(), board_wall(), $4, $5) RETURNING id",
+                &[&title, &body, &priority, &labels, &meant_for],
             )?;
             let id: i64 = col(&r, 0)?;
             set_deps(c, id, after)?;
@@ -64,17 +83,22 @@ impl PgStore {
         body: Option<&str>,
         priority: Option<i64>,
         after: Option<&[i64]>,
+        assign: &crate::store::Reassign,
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
         task_rules::check_task_text(title, body)?;
+        let (labels, meant_for) = assign.checked()?;
         self.at(now_ms);
         self.tx(|c, ev| {
             let n = c.exec(
                 "UPDATE tasks SET title = COALESCE($2, title), body = COALESCE($3, body),
-                        priority = COALESCE($4, priority), updated_at = board_wall()
+                        priority = COALESCE($4, priority), updated_at = board_wall(),
+                        labels = COALESCE($5, labels),
+                        meant_for = CASE WHEN $6::text IS NULL THEN meant_for
+                                         ELSE NULLIF($6::text, '') END
                  WHERE id = $1",
-                &[&id, &title, &body, &priority],
+                &[&id, &title, &body, &priority, &labels, &meant_for],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));
@@ -282,7 +306,7 @@ macro_rules! view_sql {
                     ARRAY(SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
                           WHERE d.task_id = t.id AND a.state NOT IN ", finished!(), "
                           ORDER BY d.after_id),
-                    t.commit_sha, t.landed_sha
+                    t.commit_sha, t.landed_sha, t.labels, t.meant_for
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -310,6 +334,8 @@ fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
         expires_in_ms: col(r, 11)?,
         commit: col(r, 14)?,
         landed: col(r, 15)?,
+        labels: task_rules::split_labels(&col::<String>(r, 16)?),
+        meant_for: col(r, 17)?,
     })
 }
 
