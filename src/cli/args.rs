@@ -49,8 +49,14 @@ pub enum Cmd {
         /// Ids of tasks that must be done first.
         #[arg(long, num_args = 1..)]
         after: Vec<i64>,
+        /// A label (repeatable): 1 to 64 characters, no comma, whitespace or control character.
+        #[arg(long = "label", value_name = "L")]
+        labels: Vec<String>,
+        /// Only this agent name or role may claim it (default: any agent).
+        #[arg(long = "for", value_name = "NAME")]
+        meant_for: Option<String>,
     },
-    /// Change a task's title, body, priority or dependencies.
+    /// Change a task's title, body, priority, dependencies, labels or whom it is for.
     Edit {
         /// Task id.
         task: i64,
@@ -69,6 +75,18 @@ pub enum Cmd {
         /// Remove all dependencies.
         #[arg(long, conflicts_with = "after")]
         no_after: bool,
+        /// New label set (repeatable; replaces the old labels).
+        #[arg(long = "label", value_name = "L")]
+        labels: Vec<String>,
+        /// Remove all labels.
+        #[arg(long, conflicts_with = "labels")]
+        no_labels: bool,
+        /// Only this agent name or role may claim it.
+        #[arg(long = "for", value_name = "NAME")]
+        meant_for: Option<String>,
+        /// Any agent may claim it again.
+        #[arg(long, conflicts_with = "meant_for")]
+        for_anyone: bool,
     },
     /// Cancel a task (its claim, if any, ends).
     Cancel {
@@ -86,12 +104,18 @@ pub enum Cmd {
         /// Only tasks with an id above this (the `next` cursor of the previous page).
         #[arg(long, requires = "limit")]
         after: Option<i64>,
+        /// Only tasks carrying this label.
+        #[arg(long, value_name = "L")]
+        label: Option<String>,
     },
     /// List ready tasks in claim order.
     Ready {
         /// At most N tasks (the first N in claim order).
         #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handlers::tasks::MAX_PAGE))]
         limit: Option<i64>,
+        /// Only tasks carrying this label.
+        #[arg(long, value_name = "L")]
+        label: Option<String>,
     },
     /// Show one task with its notes and history.
     Show {
@@ -102,6 +126,9 @@ pub enum Cmd {
     Claim {
         /// Task id (default: highest priority, then oldest ready task).
         task: Option<i64>,
+        /// Without a task id: the best ready task carrying this label.
+        #[arg(long, value_name = "L", conflicts_with = "task")]
+        label: Option<String>,
         /// When nothing is ready but work remains, wait for a task to become ready.
         #[arg(long)]
         wait: bool,

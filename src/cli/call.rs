@@ -19,9 +19,12 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             body,
             priority,
             after,
+            labels,
+            meant_for,
         } => (
             "add",
-            json!({ "title": title, "body": body, "priority": priority, "after": after }),
+            json!({ "title": title, "body": body, "priority": priority, "after": after,
+                    "labels": labels, "for": meant_for }),
         ),
         Cmd::Edit {
             task,
@@ -30,15 +33,27 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             priority,
             after,
             no_after,
+            labels,
+            no_labels,
+            meant_for,
+            for_anyone,
         } => {
             let after = if *no_after {
                 Some(Vec::new())
             } else {
                 after.clone()
             };
+            // Absent: unchanged; `[]` clears the labels and `""` makes it for anyone.
+            let labels = (*no_labels || !labels.is_empty()).then(|| labels.clone());
+            let meant_for = if *for_anyone {
+                Some(String::new())
+            } else {
+                meant_for.clone()
+            };
             (
                 "edit",
-                json!({ "task": task, "title": title, "body": body, "priority": priority, "after": after }),
+                json!({ "task": task, "title": title, "body": body, "priority": priority,
+                        "after": after, "labels": labels, "for": meant_for }),
             )
         }
         Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
@@ -46,16 +61,17 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             state,
             limit,
             after,
+            label,
         } => {
-            let mut p = json!({ "limit": limit, "after": after });
+            let mut p = json!({ "limit": limit, "after": after, "label": label });
             if !state.is_empty() {
                 p["state"] = json!(state);
             }
             ("list", p)
         }
-        Cmd::Ready { limit } => ("ready", json!({ "limit": limit })),
+        Cmd::Ready { limit, label } => ("ready", json!({ "limit": limit, "label": label })),
         Cmd::Show { task } => ("show", json!({ "task": task })),
-        Cmd::Claim { task, .. } => ("claim", json!({ "task": task })),
+        Cmd::Claim { task, label, .. } => ("claim", json!({ "task": task, "label": label })),
         Cmd::Done {
             task,
             note,

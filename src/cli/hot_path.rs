@@ -37,11 +37,13 @@ pub fn parse(args: &[OsString]) -> Option<Cli> {
     let command = match &words[..n] {
         ["claim"] => Cmd::Claim {
             task: None,
+            label: None,
             wait: false,
             timeout: CLAIM_WAIT_DEFAULT,
         },
         ["claim", id] => Cmd::Claim {
             task: Some(task_id(id)?),
+            label: None,
             wait: false,
             timeout: CLAIM_WAIT_DEFAULT,
         },

@@ -14,7 +14,7 @@ pub(super) const LIST_PAGE: i64 = 1000;
 /// the whole backlog as one document. With `--json` the output is still one document,
 /// `{"tasks":[…]}`, as the result of an unpaged `list` call would be. Tasks added or changed
 /// while paging may or may not be shown; none is shown twice.
-pub(super) fn list_all(json_out: bool, states: &[String]) -> i32 {
+pub(super) fn list_all(json_out: bool, states: &[String], label: Option<&str>) -> i32 {
     use std::io::Write;
     let run = || -> BoardResult<()> {
         let target = client::target()?;
@@ -22,6 +22,9 @@ pub(super) fn list_all(json_out: bool, states: &[String]) -> i32 {
         let mut params = json!({ "limit": LIST_PAGE });
         if !states.is_empty() {
             params["state"] = json!(states);
+        }
+        if let Some(label) = label {
+            params["label"] = json!(label);
         }
         let io = |e: std::io::Error| BoardError::internal(format!("writing the list: {e}"));
         let enc = |e: serde_json::Error| BoardError::internal(format!("writing the list: {e}"));

@@ -66,9 +66,10 @@ pub fn run(cli: Cli) -> i32 {
         } => return log::follow_log(json_out, limit),
         Cmd::Claim {
             task,
+            label,
             wait: true,
             timeout,
-        } => claim::claim_wait(task, timeout),
+        } => claim::claim_wait(task, label.as_deref(), timeout),
         Cmd::Init { name, extras } => {
             init::init(name).and_then(|out| init::init_extras(out, extras))
         }
@@ -80,7 +81,8 @@ pub fn run(cli: Cli) -> i32 {
             state,
             limit: None,
             after: None,
-        } => return list::list_all(json_out, &state),
+            label,
+        } => return list::list_all(json_out, &state, label.as_deref()),
         Cmd::Wait {
             question,
             block: true,

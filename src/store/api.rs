@@ -146,6 +146,10 @@ store_api! {
     /// cancelled), `lapsed` if the session has ended.
     fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
 
+    /// As `claim` of the best ready task, among only the ready tasks carrying `label` (`board
+    /// claim --label L`). Errors as `claim`, and `invalid` naming a bad label.
+    fn claim_labelled(&mut self, agent: &str, label: &str, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+
     /// `claim` of the best ready task by `agent` under `(identity, op_id)` as one round trip to
     /// a store on the network (PostgreSQL: one statement, the op lookup, grant, answer and
     /// event together; the rules are [`Store::claim`]'s and [`Store::with_op`]'s). None when

@@ -47,6 +47,29 @@ impl SqliteStore {
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
+        self.grant(agent, task, None, now_ms, expires_ms)
+    }
+
+    pub(super) fn claim_labelled(
+        &mut self,
+        agent: &str,
+        label: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<(ClaimOutcome, Events)> {
+        super::task_rules::check_label("label", label)?;
+        self.grant(agent, None, Some(label), now_ms, expires_ms)
+    }
+
+    /// A claim of task `task`, or of the best ready task (carrying `label`, when given).
+    fn grant(
+        &mut self,
+        agent: &str,
+        task: Option<TaskId>,
+        label: Option<&str>,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<(ClaimOutcome, Events)> {
         let task = task.map(i64::from);
         let mark = self.mark.clone();
         self.tx(|tx, ev| {
@@ -81,11 +104,12 @@ impl SqliteStore {
                          WHERE id = (
                              SELECT t.id FROM tasks t
                              WHERE (?1 IS NULL OR t.id = ?1) AND ", ready!("t"), " AND ", meant_for_ok!("t", "?2"), "
+                               AND (?4 IS NULL OR instr(',' || t.labels || ',', ',' || ?4 || ',') > 0)
                              ORDER BY t.priority DESC, t.id ASC LIMIT 1)
                            AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?2 AND s.ended_at IS NULL)
                          RETURNING id, generation"
                     ),
-                    params![task, agent, now_wall()],
+                    params![task, agent, now_wall(), label],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()?;

@@ -55,7 +55,7 @@ pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use pg::PgStore;
 pub use review_rules::ReviewFacts;
-pub use task_rules::{Reassign, MAX_LABEL};
+pub use task_rules::{check_label, Reassign, MAX_LABEL};
 pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.

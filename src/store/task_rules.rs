@@ -108,7 +108,7 @@ pub const MAX_LABEL: usize = 64;
 ///
 /// # Errors
 /// `invalid` naming `what` and the bad text (escaped, cut to [`MAX_LABEL`] characters).
-pub(crate) fn check_label(what: &str, text: &str) -> BoardResult<()> {
+pub fn check_label(what: &str, text: &str) -> BoardResult<()> {
     let why = if text.is_empty() {
         Some("it is empty")
     } else if text.chars().count() > MAX_LABEL {

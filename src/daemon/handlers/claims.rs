@@ -20,7 +20,10 @@ pub fn claim(
 ) -> BoardResult<ClaimResult> {
     let agent = cx.caller.require_agent(Method::Claim)?;
     let rules = cx.board.rules();
-    let (out, e) = store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?;
+    let (out, e) = match (&p.label, p.task) {
+        (Some(label), None) => store.claim_labelled(agent, label, cx.now, rules.expiry(cx.now))?,
+        _ => store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?,
+    };
     ev.extend(e);
     Ok(ClaimResult {
         task: out.task,
@@ -43,7 +46,7 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
         return Ok(None);
     };
     let done = match &req.call {
-        Call::Claim(p) if p.task.is_none() => {
+        Call::Claim(p) if p.task.is_none() && p.label.is_none() => {
             let expires_ms = cx.board.rules().expiry(cx.now);
             cx.store()
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?

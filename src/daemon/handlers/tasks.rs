@@ -7,6 +7,7 @@ use crate::proto::methods::{
     ShowParams, StateFilter,
 };
 use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
+use crate::proto::TaskView;
 use crate::store::{Events, Store, TaskId};
 
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
@@ -120,16 +121,39 @@ pub fn list(cx: &Cx, p: &ListParams) -> BoardResult<TasksResult> {
         Some(_) => Paged::Page(next),
         None => Paged::Unpaged,
     };
+    let tasks = with_label(tasks, p.label.as_deref())?;
     Ok(TasksResult { tasks, next })
 }
 
-/// `ready`: ready tasks in claim order (at most `limit`).
+/// `ready`: ready tasks in claim order (at most `limit`; with `label`, among those carrying it).
 pub fn ready(cx: &Cx, p: &ReadyParams) -> BoardResult<TasksResult> {
     let limit = page_limit(p.limit)?;
+    let mut tasks = match p.label {
+        None => cx.store().ready_tasks(cx.now, limit)?,
+        Some(_) => with_label(cx.store().ready_tasks(cx.now, None)?, p.label.as_deref())?,
+    };
+    if let Some(n) = limit {
+        tasks.truncate(usize::try_from(n).unwrap_or(usize::MAX));
+    }
     Ok(TasksResult {
-        tasks: cx.store().ready_tasks(cx.now, limit)?,
+        tasks,
         next: Paged::Unpaged,
     })
+}
+
+/// The tasks carrying `label` (all of them when None), in their order.
+///
+/// # Errors
+/// `invalid` naming a bad label (see [`crate::store::MAX_LABEL`]).
+fn with_label(tasks: Vec<TaskView>, label: Option<&str>) -> BoardResult<Vec<TaskView>> {
+    let Some(label) = label else {
+        return Ok(tasks);
+    };
+    crate::store::check_label("label", label)?;
+    Ok(tasks
+        .into_iter()
+        .filter(|t| t.labels.iter().any(|l| l == label))
+        .collect())
 }
 
 /// `show`: one task with its notes and history.

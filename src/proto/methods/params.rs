@@ -183,6 +183,9 @@ pub struct ListParams {
     /// Cursor: only tasks with an id above this (the `next` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<i64>,
+    /// Only tasks carrying this label (a page may then hold fewer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `ready` parameters.
@@ -192,6 +195,9 @@ pub struct ReadyParams {
     /// At most this many tasks (1..10000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i64>,
+    /// Only tasks carrying this label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `claim` parameters.
@@ -201,6 +207,9 @@ pub struct ClaimParams {
     /// Task id; absent: the best ready task (highest priority, then oldest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<i64>,
+    /// Without `task`: the best ready task carrying this label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `done` parameters.

@@ -40,11 +40,59 @@ const GRANT_NAMED: &str = concat!(
      SELECT c.task_id, c.generation, c.expires_ms, e.id, e.at FROM c, e"
 );
 
+/// The grant of the best ready task carrying label `$6` (`claim --label`; the one-round-trip
+/// `board_grant_next` takes any label), with the parameters of [`GRANT_NAMED`] (`$1` unused).
+const GRANT_LABELLED: &str = concat!(
+    "WITH g AS (
+         UPDATE tasks SET state = ", crate::sql_state!(claimed), ", updated_at = board_wall(),
+             generation = GREATEST(generation,
+                 COALESCE((SELECT MAX(value::bigint) FROM meta WHERE key = 'generation_floor'), 0)) + 1
+         WHERE id = (
+             SELECT t.id FROM tasks t WHERE $1::bigint IS NULL AND ", ready!("t"), "
+               AND ", meant_for_ok!("t", "$2"), "
+               AND strpos(',' || t.labels || ',', ',' || $6::text || ',') > 0
+             ORDER BY t.priority DESC, t.id ASC LIMIT 1 FOR UPDATE SKIP LOCKED)
+           AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2 AND s.ended_at IS NULL)
+         RETURNING id, generation),
+     c AS (
+         INSERT INTO claims (task_id, session_id, generation, granted_at, expires_ms)
+         SELECT id, $2, generation, board_wall(), board_now_ms() + $3 FROM g
+         RETURNING task_id, generation, expires_ms),
+     e AS (
+         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+         SELECT board_wall(), $4, task_id, $2, generation, $5 FROM c
+         RETURNING id, at)
+     SELECT c.task_id, c.generation, c.expires_ms, e.id, e.at FROM c, e"
+);
+
 impl PgStore {
+    pub(in crate::store) fn claim_labelled(
+        &mut self,
+        agent: &str,
+        label: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<(ClaimOutcome, Events)> {
+        crate::store::task_rules::check_label("label", label)?;
+        self.grant(agent, None, Some(label), now_ms, expires_ms)
+    }
+
     pub(in crate::store) fn claim(
         &mut self,
         agent: &str,
         task: Option<TaskId>,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> BoardResult<(ClaimOutcome, Events)> {
+        self.grant(agent, task, None, now_ms, expires_ms)
+    }
+
+    /// A claim of task `task`, or of the best ready task (carrying `label`, when given).
+    fn grant(
+        &mut self,
+        agent: &str,
+        task: Option<TaskId>,
+        label: Option<&str>,
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
@@ -84,6 +132,17 @@ impl PgStore {
                         &lease,
                         &EventKind::Grant.as_str(),
                         &TaskState::Claimed.as_str(),
+                    ],
+                )?,
+                None if label.is_some() => c.opt(
+                    GRANT_LABELLED,
+                    &[
+                        &task,
+                        &agent,
+                        &lease,
+                        &EventKind::Grant.as_str(),
+                        &TaskState::Claimed.as_str(),
+                        &label,
                     ],
                 )?,
                 None => c.opt(
