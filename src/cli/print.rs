@@ -61,7 +61,32 @@ pub fn task_line(t: &Value) -> String {
     } else {
         String::new()
     };
-    format!("#{:<4} [{status}]{prio} {}", t["id"], s(&t["title"]))
+    format!(
+        "#{:<4} [{status}]{prio} {}{}",
+        t["id"],
+        s(&t["title"]),
+        assignment(t)
+    )
+}
+
+/// Whom a task is for and its labels, as the end of its line: ` · for reviewer · labels ui,bug`
+/// (empty when it has neither).
+fn assignment(t: &Value) -> String {
+    let mut out = String::new();
+    if let Some(whom) = t["for"].as_str() {
+        out.push_str(&format!(" · for {}", one_line(whom)));
+    }
+    let labels: Vec<String> = t["labels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(one_line)
+        .collect();
+    if !labels.is_empty() {
+        out.push_str(&format!(" · labels {}", labels.join(",")));
+    }
+    out
 }
 
 /// Session id → the name people see, from an `agents` result with `all` (empty when that

@@ -48,6 +48,8 @@ fn task(
         done_at: done.map(|(_, t)| at(t)),
         commit: None,
         landed: None,
+        labels: Vec::new(),
+        meant_for: None,
     }
 }
 
