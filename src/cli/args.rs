@@ -301,6 +301,9 @@ pub enum Cmd {
         /// Session name (ids become NAME, NAME-2, …).
         #[arg(long, default_value = "agent")]
         name: String,
+        /// The agent's role (e.g. "reviewer"): it may claim the tasks added `--for` that role.
+        #[arg(long)]
+        role: Option<String>,
         /// tmux pane id this agent runs in (set by `board up`).
         #[arg(long, hide = true)]
         pane: Option<String>,

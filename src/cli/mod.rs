@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Serve { new_epoch } => return serve(new_epoch),
         Cmd::Run {
             name,
+            role,
             pane,
             hold,
             hangup_grace,
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> i32 {
         } => {
             return crate::cli::run::run(
                 &name,
+                role.as_deref(),
                 pane.as_deref(),
                 hold,
                 hangup_grace,

@@ -35,8 +35,13 @@ use crate::proto::error::{BoardError, BoardResult};
 /// its output in the terminal; when it fails the agent is not started and the terminal says why
 /// (with `hold`, the pane is marked `@board_state setup-failed` and Enter tries again). When it
 /// succeeds the worktree is marked set up, so `board up` does not pass it again.
+///
+/// `role`: the agent's role (`[[agents]] role`), kept on its session: claim-next gives it the
+/// tasks meant for that role (`board add --for ROLE`).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     name: &str,
+    role: Option<&str>,
     pane: Option<&str>,
     hold: bool,
     hangup_grace: Option<Duration>,
@@ -78,7 +83,7 @@ pub fn run(
                 return (1, hold_wait(&mut signals).await);
             }
         }
-        let (code, summary, hung_up) = match launch(name, pane, hangup_grace, attention_after, cmd, &mut signals).await {
+        let (code, summary, hung_up) = match launch((name, role), pane, hangup_grace, attention_after, cmd, &mut signals).await {
             Ok(end) => (end.code, end.summary(name), end.hung_up),
             Err(e) => {
                 let msg = crate::proto::sanitize::inert(&e.message);
@@ -228,7 +233,7 @@ fn connect(target: &Target) -> BoardResult<Client> {
 }
 
 async fn launch(
-    name: &str,
+    (name, role): (&str, Option<&str>),
     pane: Option<&str>,
     hangup_grace: Option<Duration>,
     attention_after: Option<Duration>,
@@ -244,6 +249,7 @@ async fn launch(
             "name": name,
             "branch": current_branch(),
             "attention_ms": attention_after.map(|d| d.as_millis() as u64),
+            "role": role,
         }),
     )?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();

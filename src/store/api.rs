@@ -262,6 +262,12 @@ store_api! {
     /// `branch` the git branch the agent starts on.
     fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
+    /// As `register_session`, with the role the session was started with (`board run --role`;
+    /// claim-next gives it the tasks meant for that role). Errors as `register_session`, and
+    /// `invalid` naming a bad role (the rules of a label).
+    #[allow(clippy::too_many_arguments, reason = "one argument per column of a new session")]
+    fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+
     /// Records the agent's process (and pane) once the launcher has spawned it.
     fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
 

@@ -20,7 +20,24 @@ impl SqliteStore {
         branch: Option<&str>,
         attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
+        self.register_session_as(name, None, token_hash, boot_id, launcher, branch, attention_ms)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn register_session_as(
+        &mut self,
+        name: &str,
+        role: Option<&str>,
+        token_hash: &str,
+        boot_id: &str,
+        launcher: Option<(i32, u64)>,
+        branch: Option<&str>,
+        attention_ms: Option<i64>,
+    ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
+        if let Some(role) = role {
+            super::task_rules::check_label("role", role)?;
+        }
         self.tx(|tx, ev| {
             let now = now_wall();
             for id in session_rules::candidate_ids(&base) {
@@ -28,7 +45,8 @@ impl SqliteStore {
                 // free `base-N`, chosen by the same statement that inserts.
                 let inserted = tx.execute(
                     "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch, attention_ms)
+                                           launcher_start, started_at, branch, attention_ms,
+                                           role)
                      SELECT ?1,
                             (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL
                                                      SELECT i + 1 FROM n WHERE i < 10000),
@@ -38,7 +56,7 @@ impl SqliteStore {
                               WHERE NOT EXISTS (SELECT 1 FROM sessions l
                                                  WHERE l.ended_at IS NULL AND l.name = c.name)
                               ORDER BY c.i LIMIT 1),
-                            ?3, ?4, ?5, ?6, ?7, ?8, ?9
+                            ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
                      WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
                        AND NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = ?1)",
                     params![
@@ -50,7 +68,8 @@ impl SqliteStore {
                         launcher.map(|l| l.1 as i64),
                         now,
                         branch,
-                        attention_ms
+                        attention_ms,
+                        role
                     ],
                 )?;
                 if inserted == 1 {

@@ -44,8 +44,9 @@ pub fn register(
     let token = new_token();
     let start = crate::os::procfs::start_time(launcher_pid).ok();
     let launcher = start.map(|s| (launcher_pid, s));
-    let (id, ev) = board.store(off).register_session(
+    let (id, ev) = board.store(off).register_session_as(
         &p.name,
+        p.role.as_deref(),
         &hash_token(&token),
         board.boot_id(),
         launcher,

@@ -401,6 +401,10 @@ pub struct SessionRegisterParams {
     /// Needs attention when neither a call nor a hook came this long after the start, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_ms: Option<i64>,
+    /// The agent's role (`board run --role`, `[[agents]] role`): claim-next gives it the tasks
+    /// meant for that role as well as those meant for its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// `session.attach` parameters.

@@ -30,7 +30,24 @@ impl PgStore {
         branch: Option<&str>,
         attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
+        self.register_session_as(name, None, token_hash, boot_id, launcher, branch, attention_ms)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::store) fn register_session_as(
+        &mut self,
+        name: &str,
+        role: Option<&str>,
+        token_hash: &str,
+        boot_id: &str,
+        launcher: Option<(i32, u64)>,
+        branch: Option<&str>,
+        attention_ms: Option<i64>,
+    ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
+        if let Some(role) = role {
+            crate::store::task_rules::check_label("role", role)?;
+        }
         let host = self.host.clone();
         let launcher_pid = launcher.map(|l| i64::from(l.0));
         let launcher_start = launcher.map(|l| l.1 as i64);
@@ -41,7 +58,8 @@ impl PgStore {
                 // exclusive write lock, so two hosts cannot pick the same one).
                 let inserted = c.exec(
                     "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch, attention_ms)
+                                           launcher_start, started_at, branch, attention_ms,
+                                           role)
                      SELECT $1, $2,
                             (SELECT c.name
                                FROM (SELECT i, CASE WHEN i = 1 THEN $3::text
@@ -50,7 +68,7 @@ impl PgStore {
                               WHERE NOT EXISTS (SELECT 1 FROM sessions l
                                                  WHERE l.ended_at IS NULL AND l.name = c.name)
                               ORDER BY c.i LIMIT 1),
-                            $4, $5, $6, $7, board_wall(), $8, $9
+                            $4, $5, $6, $7, board_wall(), $8, $9, $10
                       WHERE NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)
                      ON CONFLICT (id) DO NOTHING",
                     &[
@@ -63,6 +81,7 @@ impl PgStore {
                         &launcher_start,
                         &branch,
                         &attention_ms,
+                        &role,
                     ],
                 )?;
                 if inserted == 1 {
