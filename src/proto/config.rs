@@ -240,6 +240,10 @@ pub struct AgentEntry {
     /// came this long after the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_after: Option<Dur>,
+    /// The agents' role (e.g. `"reviewer"`, the rules of a label): claim-next gives them the
+    /// tasks added `--for` that role as well as those for their own names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// `[git] base` names a branch: not empty, no whitespace or control characters, no leading `-`
@@ -337,6 +341,10 @@ impl Config {
                 return Err("each [[agents]] needs a name and a count ≥ 1".into());
             }
             crate::proto::config_worktree::validate(a)?;
+            if let Some(role) = &a.role {
+                crate::store::check_label("role", role)
+                    .map_err(|e| format!("[[agents]] {:?}: {}", a.name, e.message))?;
+            }
         }
         Ok(())
     }

@@ -62,6 +62,8 @@ pub struct Slot {
     /// Needs attention when no hook or board call came this long after the start: the entry's
     /// `attention_after`, else the profile's.
     pub attention_after: Option<crate::proto::config::Dur>,
+    /// The entry's `role`, passed to `board run --role`.
+    pub role: Option<String>,
 }
 
 impl Slot {
@@ -146,6 +148,7 @@ pub fn slots(cfg: &Config, paths: &Paths) -> BoardResult<Vec<Slot>> {
                 root: paths.root.clone(),
                 data_dir: paths.data_dir.clone(),
                 attention_after: entry.attention_after.or(profile.attention_after),
+                role: entry.role.clone(),
             });
         }
     }
@@ -235,6 +238,10 @@ pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
         tmux::shell_quote(&slot.name),
         "--hold".into(),
     ];
+    if let Some(role) = &slot.role {
+        cmd.push("--role".into());
+        cmd.push(tmux::shell_quote(role));
+    }
     if let Some(d) = slot.attention_after {
         cmd.push("--attention-after".into());
         cmd.push(format!("{}ms", d.0.as_millis()));
