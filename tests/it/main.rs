@@ -42,6 +42,7 @@ mod identity_by_ancestry;
 mod init_agents;
 mod json_output;
 mod json_stdio;
+mod labels_and_assignment;
 mod launcher_signals;
 mod lease_lapse;
 mod lease_with_silent_holders;

@@ -64,6 +64,13 @@ impl TestBoard {
         a
     }
 
+    /// [`TestBoard::agent`] started with `board run --role ROLE`.
+    pub fn agent_with_role(&self, name: &str, role: &str) -> Agent {
+        let mut a = self.spawn_driven_with(name, &["--role", role]);
+        a.wait_registered();
+        a
+    }
+
     /// Starts several driven agent sessions at once, then waits until all are registered.
     pub fn agents(&self, names: &[&str]) -> Vec<Agent> {
         let mut all: Vec<Agent> = names.iter().map(|n| self.spawn_driven(n)).collect();
@@ -88,6 +95,21 @@ impl TestBoard {
         args: &[&str],
         env: &[(&str, &Path)],
     ) -> Agent {
+        self.run_agent_opts(name, &[], script, args, env)
+    }
+
+    /// [`TestBoard::run_agent_with`] with more `board run` options (`run_opts`, before `--`).
+    fn run_agent_opts(
+        &self,
+        name: &str,
+        run_opts: &[&str],
+        script: &str,
+        args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Agent {
+        let mut run = vec!["run", "--name", name];
+        run.extend_from_slice(run_opts);
+        run.extend_from_slice(&["--", "sh", "-c", script, "sh"]);
         let out = self.root().join(format!("{name}.out"));
         let log = File::options()
             .create(true)
@@ -95,7 +117,7 @@ impl TestBoard {
             .open(&out)
             .expect("agent output file");
         let launcher = self
-            .board_cmd(&["run", "--name", name, "--", "sh", "-c", script, "sh"])
+            .board_cmd(&run)
             .args(args)
             .envs(env.iter().copied())
             .stdout(log.try_clone().expect("log"))
@@ -127,13 +149,18 @@ impl TestBoard {
     }
 
     fn spawn_driven(&self, name: &str) -> Agent {
+        self.spawn_driven_with(name, &[])
+    }
+
+    fn spawn_driven_with(&self, name: &str, run_opts: &[&str]) -> Agent {
         let n = NEXT_AGENT.fetch_add(1, Ordering::SeqCst);
         let ctl = self.scratch().join(format!("agent-{n}"));
         std::fs::create_dir_all(&ctl).expect("agent control directory");
         // Read-write, so the shell never sees end of input while we hold it; dropping it (end
         // of the test) makes the shell's `read` fail and exit.
         let input = fifo_rw(&mkfifo(ctl.join("in")));
-        let mut a = self.run_agent_with(name, AGENT_SHELL, &[&ctl.to_string_lossy()], &[]);
+        let ctl_arg = ctl.to_string_lossy().into_owned();
+        let mut a = self.run_agent_opts(name, run_opts, AGENT_SHELL, &[&ctl_arg], &[]);
         a.id = String::new();
         a.ctl = Some(ctl);
         a.input = Some(input);
