@@ -513,3 +513,66 @@ on_every_backend! {
 }
 
 mod review;
+
+on_every_backend! {
+    fn claim_next_gives_a_task_meant_for_someone_only_to_that_name_or_role(s) {
+        let (meant, _) = s
+            .add_task_for("review", "", 9, &[], &[], Some("reviewer"), OPERATOR, 0)
+            .unwrap();
+        let (any, _) = s.add_task("chore", "", 0, &[], OPERATOR, 0).unwrap();
+        let coder = agent(s, "coder");
+        let (checker, _) = s
+            .register_session_as("checker", Some("reviewer"), "h", "boot", None, None, None)
+            .unwrap();
+        let (got, _) = s.claim(&coder, None, 0, 1000).unwrap();
+        assert_eq!(got.task.id, any.id, "the task meant for the reviewer is passed over");
+        let e = s.claim(&coder, Some(TaskId(meant.id)), 0, 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NoReadyTask);
+        assert_eq!(e.data["for"], "reviewer", "{}", e.message);
+        assert!(e.message.contains("is for reviewer"), "{}", e.message);
+        let (got, _) = s.claim(&checker, None, 0, 1000).unwrap();
+        assert_eq!(got.task.id, meant.id, "the role may claim it");
+        assert_eq!(got.task.meant_for.as_deref(), Some("reviewer"));
+    }
+}
+
+on_every_backend! {
+    fn labels_are_kept_in_order_replaced_by_an_edit_and_filter_a_claim(s) {
+        let labels = |l: &[&str]| l.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let (t, _) = s
+            .add_task_for("t", "", 0, &[], &labels(&["ui", "api", "ui"]), None, OPERATOR, 0)
+            .unwrap();
+        assert_eq!(t.labels, labels(&["ui", "api"]), "a repeated label is kept once");
+        let (u, _) = s.add_task("u", "", 5, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "a");
+        let (got, _) = s.claim_labelled(&a, "api", 0, 1000).unwrap();
+        assert_eq!(got.task.id, t.id, "the unlabelled task is passed over despite its priority");
+        let e = s.claim_labelled(&a, "api", 0, 1000).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NoReadyTask);
+
+        let change = Reassign { labels: Some(labels(&["docs"])), meant_for: Some(Some("ada".into())) };
+        let (u, _) = s.edit_task(u.id, None, None, None, None, &change, OPERATOR, 0).unwrap();
+        assert_eq!((u.labels.clone(), u.meant_for.as_deref()), (labels(&["docs"]), Some("ada")));
+        let clear = Reassign { labels: Some(Vec::new()), meant_for: Some(None) };
+        let (u, _) = s.edit_task(u.id, None, None, None, None, &clear, OPERATOR, 0).unwrap();
+        assert!(u.labels.is_empty() && u.meant_for.is_none(), "{u:?}");
+    }
+}
+
+on_every_backend! {
+    fn a_bad_label_or_for_name_is_refused_naming_it_and_changes_nothing(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        for bad in ["two words", "a,b", "", "esc\u{1b}[2J"] {
+            let e = s
+                .add_task_for("x", "", 0, &[], &[bad.to_string()], None, OPERATOR, 0)
+                .unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Invalid, "{bad:?}");
+            assert!(e.message.starts_with("label "), "{}", e.message);
+            let change = Reassign { labels: None, meant_for: Some(Some(bad.to_string())) };
+            let e = s.edit_task(t.id, None, None, None, None, &change, OPERATOR, 0).unwrap_err();
+            assert!(e.message.starts_with("for "), "{}", e.message);
+        }
+        assert_eq!(s.list_tasks(None, 0).unwrap().len(), 1, "nothing was added");
+        assert!(s.task(t.id, 0).unwrap().meant_for.is_none());
+    }
+}
