@@ -576,3 +576,20 @@ on_every_backend! {
         assert!(s.task(t.id, 0).unwrap().meant_for.is_none());
     }
 }
+
+on_every_backend! {
+    fn the_one_round_trip_claim_next_passes_over_a_task_for_someone_else_and_shows_its_labels(s) {
+        s.add_task_for("review", "", 9, &[], &[], Some("reviewer"), OPERATOR, 0).unwrap();
+        let (chore, _) = s
+            .add_task_for("chore", "", 0, &[], &["docs".to_string()], Some("coder"), OPERATOR, 0)
+            .unwrap();
+        let coder = agent(s, "coder");
+        // SQLite has no such path (None): its general path is tested above.
+        if let Some(at_once) = s.claim_next_at_once("id", "op-1", &coder, 0, 1000).unwrap() {
+            let v = at_once.answer.unwrap();
+            assert_eq!(v["task"]["id"], chore.id, "{v}");
+            assert_eq!(v["task"]["labels"], serde_json::json!(["docs"]), "{v}");
+            assert_eq!(v["task"]["for"], "coder", "{v}");
+        }
+    }
+}
