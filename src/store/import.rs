@@ -36,10 +36,11 @@ impl SqliteStore {
             for t in &backlog.tasks {
                 let state = TaskState::from(t.state);
                 let finished = state != TaskState::Open;
+                let labels = super::task_rules::join_labels(&t.labels)?;
                 tx.execute(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
-                                        done_by, done_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
+                                        done_by, done_at, labels, meant_for)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)",
                     params![
                         t.title,
                         t.body,
@@ -47,7 +48,9 @@ impl SqliteStore {
                         state,
                         now,
                         (state == TaskState::Done).then_some(by),
-                        finished.then_some(&now)
+                        finished.then_some(&now),
+                        labels,
+                        t.meant_for
                     ],
                 )?;
                 let id = tx.last_insert_rowid();

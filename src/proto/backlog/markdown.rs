@@ -81,6 +81,8 @@ struct Attrs {
     key: Option<String>,
     after: Vec<String>,
     priority: i64,
+    labels: Vec<String>,
+    meant_for: Option<String>,
 }
 
 /// Splits `title <!-- k=v … -->` into the title and its attributes.
@@ -96,7 +98,7 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
     for word in inner[open + 4..].split_whitespace() {
         let Some((k, v)) = word.split_once('=') else {
             return Err(bad(format!(
-                "{word:?} in the item's comment is not KEY=VALUE (key=, after=, priority=)"
+                "{word:?} in the item's comment is not KEY=VALUE (key=, after=, priority=, labels=, for=)"
             )));
         };
         match k {
@@ -109,6 +111,11 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
             "after" => attrs
                 .after
                 .extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string)),
+            // Checked with the rest of the task by the board's import.
+            "labels" => attrs
+                .labels
+                .extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string)),
+            "for" => attrs.meant_for = Some(v.to_string()),
             "priority" => {
                 attrs.priority = v
                     .parse()
@@ -116,7 +123,7 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
             }
             other => {
                 return Err(bad(format!(
-                    "unknown attribute {other:?} in the item's comment (key=, after=, priority=)"
+                    "unknown attribute {other:?} in the item's comment (key=, after=, priority=, labels=, for=)"
                 )))
             }
         }
@@ -156,6 +163,8 @@ pub fn parse(text: &str) -> Result<Backlog, BacklogError> {
                 priority: attrs.priority,
                 state: it.state,
                 after: attrs.after,
+                labels: attrs.labels,
+                meant_for: attrs.meant_for,
             });
             stack.push((it.indent, index));
             body_of = Some((index, it.indent, it.content_col));
@@ -270,6 +279,13 @@ pub fn render(b: &Backlog) -> String {
         if t.priority != 0 {
             attrs.push(format!("priority={}", t.priority));
         }
+        // Labels and `for` names hold no whitespace or comma, so they stay one attribute.
+        if !t.labels.is_empty() {
+            attrs.push(format!("labels={}", t.labels.join(",")));
+        }
+        if let Some(whom) = &t.meant_for {
+            attrs.push(format!("for={whom}"));
+        }
         out.push_str(&format!("{pad}- [{mark}] {}", one_line(&t.title)));
         if !attrs.is_empty() {
             out.push_str(&format!(" <!-- {} -->", attrs.join(" ")));
@@ -374,6 +390,8 @@ Some prose that is not a task.
                     priority: 0,
                     state: BacklogState::Open,
                     after: vec![],
+                    labels: vec![],
+                    meant_for: None,
                 },
                 BacklogTask {
                     key: "t2".into(),
@@ -382,6 +400,8 @@ Some prose that is not a task.
                     priority: 0,
                     state: BacklogState::Open,
                     after: vec!["t1".into()],
+                    labels: vec![],
+                    meant_for: None,
                 },
             ],
         };
@@ -410,6 +430,8 @@ Some prose that is not a task.
                     priority: i as i64 % 4 - 1,
                     state: BacklogState::ALL[states[i]],
                     after: vec![],
+                    labels: if i % 2 == 0 { vec!["ui".into(), format!("l{i}")] } else { vec![] },
+                    meant_for: (i % 5 == 0).then(|| "reviewer".into()),
                 })
                 .collect();
             // Edges from a random permutation order keep it acyclic: i waits for j only if

@@ -51,6 +51,12 @@ pub struct BacklogTask {
     /// Keys of the tasks this one waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
+    /// The task's labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// The agent name or role the task is for (absent: any agent).
+    #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
+    pub meant_for: Option<String>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -222,6 +228,8 @@ impl Backlog {
                     priority: t.priority,
                     state: t.state.into(),
                     after: t.after.iter().map(|a| key(*a)).collect(),
+                    labels: t.labels.clone(),
+                    meant_for: t.meant_for.clone(),
                 })
                 .collect(),
         }
@@ -262,6 +270,8 @@ mod tests {
             priority: 0,
             state: BacklogState::Open,
             after: after.iter().map(|s| s.to_string()).collect(),
+            labels: Vec::new(),
+            meant_for: None,
         }
     }
 

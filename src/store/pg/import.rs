@@ -23,9 +23,9 @@ impl PgStore {
                 let finished = state != TaskState::Open;
                 let r = c.one(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
-                                        done_by, done_at)
+                                        done_by, done_at, labels, meant_for)
                      VALUES ($1, $2, $3, $4, board_wall(), board_wall(), $5,
-                             CASE WHEN $6 THEN board_wall() END)
+                             CASE WHEN $6 THEN board_wall() END, $7, $8)
                      RETURNING id",
                     &[
                         &t.title,
@@ -34,6 +34,8 @@ impl PgStore {
                         &state.as_str(),
                         &(state == TaskState::Done).then_some(by),
                         &finished,
+                        &crate::store::task_rules::join_labels(&t.labels)?,
+                        &t.meant_for,
                     ],
                 )?;
                 let id: i64 = col(&r, 0)?;
