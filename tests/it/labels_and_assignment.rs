@@ -105,3 +105,34 @@ fn a_bad_label_is_refused_naming_it_and_nothing_changes() {
     assert_eq!(board.task(task)["labels"], serde_json::json!(["ok"]));
     assert_eq!(ids(&board.json(&["list"])), vec![task], "no task was added");
 }
+
+#[test]
+fn import_and_export_carry_labels_and_whom_a_task_is_for() {
+    let board = TestBoard::start();
+    let file = board.scratch().join("plan.md");
+    std::fs::write(
+        &file,
+        "- [ ] Review the parser <!-- labels=review,parser for=reviewer -->\n\
+         - [ ] Tidy <!-- labels=chore -->\n",
+    )
+    .unwrap();
+    board.board(&["import", file.to_str().unwrap()]).ok();
+    let review = board.task(1);
+    assert_eq!(review["labels"], serde_json::json!(["review", "parser"]));
+    assert_eq!(review["for"], "reviewer");
+    assert_eq!(ids(&board.json(&["list", "--label", "chore"])), vec![2]);
+
+    let md = board.board(&["export", "--format", "md"]).ok().stdout;
+    assert!(md.contains("labels=review,parser for=reviewer"), "{md}");
+    let copy = TestBoard::start();
+    let again = copy.scratch().join("again.md");
+    std::fs::write(&again, &md).unwrap();
+    copy.board(&["import", again.to_str().unwrap()]).ok();
+    assert_eq!(copy.json(&["export"]), board.json(&["export"]));
+
+    let bad = board.scratch().join("bad.md");
+    std::fs::write(&bad, "- [ ] x <!-- labels=ok,bad\u{7}label -->\n").unwrap();
+    let out = board.board(&["import", bad.to_str().unwrap()]).expect_code(2);
+    assert!(out.text().contains("label"), "{out:?}");
+    assert_eq!(ids(&board.json(&["list"])), vec![1, 2], "nothing was imported");
+}
