@@ -300,7 +300,13 @@ mod tests {
             .unwrap();
         assert_eq!(r.id.as_raw(), "7");
         assert_eq!(r.method, Method::Claim);
-        assert_eq!(r.call, Call::Claim(methods::ClaimParams { task: Some(12), label: None }));
+        assert_eq!(
+            r.call,
+            Call::Claim(methods::ClaimParams {
+                task: Some(12),
+                label: None
+            })
+        );
     }
 
     #[test]

@@ -20,7 +20,8 @@ pub(crate) fn check_backlog(backlog: &Backlog) -> BoardResult<()> {
         let name = |what: &str| format!("{what} of task {:?}", short(&t.key));
         check_text(&name("title"), &t.title, MAX_TITLE, false)?;
         check_text(&name("body"), &t.body, MAX_TEXT, true)?;
-        let named = |e: BoardError| BoardError::invalid(format!("task {:?}: {}", short(&t.key), e.message));
+        let named =
+            |e: BoardError| BoardError::invalid(format!("task {:?}: {}", short(&t.key), e.message));
         crate::store::task_rules::join_labels(&t.labels).map_err(named)?;
         if let Some(whom) = &t.meant_for {
             crate::store::task_rules::check_label("for", whom).map_err(named)?;

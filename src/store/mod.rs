@@ -76,7 +76,9 @@ fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0006_questions.sql")),
         M::up(include_str!("../../migrations/0007_session_names.sql")),
         M::up(include_str!("../../migrations/0008_review_and_land.sql")).foreign_key_check(),
-        M::up(include_str!("../../migrations/0009_labels_and_assignment.sql")),
+        M::up(include_str!(
+            "../../migrations/0009_labels_and_assignment.sql"
+        )),
     ])
 }
 

@@ -97,7 +97,9 @@ pub(crate) fn claim_refused(id: i64, facts: ClaimFacts) -> BoardError {
         }
         ClaimFacts::MeantFor(whom) => BoardError::new(
             ErrorKind::NoReadyTask,
-            format!("task {id} is for {whom}: only the agent named so or with that role can claim it"),
+            format!(
+                "task {id} is for {whom}: only the agent named so or with that role can claim it"
+            ),
         )
         .with("for", whom)
         .with("task", id),

@@ -49,11 +49,10 @@ pub(super) fn explain_claim_refusal(
             ))?;
             let rows = st.query_map([id], |r| r.get(0))?;
             let waits: Vec<i64> = rows.collect::<Result<_, _>>()?;
-            let meant_for: Option<String> = tx.query_row(
-                "SELECT meant_for FROM tasks WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )?;
+            let meant_for: Option<String> =
+                tx.query_row("SELECT meant_for FROM tasks WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })?;
             match meant_for {
                 Some(whom) if waits.is_empty() => ClaimFacts::MeantFor(whom),
                 _ => ClaimFacts::Waits(waits),

@@ -20,7 +20,15 @@ impl SqliteStore {
         branch: Option<&str>,
         attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
-        self.register_session_as(name, None, token_hash, boot_id, launcher, branch, attention_ms)
+        self.register_session_as(
+            name,
+            None,
+            token_hash,
+            boot_id,
+            launcher,
+            branch,
+            attention_ms,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

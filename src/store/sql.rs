@@ -45,8 +45,15 @@ macro_rules! ready {
 macro_rules! meant_for_ok {
     ($t:literal, $agent:literal) => {
         concat!(
-            "(", $t, ".meant_for IS NULL OR EXISTS (SELECT 1 FROM sessions m WHERE m.id = ",
-            $agent, " AND (m.name = ", $t, ".meant_for OR m.role = ", $t, ".meant_for)))"
+            "(",
+            $t,
+            ".meant_for IS NULL OR EXISTS (SELECT 1 FROM sessions m WHERE m.id = ",
+            $agent,
+            " AND (m.name = ",
+            $t,
+            ".meant_for OR m.role = ",
+            $t,
+            ".meant_for)))"
         )
     };
 }

@@ -126,8 +126,10 @@ pub fn check_label(what: &str, text: &str) -> BoardResult<()> {
         None => Ok(()),
         Some(why) => {
             let shown: String = text.chars().take(MAX_LABEL).collect();
-            Err(BoardError::invalid(format!("{what} {shown:?} is not valid: {why}"))
-                .with("field", what.to_string()))
+            Err(
+                BoardError::invalid(format!("{what} {shown:?} is not valid: {why}"))
+                    .with("field", what.to_string()),
+            )
         }
     }
 }

@@ -25,7 +25,10 @@ fn added(board: &TestBoard, args: &[&str]) -> i64 {
 #[test]
 fn a_task_for_the_reviewer_is_never_granted_to_another_agent_over_100_claim_next_rounds() {
     let board = TestBoard::start();
-    let review = added(&board, &["review the parser", "--for", "reviewer", "-p", "9"]);
+    let review = added(
+        &board,
+        &["review the parser", "--for", "reviewer", "-p", "9"],
+    );
     let chore = added(&board, &["tidy the README"]);
     let mut coder = board.agent("coder");
     for round in 0..100 {
@@ -48,7 +51,10 @@ fn a_task_for_the_reviewer_is_never_granted_to_another_agent_over_100_claim_next
 
     let mut checker = board.agent_with_role("checker", "reviewer");
     let got = checker.json(&["claim"]);
-    assert_eq!(got["task"]["id"], review, "the reviewer role gets it first: {got}");
+    assert_eq!(
+        got["task"]["id"], review,
+        "the reviewer role gets it first: {got}"
+    );
     assert_eq!(board.log_of("grant", review).len(), 1);
 }
 
@@ -67,19 +73,31 @@ fn a_task_for_an_agent_name_goes_to_that_agent_and_can_be_given_to_anyone_again(
 #[test]
 fn label_filters_list_ready_and_claim() {
     let board = TestBoard::start();
-    let ui = added(&board, &["restyle the header", "--label", "ui", "--label", "css"]);
+    let ui = added(
+        &board,
+        &["restyle the header", "--label", "ui", "--label", "css"],
+    );
     let api = added(&board, &["add the endpoint", "--label", "api", "-p", "5"]);
-    let both = added(&board, &["wire the form", "--label", "ui", "--label", "api"]);
+    let both = added(
+        &board,
+        &["wire the form", "--label", "ui", "--label", "api"],
+    );
 
     assert_eq!(ids(&board.json(&["list", "--label", "ui"])), vec![ui, both]);
-    assert_eq!(ids(&board.json(&["ready", "--label", "api"])), vec![api, both]);
+    assert_eq!(
+        ids(&board.json(&["ready", "--label", "api"])),
+        vec![api, both]
+    );
     let human = board.board(&["list", "--label", "css"]).ok();
     assert!(human.stdout.contains("labels ui,css"), "{human:?}");
     assert!(!human.stdout.contains("endpoint"), "{human:?}");
 
     let mut a = board.agent("a");
     let got = a.json(&["claim", "--label", "ui"]);
-    assert_eq!(got["task"]["id"], ui, "the best ready task with the label: {got}");
+    assert_eq!(
+        got["task"]["id"], ui,
+        "the best ready task with the label: {got}"
+    );
     let got = a.json(&["claim", "--label", "ui"]);
     assert_eq!(got["task"]["id"], both);
     a.board(&["claim", "--label", "ui"]).expect_code(3);
@@ -132,7 +150,13 @@ fn import_and_export_carry_labels_and_whom_a_task_is_for() {
 
     let bad = board.scratch().join("bad.md");
     std::fs::write(&bad, "- [ ] x <!-- labels=ok,bad\u{7}label -->\n").unwrap();
-    let out = board.board(&["import", bad.to_str().unwrap()]).expect_code(2);
+    let out = board
+        .board(&["import", bad.to_str().unwrap()])
+        .expect_code(2);
     assert!(out.text().contains("label"), "{out:?}");
-    assert_eq!(ids(&board.json(&["list"])), vec![1, 2], "nothing was imported");
+    assert_eq!(
+        ids(&board.json(&["list"])),
+        vec![1, 2],
+        "nothing was imported"
+    );
 }

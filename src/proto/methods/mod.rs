@@ -294,7 +294,13 @@ mod tests {
         .unwrap();
         assert_eq!(id.agent.as_deref(), Some("a"));
         assert_eq!(id.op_id.as_deref(), Some("o"));
-        assert_eq!(call, Call::Claim(ClaimParams { task: Some(2), label: None }));
+        assert_eq!(
+            call,
+            Call::Claim(ClaimParams {
+                task: Some(2),
+                label: None
+            })
+        );
         let (_, call) = split_params(
             Method::SessionExit,
             obj(json!({"agent": "a", "token": "t", "code": 3})),

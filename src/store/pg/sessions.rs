@@ -30,7 +30,15 @@ impl PgStore {
         branch: Option<&str>,
         attention_ms: Option<i64>,
     ) -> BoardResult<(String, Events)> {
-        self.register_session_as(name, None, token_hash, boot_id, launcher, branch, attention_ms)
+        self.register_session_as(
+            name,
+            None,
+            token_hash,
+            boot_id,
+            launcher,
+            branch,
+            attention_ms,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
