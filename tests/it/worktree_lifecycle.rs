@@ -272,7 +272,9 @@ fn real_claude_in_a_new_worktree_reaches_its_prompt_without_the_mcp_dialog() {
             !s.contains("New MCP server found"),
             "the MCP approval dialog in the worktree:\n{s}"
         );
-        s.contains("for shortcuts").then_some(s)
+        // Its prompt's footer: "? for shortcuts", or the permission mode the profile starts
+        // it in ("accept edits on").
+        (s.contains("for shortcuts") || s.contains("accept edits on")).then_some(s)
     });
     let screen = seen.unwrap_or_else(|| {
         panic!(
