@@ -93,7 +93,7 @@ pub fn history_path(dir: &Path) -> PathBuf {
         .join(HISTORY_FILE)
 }
 
-/// The last [`TAIL_BYTES`] of the file at `path`, lossily as UTF-8; None when it cannot be read.
+/// The last 64 KiB (`TAIL_BYTES`) of the file at `path`, lossily as UTF-8; None when it cannot be read.
 pub fn read_tail(path: &Path) -> Option<String> {
     let mut f = std::fs::File::open(path).ok()?;
     let len = f.metadata().ok()?.len();

@@ -44,6 +44,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
     assert_eq!(
         names,
         [
+            "board_accept",
             "board_add",
             "board_agents",
             "board_answer",
@@ -55,6 +56,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             "board_list",
             "board_note",
             "board_ready",
+            "board_reject",
             "board_release",
             "board_renew",
             "board_resume",

@@ -109,14 +109,7 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     )
     .unwrap();
     let tmux = p.tmux().share();
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(&tmux);
     let panes: Vec<(String, String)> = up["panes"]
         .as_array()
         .unwrap()

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::harness::poll;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::scripted::{openai_chat, turn, Endpoint};
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
-use crate::harness::{poll, BOARD};
 
 const AIDER: &str = r#"
 [[agents]]
@@ -58,14 +58,7 @@ fn up_with_aider(p: &TestBoard, tmux: &Tmux, endpoint: &Endpoint) -> String {
     ] {
         tmux.run(&["set-environment", "-g", k, v]);
     }
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(tmux);
     up["panes"][0]["pane"].as_str().unwrap().to_string()
 }
 

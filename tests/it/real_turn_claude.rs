@@ -90,13 +90,6 @@ fn headless_turn(p: &TestBoard, e: &Endpoint) -> Out {
     run_within(&mut c, TURN)
 }
 
-fn events(p: &TestBoard) -> Vec<Value> {
-    p.json(&["log", "--limit", "500"])["events"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 fn event<'a>(events: &'a [Value], kind: &str, task: i64) -> Option<&'a Value> {
     events
         .iter()
@@ -196,7 +189,7 @@ fn assert_standard_turn(p: &TestBoard, e: &Endpoint, said: &str) {
         why()
     );
 
-    let log = events(p);
+    let log = p.log();
     for task in [1, 2] {
         let grant =
             event(&log, "grant", task).unwrap_or_else(|| panic!("no grant of {task}: {log:?}"));
@@ -210,7 +203,7 @@ fn assert_standard_turn(p: &TestBoard, e: &Endpoint, said: &str) {
     }
     // The Stop hook fires after the model's closing answer, which may still be on its way.
     let stop_hook = poll(Duration::from_secs(20), || {
-        let log = events(p);
+        let log = p.log();
         log.into_iter()
             .find(|e| e["kind"] == "idle" && e["agent"] == "claude")
     });
@@ -276,14 +269,7 @@ fn in_a_pane(e: Endpoint) -> (TestBoard, Endpoint, Tmux, String) {
     p.json(&["add", "first task"]);
     p.json(&["add", "second task"]);
     let tmux = p.tmux().share();
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(&tmux);
     let pane = up["panes"][0]["pane"].as_str().unwrap().to_string();
     (p, e, tmux, pane)
 }
@@ -297,7 +283,7 @@ fn claude_in_a_board_up_pane_finishes_the_turn_unattended() {
     // Turn ends (idle events) after which the prompt was typed again.
     let mut typed_after = 0;
     let finished = poll(TURN, || {
-        let log = events(&p);
+        let log = p.log();
         if event(&log, "done", 2).is_some() {
             return Some(());
         }
@@ -366,7 +352,7 @@ fn claude_asking_permission_shows_waiting_naming_the_command_for_the_whole_dialo
         "the waiting message changed during the dialog: {degraded:?}\n{}",
         tmux.capture(&pane, &[])
     );
-    let log = events(&p);
+    let log = p.log();
     let waits: Vec<&Value> = log
         .iter()
         .filter(|e| e["agent"] == "claude" && (e["kind"] == "wait" || e["kind"] == "resume"))

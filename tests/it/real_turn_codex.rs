@@ -13,13 +13,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::command::run_within;
+use crate::harness::poll;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::scripted::openai_responses::{tool_results, Script};
 use crate::harness::scripted::turn::Step;
 use crate::harness::scripted::Endpoint;
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
-use crate::harness::{poll, BOARD};
 
 /// Longest a whole turn of the real Codex may take on a loaded 2-core machine (a few seconds
 /// when idle; over 80 s measured at a load average of 17).
@@ -81,13 +81,6 @@ fn add_two_tasks(p: &TestBoard) {
     p.board(&["add", "second task"]).ok();
 }
 
-fn events(p: &TestBoard) -> Vec<Value> {
-    p.json(&["log", "--json"])["events"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// The event of `kind` on `task`, if any.
 fn event(events: &[Value], kind: &str, task: i64) -> Option<Value> {
     events
@@ -105,7 +98,7 @@ fn assert_standard_turn_done(p: &TestBoard, endpoint: &Endpoint, agent: &str) {
         let tasks = list["tasks"].as_array()?.clone();
         (tasks.len() == 2 && tasks.iter().all(|t| t["state"] == "done")).then_some(tasks)
     });
-    let all = events(p);
+    let all = p.log();
     assert!(
         done.is_some(),
         "the turn did not finish both tasks; events: {all:#?}\nrequests:\n{}",
@@ -183,7 +176,7 @@ fn codex_exec_finishes_the_turn_unattended_with_board_on_path_and_its_tools_appr
     assert!(!text.contains("Ignored unsupported"), "{text}");
     assert_standard_turn_done(&p, &endpoint, "codex");
     // Headless, nobody could have answered a dialog: the agent never waited for one.
-    let all = events(&p);
+    let all = p.log();
     assert!(!all.iter().any(|e| e["kind"] == "waiting"), "{all:#?}");
 }
 
@@ -192,14 +185,7 @@ fn codex_exec_finishes_the_turn_unattended_with_board_on_path_and_its_tools_appr
 /// `codex`.
 fn up(p: &mut TestBoard) -> String {
     let tmux = p.tmux().share();
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(&tmux);
     up["panes"][0]["pane"].as_str().unwrap().to_string()
 }
 
@@ -225,7 +211,7 @@ fn interactive_codex_in_a_board_up_pane_finishes_the_turn_without_a_dialog() {
         endpoint.log.describe(400)
     );
     assert_standard_turn_done(&p, &endpoint, "codex");
-    let all = events(&p);
+    let all = p.log();
     assert!(
         !all.iter().any(|e| e["kind"] == "waiting"),
         "an approval dialog came up: {all:#?}\n{}",
@@ -260,7 +246,7 @@ fn a_command_codex_asks_about_shows_the_agent_waiting_on_that_command_for_the_wh
     let message = message.unwrap_or_else(|| {
         panic!(
             "codex never showed waiting; events: {:#?}\nthe pane:\n{}\nrequests:\n{}",
-            events(&p),
+            p.log(),
             tmux.capture(&pane, &[]),
             endpoint.log.describe(400)
         )

@@ -12,12 +12,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::command::run_within;
+use crate::harness::poll;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::scripted::turn::Step;
 use crate::harness::scripted::{gemini, Endpoint};
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
-use crate::harness::{poll, BOARD};
 
 /// Longest a whole turn may take on a loaded 2-core machine.
 const TURN: Duration = Duration::from_secs(150);
@@ -64,13 +64,6 @@ fn project(extra_toml: &str) -> TestBoard {
     p
 }
 
-fn events(p: &TestBoard) -> Vec<Value> {
-    p.json(&["log", "--limit", "500"])["events"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// The task's state; empty when the board did not answer in time (a loaded machine: polled
 /// again).
 fn task_state(p: &TestBoard, id: i64) -> String {
@@ -96,7 +89,7 @@ fn assert_standard_turn(p: &TestBoard, ep: &Endpoint, agent: &str) {
         "the turn did not finish both tasks:\n{}",
         requests()
     );
-    let log = events(p);
+    let log = p.log();
     let of = |kind: &str, task: i64| -> Vec<&Value> {
         log.iter()
             .filter(|e| e["kind"] == kind && e["task"] == task)
@@ -138,7 +131,7 @@ fn assert_standard_turn(p: &TestBoard, ep: &Endpoint, agent: &str) {
     assert_eq!(work.trim(), "done", "work.txt from the shell tool");
     // The after-tool hook renewed the claims, and the log says so.
     let renewed = poll(Duration::from_secs(20), || {
-        events(p).into_iter().find(|e| {
+        p.log().into_iter().find(|e| {
             e["kind"] == "renew"
                 && e["agent"] == agent
                 && e["reason"].as_str().is_some_and(|r| r.contains("hook"))
@@ -147,7 +140,7 @@ fn assert_standard_turn(p: &TestBoard, ep: &Endpoint, agent: &str) {
     assert!(
         renewed.is_some(),
         "no renew event from {agent}'s hook: {:?}",
-        events(p)
+        p.log()
             .iter()
             .filter(|e| e["agent"] == agent)
             .collect::<Vec<_>>()
@@ -197,14 +190,7 @@ profile = "gemini"
 /// `board up` with [`ONE_GEMINI`] on this test's tmux server; the pane's target.
 fn up(p: &mut TestBoard) -> String {
     let tmux = p.tmux().share();
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(&tmux);
     up["panes"][0]["pane"].as_str().unwrap().to_string()
 }
 
@@ -291,7 +277,8 @@ fn gemini_started_by_board_run_in_a_project_set_up_without_trust_reaches_the_boa
         .env("GOOGLE_GEMINI_BASE_URL", ep.base_url());
     let out = run_within(&mut c, TURN);
     assert!(out.success(), "gemini -p failed:\n{}", out.text());
-    let granted = events(&p)
+    let granted = p
+        .log()
         .into_iter()
         .find(|e| e["kind"] == "grant" && e["task"] == 1);
     assert!(

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::harness::real_clis::{real_project, require};
 use crate::harness::test_board::TestBoard;
 use crate::harness::tmux::Tmux;
-use crate::harness::{poll, poll_until, BOARD};
+use crate::harness::{poll, poll_until};
 
 const SLOW: Duration = Duration::from_secs(30);
 
@@ -260,14 +260,7 @@ fn real_claude_in_a_new_worktree_reaches_its_prompt_without_the_mcp_dialog() {
     let trust = p.board(&["init", "--agents", "--trust"]);
     assert!(trust.success(), "{}", trust.text());
     let tmux = p.tmux().share();
-    let up = p
-        .command(BOARD)
-        .env("TMUX_TMPDIR", tmux.tmpdir())
-        .args(["--json", "up"])
-        .output()
-        .unwrap();
-    assert!(up.status.success(), "{up:?}");
-    let up: Value = serde_json::from_slice(&up.stdout).unwrap();
+    let up = p.up_on(&tmux);
     let pane = pane_of(&up, "claude");
     let wt = p.root().join(".board/worktrees/claude");
     let local = fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap();
@@ -279,7 +272,9 @@ fn real_claude_in_a_new_worktree_reaches_its_prompt_without_the_mcp_dialog() {
             !s.contains("New MCP server found"),
             "the MCP approval dialog in the worktree:\n{s}"
         );
-        s.contains("for shortcuts").then_some(s)
+        // Its prompt's footer: "? for shortcuts", or the permission mode the profile starts
+        // it in ("accept edits on").
+        (s.contains("for shortcuts") || s.contains("accept edits on")).then_some(s)
     });
     let screen = seen.unwrap_or_else(|| {
         panic!(

@@ -41,6 +41,19 @@ impl TestBoard {
         ready_ids(&self.json(&["ready"]))
     }
 
+    /// `board --json up` on the tmux server `tmux` (usually this board's own, shared): its
+    /// answer (`panes`, …). Fails the test when `board up` fails.
+    pub fn up_on(&self, tmux: &crate::harness::tmux::Tmux) -> Value {
+        let up = self
+            .command(crate::harness::BOARD)
+            .env("TMUX_TMPDIR", tmux.tmpdir())
+            .args(["--json", "up"])
+            .output()
+            .unwrap();
+        assert!(up.status.success(), "{up:?}");
+        serde_json::from_slice(&up.stdout).unwrap()
+    }
+
     /// The whole event log, oldest first.
     pub fn log(&self) -> Vec<Value> {
         self.rpc()
