@@ -143,6 +143,15 @@ impl App {
                 self.filter = Input::default();
                 self.rebuild();
             }
+            KeyCode::Char('L') => {
+                let next = self.next_label_filter();
+                self.filter = Input::new(next.as_deref().unwrap_or(""));
+                self.rebuild();
+                match next {
+                    Some(f) => self.say(format!("filter {f} (L: the next label)"), false),
+                    None => self.say("label filter cleared", false),
+                }
+            }
             KeyCode::Char('c') => {
                 self.show_cancelled = !self.show_cancelled;
                 self.rebuild();

@@ -160,6 +160,8 @@ pub struct TaskItem {
     pub done_by: String,
     /// Its section.
     pub group: Group,
+    /// Its labels joined by commas, inert ("" when none).
+    pub labels: String,
     title_lower: String,
 }
 
@@ -194,10 +196,14 @@ impl TaskItem {
             done_by: done_by
                 .unwrap_or_else(|| task.done_by.as_deref().map(shown).unwrap_or_default()),
             group: Group::of(&task),
+            labels: inert_line(&task.labels.join(",")),
             task,
         }
     }
 }
+
+/// A filter term `label:NAME` shows only the tasks carrying label NAME.
+pub const LABEL_TERM: &str = "label:";
 
 /// One line of the backlog: a section heading or a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,11 +406,31 @@ impl App {
             if let Some(id) = term.strip_prefix('#') {
                 return t.task.id.to_string() == id;
             }
+            if let Some(label) = term.strip_prefix(LABEL_TERM) {
+                return t.task.labels.iter().any(|l| l.eq_ignore_ascii_case(label));
+            }
             t.title_lower.contains(term.as_str())
                 || t.holder.to_lowercase().contains(term.as_str())
                 || t.task.id.to_string() == *term
                 || t.group.label().eq_ignore_ascii_case(term)
         })
+    }
+
+    /// The filter that shows only the tasks carrying the label after the one the filter
+    /// shows now (labels of all tasks, sorted; the first when the filter shows no label), or
+    /// None after the last: the `L` key's step through the board's labels.
+    pub fn next_label_filter(&self) -> Option<String> {
+        let labels: std::collections::BTreeSet<&str> = self
+            .tasks
+            .iter()
+            .flat_map(|t| t.task.labels.iter().map(String::as_str))
+            .collect();
+        let now = self.filter.text().trim().strip_prefix(LABEL_TERM);
+        let next = match now {
+            Some(cur) => labels.into_iter().find(|l| *l > cur),
+            None => labels.into_iter().next(),
+        };
+        next.map(|l| format!("{LABEL_TERM}{l}"))
     }
 
     /// Recomputes [`App::rows`] from the tasks, the filter and the cancelled toggle, keeping the

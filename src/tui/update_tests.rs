@@ -563,3 +563,42 @@ fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
         "{fx:?}"
     );
 }
+
+/// Ids of the tasks the backlog shows, in order.
+fn shown_ids(app: &App) -> Vec<i64> {
+    app.rows
+        .iter()
+        .filter_map(|r| match r {
+            Row::Task(i) => Some(app.tasks[*i].task.id),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn l_steps_the_filter_through_the_boards_labels_then_clears_it() {
+    let mut snap = fixture::sample_snapshot();
+    snap.tasks[0].labels = vec!["ui".into(), "api".into()];
+    snap.tasks[3].labels = vec!["ui".into()];
+    let (first, fourth) = (snap.tasks[0].id, snap.tasks[3].id);
+    let mut app = fixture::sample_app(true);
+    app.on_snapshot(snap, 0);
+
+    app.on_key(key(KeyCode::Char('L')));
+    assert_eq!(app.filter.text(), "label:api");
+    assert_eq!(shown_ids(&app), vec![first]);
+    app.on_key(key(KeyCode::Char('L')));
+    assert_eq!(app.filter.text(), "label:ui");
+    let mut ui = shown_ids(&app);
+    ui.sort();
+    let mut want = vec![first, fourth];
+    want.sort();
+    assert_eq!(ui, want);
+    app.on_key(key(KeyCode::Char('L')));
+    assert_eq!(
+        app.filter.text(),
+        "",
+        "after the last label the filter is cleared"
+    );
+    assert_eq!(app.rows.len(), 23);
+}

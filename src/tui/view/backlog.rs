@@ -160,7 +160,18 @@ fn draw_task_row(
         c.title.1
     };
     if let Some((cx, w)) = fits((c.title.0, title_w)) {
-        put(buf, cx, y, w, &item.title, text_style);
+        if item.labels.is_empty() {
+            put(buf, cx, y, w, &item.title, text_style);
+        } else {
+            put(
+                buf,
+                cx,
+                y,
+                w,
+                &format!("{} [{}]", item.title, item.labels),
+                text_style,
+            );
+        }
     }
     if let Some((cx, w)) = fits(c.who) {
         put(buf, cx, y, w, &who, who_style);
