@@ -50,6 +50,7 @@ const HELP: &[(&str, &str)] = &[
     ("r", "force-release the task's claim (asks first)"),
     ("x", "cancel the task (asks first)"),
     ("/ Esc c", "filter · clear it · show cancelled tasks"),
+    ("L", "filter by a label (again: the next one)"),
     ("", "agents only:"),
     ("Enter", "go to the agent's pane"),
     ("S R K U", "start · restart · stop (TERM, then KILL) · all"),
