@@ -524,6 +524,16 @@ mod tests {
     }
 
     #[test]
+    fn an_agents_role_is_read_and_a_bad_one_refused_naming_it() {
+        let toml = "[[agents]]\nname = \"critic\"\nprofile = \"shell\"\nrole = \"reviewer\"\n";
+        let c = Config::parse(toml, Path::new("board.toml")).unwrap();
+        assert_eq!(c.agents[0].role.as_deref(), Some("reviewer"));
+        let bad = toml.replace("\"reviewer\"", "\"code review\"");
+        let e = Config::parse(&bad, Path::new("board.toml")).unwrap_err();
+        assert!(e.to_string().contains("\"code review\""), "{e}");
+    }
+
+    #[test]
     fn defaults_match_the_design() {
         let c = Config::parse("", Path::new("board.toml")).unwrap();
         assert_eq!(c.lease.duration.0, Duration::from_secs(120));
