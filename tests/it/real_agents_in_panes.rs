@@ -223,7 +223,22 @@ fn real_clis_run_in_panes_show_attention_and_end_with_their_panes() {
     assert_eq!(environ(cx2.1, "BOARD_AGENT").as_deref(), Some("codex-2"));
     // Trusting the folder (and its hooks) in the first pane: its hooks call in as `codex`,
     // while `codex-2` still needs attention.
-    tmux.run(&["send-keys", "-t", &pane_of("codex"), "Enter"]);
+    // Codex may draw the trust dialog a moment before it reads keys: an Enter sent then is
+    // lost, so send it again while the dialog is still on screen.
+    let trusted = poll(Duration::from_secs(30), || {
+        let screen = tmux.capture(&pane_of("codex"), &[]);
+        if !screen.contains("Trust this folder") {
+            return Some(());
+        }
+        tmux.run(&["send-keys", "-t", &pane_of("codex"), "Enter"]);
+        std::thread::sleep(Duration::from_millis(700));
+        None
+    });
+    assert!(
+        trusted.is_some(),
+        "codex's trust dialog never took Enter:\n{}",
+        tmux.capture(&pane_of("codex"), &[])
+    );
     if tmux
         .poll_screen(&pane_of("codex"), &[], Duration::from_secs(30), |s| {
             s.contains("Hooks need review")
