@@ -99,7 +99,7 @@ pub enum Cmd {
         #[arg(long)]
         state: Vec<String>,
         /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
-        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handlers::tasks::MAX_PAGE))]
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::proto::views::MAX_PAGE))]
         limit: Option<i64>,
         /// Only tasks with an id above this (the `next` cursor of the previous page).
         #[arg(long, requires = "limit")]
@@ -111,7 +111,7 @@ pub enum Cmd {
     /// List ready tasks in claim order.
     Ready {
         /// At most N tasks (the first N in claim order).
-        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::daemon::handlers::tasks::MAX_PAGE))]
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::proto::views::MAX_PAGE))]
         limit: Option<i64>,
         /// Only tasks carrying this label.
         #[arg(long, value_name = "L")]

@@ -342,7 +342,7 @@ impl Config {
             }
             crate::proto::config_worktree::validate(a)?;
             if let Some(role) = &a.role {
-                crate::store::check_label("role", role)
+                crate::proto::labels::check_label("role", role)
                     .map_err(|e| format!("[[agents]] {:?}: {}", a.name, e.message))?;
             }
         }

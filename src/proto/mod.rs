@@ -26,6 +26,7 @@ pub mod config_store;
 pub mod config_worktree;
 pub mod error;
 pub mod glossary;
+pub mod labels;
 pub mod line;
 pub mod methods;
 pub mod question_wait;

@@ -428,3 +428,24 @@ pub struct InboxNotice {
     /// Always `board inbox`.
     pub read_with: String,
 }
+
+/// A claim its holder lost without asking (lapse, expel, force-release, cancel, new epoch), as
+/// reported on that agent's next call (`lost` in the answer). Shape on the wire:
+/// `{"task":3,"generation":2,"end":"lapse","reason":"lease expired …","ended_at":"…"}`.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "lost_claim")]
+pub struct LostClaim {
+    /// Task id.
+    pub task: i64,
+    /// The generation the claim had.
+    pub generation: i64,
+    /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
+    pub end: crate::proto::glossary::ClaimEnd,
+    /// Why, in words.
+    pub reason: Option<String>,
+    /// When (RFC 3339 UTC).
+    pub ended_at: Option<String>,
+}

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::proto::error::ErrorKind;
 use crate::proto::methods::{method_schemas, Access, Identity, Method};
 use crate::proto::results::InboxNotice;
-use crate::store::LostClaim;
+use crate::proto::results::LostClaim;
 
 const CLI_FRAGMENT: &str = include_str!("schema_cli.json");
 

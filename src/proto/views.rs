@@ -279,3 +279,6 @@ pub struct StoreInfo {
     /// This board's host name in a shared store; None for SQLite.
     pub host: Option<String>,
 }
+
+/// Largest page of `list` / `ready` (tasks).
+pub const MAX_PAGE: i64 = 10_000;

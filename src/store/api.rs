@@ -1,6 +1,6 @@
 //! The store's one surface: [`Store`], every operation of the board on its data, as one
 //! trait-shaped set a second backend can implement. The board reaches it only through
-//! [`crate::daemon::state::Board`], which keeps every call off the async reactor.
+//! the board process's `Board` (in `daemon::state`), which keeps every call off the async reactor.
 //!
 //! The embedded SQLite backend ([`SqliteStore`]) implements each operation in the module of its
 //! concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); [`store_api!`] declares
@@ -240,7 +240,7 @@ store_api! {
 
     /// After a stall of `stall_ms` (the board was not running: suspend, SIGSTOP): every live
     /// claim's expiry becomes `max(expiry + stall_ms, floor_ms)`, `floor_ms` being one sweep
-    /// after the stall was found ([`crate::daemon::lease::LeaseRules::expiry_after_stall`]), so
+    /// after the stall was found (the lease rules' `expiry_after_stall`), so
     /// the stall does not count against any lease, in one UPDATE; a `stall` event says so.
     /// Returns the events.
     fn extend_after_stall(&mut self, stall_ms: i64, floor_ms: i64, reason: &str) -> BoardResult<Events>;

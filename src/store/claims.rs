@@ -57,7 +57,7 @@ impl SqliteStore {
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
-        super::task_rules::check_label("label", label)?;
+        crate::proto::labels::check_label("label", label)?;
         self.grant(agent, None, Some(label), now_ms, expires_ms)
     }
 

@@ -24,7 +24,7 @@ pub(crate) fn check_backlog(backlog: &Backlog) -> BoardResult<()> {
             |e: BoardError| BoardError::invalid(format!("task {:?}: {}", short(&t.key), e.message));
         crate::store::task_rules::join_labels(&t.labels).map_err(named)?;
         if let Some(whom) = &t.meant_for {
-            crate::store::task_rules::check_label("for", whom).map_err(named)?;
+            crate::proto::labels::check_label("for", whom).map_err(named)?;
         }
     }
     if let Some(g) = &backlog.goal {

@@ -50,12 +50,13 @@ pub use crate::proto::glossary::{
 };
 use crate::proto::{EventView, TaskView};
 
+pub use crate::proto::labels::{check_label, MAX_LABEL};
 pub use api::Store;
 pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use pg::PgStore;
 pub use review_rules::ReviewFacts;
-pub use task_rules::{check_label, Reassign, MAX_LABEL};
+pub use task_rules::Reassign;
 pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
@@ -150,26 +151,7 @@ pub struct AtOnce {
     pub unread: Unread,
 }
 
-/// A claim its holder lost without asking (lapse, expel, force-release, cancel, new epoch), as
-/// reported on that agent's next call (`lost` in the answer). Shape on the wire:
-/// `{"task":3,"generation":2,"end":"lapse","reason":"lease expired …","ended_at":"…"}`.
-#[derive(
-    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "lost_claim")]
-pub struct LostClaim {
-    /// Task id.
-    pub task: i64,
-    /// The generation the claim had.
-    pub generation: i64,
-    /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
-    pub end: ClaimEnd,
-    /// Why, in words.
-    pub reason: Option<String>,
-    /// When (RFC 3339 UTC).
-    pub ended_at: Option<String>,
-}
+pub use crate::proto::results::LostClaim;
 
 /// Answer of a successful `done`.
 #[derive(Debug, Clone, PartialEq)]

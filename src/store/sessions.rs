@@ -44,7 +44,7 @@ impl SqliteStore {
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         if let Some(role) = role {
-            super::task_rules::check_label("role", role)?;
+            crate::proto::labels::check_label("role", role)?;
         }
         self.tx(|tx, ev| {
             let now = now_wall();

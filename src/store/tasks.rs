@@ -57,7 +57,7 @@ impl SqliteStore {
         task_rules::check_task_text(Some(title), Some(body))?;
         let labels = task_rules::join_labels(labels)?;
         if let Some(whom) = meant_for {
-            task_rules::check_label("for", whom)?;
+            crate::proto::labels::check_label("for", whom)?;
         }
         self.tx(|tx, ev| {
             let now = now_wall();

@@ -7,6 +7,7 @@ use crate::proto::methods::{
     ShowParams, StateFilter,
 };
 use crate::proto::results::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
+use crate::proto::views::MAX_PAGE;
 use crate::proto::TaskView;
 use crate::store::{Events, Store, TaskId};
 
@@ -89,9 +90,6 @@ pub fn cancel(
     ev.extend(e);
     Ok(TaskResult { task })
 }
-
-/// Largest page of `list` / `ready`.
-pub const MAX_PAGE: i64 = 10_000;
 
 /// The optional `limit` of `list` / `ready`. Errors: `invalid` outside 1..=[`MAX_PAGE`].
 fn page_limit(limit: Option<i64>) -> BoardResult<Option<i64>> {

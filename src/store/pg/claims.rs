@@ -73,7 +73,7 @@ impl PgStore {
         now_ms: i64,
         expires_ms: i64,
     ) -> BoardResult<(ClaimOutcome, Events)> {
-        crate::store::task_rules::check_label("label", label)?;
+        crate::proto::labels::check_label("label", label)?;
         self.grant(agent, None, Some(label), now_ms, expires_ms)
     }
 

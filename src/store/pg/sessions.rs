@@ -54,7 +54,7 @@ impl PgStore {
     ) -> BoardResult<(String, Events)> {
         let base = session_base_name(name)?;
         if let Some(role) = role {
-            crate::store::task_rules::check_label("role", role)?;
+            crate::proto::labels::check_label("role", role)?;
         }
         let host = self.host.clone();
         let launcher_pid = launcher.map(|l| i64::from(l.0));

@@ -59,7 +59,7 @@ impl PgStore {
         task_rules::check_task_text(Some(title), Some(body))?;
         let labels = task_rules::join_labels(labels)?;
         if let Some(whom) = meant_for {
-            task_rules::check_label("for", whom)?;
+            crate::proto::labels::check_label("for", whom)?;
         }
         self.at(now_ms);
         self.tx(|c, ev| {
