@@ -61,7 +61,7 @@ pub fn inbox_note(inbox: Option<&Value>) -> Option<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(crate::cli::print::s)
+        .map(crate::proto::sanitize::value_line)
         .collect();
     let plural = if n == 1 { "" } else { "s" };
     Some(format!(

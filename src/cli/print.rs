@@ -8,13 +8,7 @@ use crate::proto::sanitize::one_line;
 use crate::proto::Method;
 
 /// A JSON value as one inert line of text for people (strings without their quotes).
-pub fn s(v: &Value) -> String {
-    match v {
-        Value::String(x) => one_line(x),
-        Value::Null => String::new(),
-        other => one_line(&other.to_string()),
-    }
-}
+pub use crate::proto::sanitize::value_line as s;
 
 pub use crate::proto::countdown;
 

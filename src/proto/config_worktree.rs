@@ -4,16 +4,31 @@
 
 use std::path::{Component, Path};
 
-use crate::proto::config::AgentEntry;
+/// The worktree options of one `[[agents]]` entry, borrowed from it for [`validate`].
+#[derive(Debug, Clone, Copy)]
+pub struct WorktreeOptions<'a> {
+    /// The entry's `name`, for the error.
+    pub name: &'a str,
+    /// `worktree = true`.
+    pub worktree: bool,
+    /// `base`.
+    pub base: Option<&'a str>,
+    /// `include`.
+    pub include: &'a [String],
+    /// `setup`.
+    pub setup: Option<&'a str>,
+    /// `teardown`.
+    pub teardown: Option<&'a str>,
+}
 
-/// Checks the worktree options of `a`; the error names the entry and the option.
+/// Checks the worktree options `a` of one entry; the error names the entry and the option.
 ///
 /// Refused: any of them without `worktree = true` (it would do nothing), a `base` that is empty,
 /// starts with `-` (git would read an option) or holds spaces or control characters, an
 /// `include` path that is empty, absolute or climbs out of the project with `..`, an empty
 /// `setup` or `teardown`.
-pub fn validate(a: &AgentEntry) -> Result<(), String> {
-    let name = &a.name;
+pub fn validate(a: WorktreeOptions<'_>) -> Result<(), String> {
+    let name = a.name;
     if !a.worktree {
         let set: Vec<&str> = [
             ("base", a.base.is_some()),
@@ -33,7 +48,7 @@ pub fn validate(a: &AgentEntry) -> Result<(), String> {
             ));
         }
     }
-    if let Some(base) = &a.base {
+    if let Some(base) = a.base {
         if base.is_empty()
             || base.starts_with('-')
             || base.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -44,13 +59,13 @@ pub fn validate(a: &AgentEntry) -> Result<(), String> {
             ));
         }
     }
-    for path in &a.include {
+    for path in a.include {
         include_path_ok(path).map_err(|why| {
             format!("[[agents]] {name:?}: include {path:?} {why}; give a path inside the project")
         })?;
     }
-    for (key, cmd) in [("setup", &a.setup), ("teardown", &a.teardown)] {
-        if cmd.as_deref().is_some_and(|c| c.trim().is_empty()) {
+    for (key, cmd) in [("setup", a.setup), ("teardown", a.teardown)] {
+        if cmd.is_some_and(|c| c.trim().is_empty()) {
             return Err(format!(
                 "[[agents]] {name:?}: {key} is empty; remove it or give a command"
             ));

@@ -271,7 +271,7 @@ pub struct AnswerResult {
 #[serde(deny_unknown_fields)]
 pub struct ActivityResult {
     /// The kind reported.
-    pub kind: crate::proto::methods::ActivityKind,
+    pub kind: ActivityKind,
 }
 
 /// `agents`.
@@ -448,4 +448,27 @@ pub struct LostClaim {
     pub reason: Option<String>,
     /// When (RFC 3339 UTC).
     pub ended_at: Option<String>,
+}
+
+/// What an agent CLI's hook reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    /// It is working (renews like any call).
+    Renew,
+    /// It finished its turn.
+    Idle,
+    /// It waits for a human (a permission prompt), with the CLI's message.
+    Waiting,
+}
+
+impl ActivityKind {
+    /// The kind's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivityKind::Renew => "renew",
+            ActivityKind::Idle => "idle",
+            ActivityKind::Waiting => "waiting",
+        }
+    }
 }

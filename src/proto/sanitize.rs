@@ -97,6 +97,16 @@ fn neutralise(s: &str, newline: char) -> String {
     out
 }
 
+/// A JSON value as one inert line of text for people (strings without their quotes, `null` as
+/// nothing), through [`one_line`].
+pub fn value_line(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(x) => one_line(x),
+        serde_json::Value::Null => String::new(),
+        other => one_line(&other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use std::time::SystemTime;
 use crate::proto::error::{BoardError, ErrorKind};
 use crate::proto::glossary::QUESTION_WITHDRAWN;
 use crate::proto::SessionView;
-use crate::store::sessions::needs_attention;
 use crate::store::{AgentState, EventKind};
 
 /// The ids tried, in order, for a session named `base`: `base`, then `base-2` … `base-9999`.
@@ -109,4 +108,22 @@ pub(crate) fn question_event(question: Option<&str>) -> (EventKind, String) {
         Some(q) => (EventKind::Question, q.to_string()),
         None => (EventKind::Resume, QUESTION_WITHDRAWN.to_string()),
     }
+}
+
+/// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
+/// `now`, once `attention_ms` passed; None before that.
+pub(super) fn needs_attention(
+    started_at: &str,
+    attention_ms: i64,
+    now: std::time::SystemTime,
+) -> Option<String> {
+    let started = humantime::parse_rfc3339(started_at).ok()?;
+    let age = now.duration_since(started).ok()?;
+    (age.as_millis() >= attention_ms as u128).then(|| {
+        format!(
+            "no hook and no board call {} after its start: its CLI is most likely showing a \
+             first-run dialog (trust, sign-in, approval); answer it in the agent's pane",
+            humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
+        )
+    })
 }

@@ -428,24 +428,6 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     })
 }
 
-/// Why a session started at `started_at` (RFC 3339) and never heard from needs attention at
-/// `now`, once `attention_ms` passed; None before that.
-pub(super) fn needs_attention(
-    started_at: &str,
-    attention_ms: i64,
-    now: std::time::SystemTime,
-) -> Option<String> {
-    let started = humantime::parse_rfc3339(started_at).ok()?;
-    let age = now.duration_since(started).ok()?;
-    (age.as_millis() >= attention_ms as u128).then(|| {
-        format!(
-            "no hook and no board call {} after its start: its CLI is most likely showing a \
-             first-run dialog (trust, sign-in, approval); answer it in the agent's pane",
-            humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
-        )
-    })
-}
-
 pub(super) fn session_base_name(name: &str) -> BoardResult<String> {
     let base: String = name
         .chars()

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::proto::error::{BoardError, BoardResult};
 pub use crate::proto::glossary::ListState;
+pub use crate::proto::results::ActivityKind;
 use crate::proto::results::*;
 pub use params::*;
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::proto::glossary::ListState;
+use crate::proto::results::ActivityKind;
 /// No parameters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -302,29 +303,6 @@ pub struct WaitParams {
     /// What you need from a person: the question. It stays open until a person answers it
     /// (`answer`), you withdraw it (`resume`) or your session ends.
     pub question: String,
-}
-
-/// What an agent CLI's hook reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ActivityKind {
-    /// It is working (renews like any call).
-    Renew,
-    /// It finished its turn.
-    Idle,
-    /// It waits for a human (a permission prompt), with the CLI's message.
-    Waiting,
-}
-
-impl ActivityKind {
-    /// The kind's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActivityKind::Renew => "renew",
-            ActivityKind::Idle => "idle",
-            ActivityKind::Waiting => "waiting",
-        }
-    }
 }
 
 /// `activity` parameters.
