@@ -29,9 +29,11 @@ use crate::proto::glossary::EventKind;
 
 /// The scripted agent of the ending (agents/demo/git-agent.sh).
 const GIT_AGENT_SCRIPT: &str = include_str!("../../../agents/demo/git-agent.sh");
-/// A's lease: short, so its claim lapses soon after A stops itself.
-const SHORT_LEASE: &str = "1s";
-const SHORT_LEASE_MS: i64 = 1_000;
+/// A's lease: short, so its claim lapses soon after A stops itself, yet longer than the board's
+/// stall threshold (1 s): a board starved that long finds a stall, which does not count against
+/// the lease, so A's claim cannot lapse before its commit while A runs.
+const SHORT_LEASE: &str = "1500ms";
+const SHORT_LEASE_MS: i64 = 1_500;
 /// Every other claim of the ending: long enough for the honest steps on a loaded machine.
 const LONG_LEASE: &str = "10s";
 const LONG_LEASE_MS: i64 = 10_000;
@@ -135,7 +137,10 @@ impl Demo {
                 ..Ending::default()
             };
         }
-        println!("\nreview and land: the demo directory becomes a git repository on main; [review] required, [git] land = \"merge\"\n");
+        println!(
+            "\nreview and land: the demo directory becomes a git repository on main with the commit \
+             fence hooks; board.toml now says [review] required = true, [git] land = \"merge\"\n"
+        );
         let mut out = Ending::default();
         if let Err(e) = self.run_ending(exe, target, tl, &mut out) {
             out.failed = Some(e.message);
@@ -201,6 +206,10 @@ impl Demo {
         self.accept_stale(tasks.stale, &a_commit, (ga, gb), out)?;
 
         // A wakes up and goes on as if nothing happened: its late done meets the fence.
+        self.narrate(&format!(
+            "{PAUSED} resumed (SIGCONT): it goes on to finish #{} at generation {ga}",
+            tasks.stale
+        ));
         self.resume(Some(a.id() as i32));
         let rejected = tl.wait(STEP, |e| {
             e["kind"] == EventKind::Reject.as_str()
