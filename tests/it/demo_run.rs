@@ -62,7 +62,7 @@ fn the_demo_finishes_every_task_once_with_one_expulsion_then_lands_a_reviewed_co
     assert!(n >= 1, "{stale}");
     assert!(summary.contains("demo OK"), "{summary}");
 
-    let (landed_task, stale_task) = ending_in_summary(&summary, &demo.stdout);
+    let (landed_task, stale_task) = ending_in_summary(summary, &demo.stdout);
 
     // The demo stopped its board; start one on the same directory and read the record.
     board.serve();

@@ -400,7 +400,7 @@ impl Demo {
             &[
                 "log",
                 "-4",
-                &format!("--format=%h %s%x09%(trailers:key=Board-Task,key=Board-Generation,separator=%x2C )"),
+                "--format=%h %s%x09%(trailers:key=Board-Task,key=Board-Generation,separator=%x2C )",
                 "main",
             ],
         );
