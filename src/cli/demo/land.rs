@@ -128,8 +128,9 @@ struct Tasks {
 }
 
 impl Demo {
-    /// Runs the ending on the board at `target`; what it showed. An error is a failure of the
-    /// demo's own machinery (it cannot run git, write board.toml, reach the board).
+    /// Runs the ending on the board at `target`; what it showed. Skipped when git cannot be
+    /// run; a step that fails or times out (git, board.toml, the board, an agent) ends it early,
+    /// with the reason in [`Ending::failed`].
     pub(super) fn ending(&self, exe: &Path, target: &Target, tl: &Timeline) -> Ending {
         if let Some(why) = git_missing() {
             return Ending {
@@ -158,48 +159,9 @@ impl Demo {
         let repo = Repo::init(&self.dir, exe)?;
         self.configure(target, SHORT_LEASE, SHORT_LEASE_MS)?;
         let tasks = self.add_ending_tasks(target, tl)?;
-
-        // A claims under the short lease, commits and stops itself; its claim lapses.
-        let wt_a = repo.worktree(PAUSED, "main")?;
-        let mut a = self.spawn_git_agent(exe, PAUSED, &wt_a, tasks.stale, true)?;
-        let a_commit = self.wait_commit(PAUSED)?;
-        self.narrate(&format!(
-            "{PAUSED} committed {} on board/{PAUSED} and is paused (SIGSTOP) before its done",
-            short(&a_commit)
-        ));
-        let lapse = tl.wait(STEP, |e| {
-            e["kind"] == EventKind::Lapse.as_str()
-                && e["task"] == tasks.stale
-                && e["agent"] == PAUSED
-        });
-        let Some(lapse) = lapse else {
-            return Err(fail(format!("{PAUSED}'s claim did not lapse")));
-        };
-        let ga = lapse["generation"].as_i64().unwrap_or(0);
+        let (mut a, a_commit, ga) = self.pause_past_lease(exe, tl, &repo, tasks.stale)?;
         self.configure(target, LONG_LEASE, LONG_LEASE_MS)?;
-
-        // B builds on A's branch; the honest agent starts from main. Both finish into review.
-        let wt_b = repo.worktree(TAKER, &format!("board/{PAUSED}"))?;
-        let wt_h = repo.worktree(HONEST, "main")?;
-        self.narrate(&format!(
-            "{TAKER} takes #{} over on top of {PAUSED}'s commit; {HONEST} works on #{} from main",
-            tasks.stale, tasks.honest
-        ));
-        let b = self.spawn_git_agent(exe, TAKER, &wt_b, tasks.stale, false)?;
-        let h = self.spawn_git_agent(exe, HONEST, &wt_h, tasks.honest, false)?;
-        let mut gb = 0;
-        for (agent, child, task) in [(TAKER, b, tasks.stale), (HONEST, h, tasks.honest)] {
-            wait_exit(child, STEP);
-            let review = tl.wait(STEP, |e| {
-                e["kind"] == EventKind::Review.as_str() && e["task"] == task
-            });
-            let Some(review) = review else {
-                return Err(fail(format!("{agent} did not finish #{task} into review")));
-            };
-            if task == tasks.stale {
-                gb = review["generation"].as_i64().unwrap_or(0);
-            }
-        }
+        let gb = self.take_over(exe, tl, &repo, &tasks)?;
         out.stale = Some((tasks.stale, a_commit.clone(), ga, gb));
 
         out.landed = Some(self.accept_honest(tl, tasks.honest)?);
@@ -210,16 +172,69 @@ impl Demo {
             "{PAUSED} resumed (SIGCONT): it goes on to finish #{} at generation {ga}",
             tasks.stale
         ));
-        self.resume(Some(a.id() as i32));
+        self.resume(Some(a.child.id() as i32));
         let rejected = tl.wait(STEP, |e| {
             e["kind"] == EventKind::Reject.as_str()
                 && e["task"] == tasks.stale
                 && e["agent"] == PAUSED
         });
         out.late_rejected = rejected.is_some();
-        wait_exit_mut(&mut a, STEP);
+        a.wait(STEP);
         self.show_main();
         Ok(())
+    }
+
+    /// A claims `task` under the short lease, commits and stops itself; its claim lapses. (A,
+    /// its commit, the generation it had.)
+    fn pause_past_lease(
+        &self,
+        exe: &Path,
+        tl: &Timeline,
+        repo: &Repo,
+        task: i64,
+    ) -> BoardResult<(Running<'_>, String, i64)> {
+        let wt_a = repo.worktree(PAUSED, "main")?;
+        let a = self.spawn_git_agent(exe, PAUSED, &wt_a, task, true)?;
+        let a_commit = self.wait_commit(PAUSED)?;
+        self.narrate(&format!(
+            "{PAUSED} committed {} on board/{PAUSED} and is paused (SIGSTOP) before its done",
+            short(&a_commit)
+        ));
+        let lapse = tl.wait(STEP, |e| {
+            e["kind"] == EventKind::Lapse.as_str() && e["task"] == task && e["agent"] == PAUSED
+        });
+        let Some(lapse) = lapse else {
+            return Err(fail(format!("{PAUSED}'s claim did not lapse")));
+        };
+        let ga = lapse["generation"].as_i64().unwrap_or(0);
+        Ok((a, a_commit, ga))
+    }
+
+    /// B builds on A's branch and finishes the stale task; the honest agent starts from main and
+    /// finishes its own. Both wait in review. The generation B finished at.
+    fn take_over(&self, exe: &Path, tl: &Timeline, repo: &Repo, tasks: &Tasks) -> BoardResult<i64> {
+        let wt_b = repo.worktree(TAKER, &format!("board/{PAUSED}"))?;
+        let wt_h = repo.worktree(HONEST, "main")?;
+        self.narrate(&format!(
+            "{TAKER} takes #{} over on top of {PAUSED}'s commit; {HONEST} works on #{} from main",
+            tasks.stale, tasks.honest
+        ));
+        let b = self.spawn_git_agent(exe, TAKER, &wt_b, tasks.stale, false)?;
+        let h = self.spawn_git_agent(exe, HONEST, &wt_h, tasks.honest, false)?;
+        let mut gb = 0;
+        for (agent, mut child, task) in [(TAKER, b, tasks.stale), (HONEST, h, tasks.honest)] {
+            child.wait(STEP);
+            let review = tl.wait(STEP, |e| {
+                e["kind"] == EventKind::Review.as_str() && e["task"] == task
+            });
+            let Some(review) = review else {
+                return Err(fail(format!("{agent} did not finish #{task} into review")));
+            };
+            if task == tasks.stale {
+                gb = review["generation"].as_i64().unwrap_or(0);
+            }
+        }
+        Ok(gb)
     }
 
     /// Writes board.toml with review, the merge land and `lease`, and waits until the board
@@ -274,7 +289,7 @@ impl Demo {
         wt: &Path,
         task: i64,
         pause: bool,
-    ) -> BoardResult<Child> {
+    ) -> BoardResult<Running<'_>> {
         let mut cmd = Command::new(exe);
         cmd.args(["run", "--name", name, "--", "bash", "-c", GIT_AGENT_SCRIPT])
             .arg("board-demo-git-agent")
@@ -296,7 +311,7 @@ impl Demo {
         if let Ok(mut p) = self.started.lock() {
             p.insert(0, child.id());
         }
-        Ok(child)
+        Ok(Running { demo: self, child })
     }
 
     /// `board accept` of the honest task, as a person would: it lands on main.
@@ -426,22 +441,42 @@ fn fail(what: String) -> BoardError {
     BoardError::internal(what)
 }
 
-fn wait_exit(mut child: Child, within: Duration) {
-    wait_exit_mut(&mut child, within);
+/// An agent of the ending under its launcher. Dropped while still running (the ending stopped
+/// early), it is resumed and its launcher ended, so no paused agent outlives the demo.
+struct Running<'a> {
+    demo: &'a Demo,
+    child: Child,
 }
 
-/// Waits for `child` to exit; kills it after `within`.
-fn wait_exit_mut(child: &mut Child, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) | Err(_) => return,
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return;
+impl Running<'_> {
+    /// Waits for the launcher to exit; kills it after `within`.
+    fn wait(&mut self, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) if Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let pid = self.child.id() as i32;
+            self.demo.resume(Some(pid));
+            // The launcher ends its agent (TERM, then KILL) and reports it to the board.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            self.wait(Duration::from_secs(5));
         }
     }
 }
