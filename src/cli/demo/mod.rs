@@ -4,6 +4,13 @@
 //! takes its task, resumes it (its late `done` is rejected: the fence), prints the timeline as
 //! the board reports it, and checks the outcome: every task done exactly once, one expulsion,
 //! its task finished by another, the paused agent's claim lapsed and its late writes rejected.
+//! Then it ends with review and a fenced land in a real git repository ([`land`]): an accepted
+//! commit lands on `main`, and a paused agent's stale commit is refused there.
+
+mod ending_git;
+mod land;
+mod summary;
+mod timeline;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -17,12 +24,14 @@ use serde_json::{json, Value};
 use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::glossary::{EventKind, TaskState};
-use crate::proto::sanitize::one_line;
+use crate::proto::glossary::EventKind;
+use timeline::timeline_line;
 
-const BACKLOG: &str = include_str!("../../agents/demo/backlog.toml");
+/// The `[board]` section of every board.toml the demo writes.
+const BOARD_SECTION: &str = "[board]\nname = \"demo\"\n";
+const BACKLOG: &str = include_str!("../../../agents/demo/backlog.toml");
 /// The scripted demo agent (agents/demo/agent.sh).
-pub const AGENT_SCRIPT: &str = include_str!("../../agents/demo/agent.sh");
+pub const AGENT_SCRIPT: &str = include_str!("../../../agents/demo/agent.sh");
 const AGENTS: usize = 3;
 /// The agent (1-based) that crashes, and in which of its tasks.
 const CRASHER: usize = 2;
@@ -162,10 +171,9 @@ impl Demo {
     fn run(&mut self) -> BoardResult<bool> {
         let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
         std::fs::create_dir_all(&self.dir).map_err(|e| BoardError::internal(e.to_string()))?;
-        let cfg_text =
-            "[board]\nname = \"demo\"\n\n[lease]\nduration = \"3s\"\nsweep = \"250ms\"\n";
-        write(&self.dir.join("board.toml"), cfg_text)?;
-        let cfg = Config::parse(cfg_text, Path::new("board.toml"))
+        let cfg_text = format!("{BOARD_SECTION}\n[lease]\nduration = \"3s\"\nsweep = \"250ms\"\n");
+        write(&self.dir.join("board.toml"), &cfg_text)?;
+        let cfg = Config::parse(&cfg_text, Path::new("board.toml"))
             .map_err(|e| BoardError::internal(e.to_string()))?;
         let paths = Paths::new(&self.dir, &cfg);
 
@@ -177,8 +185,8 @@ impl Demo {
             titles.len()
         );
 
-        let timeline = Arc::new(Mutex::new(Vec::<Value>::new()));
-        self.follow(&target, Arc::clone(&timeline), titles.clone());
+        let timeline = Arc::new(Timeline::new(titles.clone()));
+        self.follow(&target, Arc::clone(&timeline));
         let mut agents = Vec::new();
         for i in 1..=AGENTS {
             let agent = self.spawn_agent(&exe, i)?;
@@ -193,7 +201,7 @@ impl Demo {
         for (i, mut a) in agents.into_iter().enumerate() {
             loop {
                 if !resumed {
-                    resumed = resume_when_taken(&timeline, pauser);
+                    resumed = resume_when_taken(self, &timeline, pauser);
                 }
                 match a.try_wait() {
                     Ok(Some(_)) => break,
@@ -207,22 +215,23 @@ impl Demo {
                 }
             }
         }
-        while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-            // The clean-up thread ends the process; a summary of a cut-off run would mislead.
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        self.summary(&target, &titles)
+        wait_unless_interrupted();
+        let ending = self.ending(&exe, &target, &timeline);
+        wait_unless_interrupted();
+        summary::print(&target, &titles, &ending, self.start)
     }
 
     fn start_board(&mut self, exe: &Path, paths: &Paths) -> BoardResult<Target> {
-        let child = crate::proto::client::without_identity(
-            Command::new(exe).arg("serve").current_dir(&self.dir),
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("serve").current_dir(&self.dir);
+        // The board lands the ending's commits: with the demo's git environment, not the user's.
+        ending_git::git_env(&mut cmd, "board");
+        let child = crate::proto::client::without_identity(&mut cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BoardError::unavailable(format!("starting the board: {e}")))?;
         let target = Target::new(paths.socket.clone());
         if let Ok(mut p) = self.started.lock() {
             p.push(child.id());
@@ -287,12 +296,6 @@ impl Demo {
     }
 
     fn spawn_agent(&self, exe: &Path, i: usize) -> BoardResult<Child> {
-        let bin_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-        let path = format!(
-            "{}:{}",
-            bin_dir.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         let crash = if i == CRASHER { CRASH_ON_TASK } else { 0 };
         let pause = if i == PAUSER { PAUSE_ON_TASK } else { 0 };
         let mut cmd = Command::new(exe);
@@ -300,7 +303,7 @@ impl Demo {
             .arg(exe)
             .arg("demo-agent")
             .current_dir(&self.dir)
-            .env("PATH", path)
+            .env("PATH", path_with(exe))
             .env("BOARD_BIN", exe)
             .env("DEMO_CRASH_ON", crash.to_string())
             .env("DEMO_PAUSE_ON", pause.to_string());
@@ -313,183 +316,128 @@ impl Demo {
     }
 
     /// Prints the timeline live from the board's event stream.
-    fn follow(
-        &self,
-        target: &Target,
-        timeline: Arc<Mutex<Vec<Value>>>,
-        titles: BTreeMap<i64, String>,
-    ) {
+    fn follow(&self, target: &Target, timeline: Arc<Timeline>) {
         let Ok(c) = operator(target) else { return };
         let start = self.start;
         std::thread::spawn(move || {
             let _ = c.follow(None, |e| {
-                if let Some(line) = timeline_line(e, &titles, start.elapsed()) {
-                    println!("{line}");
-                }
-                if let Ok(mut t) = timeline.lock() {
-                    t.push(e.clone());
-                }
+                timeline.push(e, start.elapsed());
                 true
             });
         });
     }
 
-    /// Checks the outcome from the board's own records and prints the summary.
-    fn summary(&self, target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<bool> {
-        let mut c = operator(target)?;
-        let tasks = c.call("list", json!({}))?["tasks"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let events = c.call_raw("log", json!({ "after": 0, "limit": 100000 }))?["events"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let count = |kind: EventKind| events.iter().filter(|e| e["kind"] == kind.as_str()).count();
-        let mut done_per_task: BTreeMap<i64, usize> = BTreeMap::new();
-        for e in events
-            .iter()
-            .filter(|e| e["kind"] == EventKind::Done.as_str())
-        {
-            *done_per_task
-                .entry(e["task"].as_i64().unwrap_or(0))
-                .or_default() += 1;
-        }
-        let all_done = tasks.iter().all(|t| t["state"] == TaskState::Done.as_str());
-        let once = titles.keys().all(|id| done_per_task.get(id) == Some(&1));
-        let expels: Vec<&Value> = events
-            .iter()
-            .filter(|e| e["kind"] == EventKind::Expel.as_str())
-            .collect();
-        let reclaimed = expels.iter().all(|x| {
-            let task = &x["task"];
-            events.iter().any(|e| {
-                e["kind"] == EventKind::Done.as_str()
-                    && &e["task"] == task
-                    && e["agent"] != x["agent"]
-            })
-        });
-        let mut per_agent: BTreeMap<String, usize> = BTreeMap::new();
-        for e in events
-            .iter()
-            .filter(|e| e["kind"] == EventKind::Done.as_str())
-        {
-            *per_agent
-                .entry(e["agent"].as_str().unwrap_or("?").to_string())
-                .or_default() += 1;
-        }
-        let pauser = format!("agent-{PAUSER}");
-        let lapsed: Vec<&Value> = events
-            .iter()
-            .filter(|e| e["kind"] == EventKind::Lapse.as_str() && e["agent"] == pauser.as_str())
-            .collect();
-        let taken_over = lapsed.iter().any(|l| {
-            events.iter().any(|e| {
-                e["kind"] == EventKind::Done.as_str()
-                    && e["task"] == l["task"]
-                    && e["agent"] != pauser.as_str()
-            })
-        });
-        let stale = events
-            .iter()
-            .filter(|e| e["kind"] == EventKind::Reject.as_str() && e["agent"] == pauser.as_str())
-            .count();
-        let fenced = !lapsed.is_empty() && taken_over && stale >= 1;
-        let ok = all_done && once && expels.len() == 1 && reclaimed && fenced;
-        println!(
-            "\nsummary after {:.1} s",
-            self.start.elapsed().as_secs_f64()
-        );
-        println!(
-            "  tasks done:        {}/{} {}",
-            tasks
-                .iter()
-                .filter(|t| t["state"] == TaskState::Done.as_str())
-                .count(),
-            tasks.len(),
-            mark(all_done)
-        );
-        println!(
-            "  each done once:    {} {}",
-            if once { "yes" } else { "no" },
-            mark(once)
-        );
-        println!(
-            "  expulsions:        {} {}",
-            expels.len(),
-            mark(expels.len() == 1)
-        );
-        for x in &expels {
-            println!(
-                "    #{} {} from {}: {}",
-                x["task"],
-                one_line(
-                    x["task"]
-                        .as_i64()
-                        .and_then(|t| titles.get(&t))
-                        .map(String::as_str)
-                        .unwrap_or("")
-                ),
-                one_line(x["agent"].as_str().unwrap_or("?")),
-                one_line(x["reason"].as_str().unwrap_or(""))
-            );
-        }
-        println!(
-            "  expelled task finished by another agent: {} {}",
-            if reclaimed { "yes" } else { "no" },
-            mark(reclaimed)
-        );
-        println!(
-            "  paused past its lease: {pauser}, claim lapsed {} time(s), its task finished by another: {} {}",
-            lapsed.len(),
-            if taken_over { "yes" } else { "no" },
-            mark(!lapsed.is_empty() && taken_over)
-        );
-        println!(
-            "  rejected stale writes of the paused agent: {stale} {}",
-            mark(stale >= 1)
-        );
-        println!("  claims granted:    {}", count(EventKind::Grant));
-        println!("  rejected writes:   {}", count(EventKind::Reject));
-        let per = per_agent
-            .iter()
-            .map(|(a, n)| format!("{a} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        println!("  done per agent:    {per}");
-        println!("{}", if ok { "demo OK" } else { "demo FAILED" });
-        Ok(ok)
-    }
-}
-
-/// Once the paused agent's claim has lapsed and another agent was granted that task, wakes the
-/// paused agent (SIGCONT to its launcher's tree): it goes on as if nothing happened, and its
-/// late writes meet the fence. Returns whether it did.
-fn resume_when_taken(timeline: &Mutex<Vec<Value>>, launcher: Option<i32>) -> bool {
-    let Some(launcher) = launcher else {
-        return true;
-    };
-    let pauser = format!("agent-{PAUSER}");
-    let taken = match timeline.lock() {
-        Ok(t) => t.iter().any(|l| {
-            l["kind"] == EventKind::Lapse.as_str()
-                && l["agent"] == pauser.as_str()
-                && t.iter().any(|g| {
-                    g["kind"] == EventKind::Grant.as_str()
-                        && g["task"] == l["task"]
-                        && g["agent"] != pauser.as_str()
-                        && g["id"].as_i64() > l["id"].as_i64()
-                })
-        }),
-        Err(_) => false,
-    };
-    if taken {
+    /// Wakes a paused agent: SIGCONT to its launcher `launcher` and the launcher's tree.
+    fn resume(&self, launcher: Option<i32>) {
+        let Some(launcher) = launcher else { return };
         for pid in std::iter::once(launcher).chain(crate::os::procfs::descendants(launcher)) {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),
                 nix::sys::signal::Signal::SIGCONT,
             );
         }
+    }
+}
+
+/// The events the demo has seen (in the board's order) and the titles it names tasks by;
+/// shared by the thread printing the timeline and the steps waiting on it.
+struct Timeline {
+    events: Mutex<Vec<Value>>,
+    titles: Mutex<BTreeMap<i64, String>>,
+}
+
+impl Timeline {
+    fn new(titles: BTreeMap<i64, String>) -> Timeline {
+        Timeline {
+            events: Mutex::new(Vec::new()),
+            titles: Mutex::new(titles),
+        }
+    }
+
+    /// Prints the event's timeline line (`at`: time since the demo started) and keeps it.
+    fn push(&self, e: &Value, at: Duration) {
+        let line = match self.titles.lock() {
+            Ok(titles) => timeline_line(e, &titles, at),
+            Err(_) => None,
+        };
+        if let Some(line) = line {
+            println!("{line}");
+        }
+        if let Ok(mut t) = self.events.lock() {
+            t.push(e.clone());
+        }
+    }
+
+    /// Names task `id` by `title` in later lines.
+    fn title(&self, id: i64, title: &str) {
+        if let Ok(mut t) = self.titles.lock() {
+            t.insert(id, title.to_string());
+        }
+    }
+
+    /// Whether some event seen so far matches `pred`.
+    fn any(&self, pred: impl Fn(&[Value], &Value) -> bool) -> bool {
+        match self.events.lock() {
+            Ok(t) => t.iter().any(|e| pred(&t, e)),
+            Err(_) => false,
+        }
+    }
+
+    /// The first event matching `pred`, waiting for it at most `within` (None after that).
+    fn wait(&self, within: Duration, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(t) = self.events.lock() {
+                if let Some(e) = t.iter().find(|e| pred(e)) {
+                    return Some(e.clone());
+                }
+            }
+            if Instant::now() > deadline || INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// While an interrupt is being handled, waits: the clean-up thread ends the process, and going
+/// on (a summary of a cut-off run) would mislead.
+fn wait_unless_interrupted() {
+    while INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `PATH` with the directory of the board binary `exe` first.
+fn path_with(exe: &Path) -> String {
+    let bin_dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Once the paused agent's claim has lapsed and another agent was granted that task, wakes the
+/// paused agent (SIGCONT to its launcher's tree): it goes on as if nothing happened, and its
+/// late writes meet the fence. Returns whether it did.
+fn resume_when_taken(demo: &Demo, timeline: &Timeline, launcher: Option<i32>) -> bool {
+    if launcher.is_none() {
+        return true;
+    }
+    let pauser = format!("agent-{PAUSER}");
+    let taken = timeline.any(|t, l| {
+        l["kind"] == EventKind::Lapse.as_str()
+            && l["agent"] == pauser.as_str()
+            && t.iter().any(|g| {
+                g["kind"] == EventKind::Grant.as_str()
+                    && g["task"] == l["task"]
+                    && g["agent"] != pauser.as_str()
+                    && g["id"].as_i64() > l["id"].as_i64()
+            })
+    });
+    if taken {
+        demo.resume(launcher);
     }
     taken
 }
@@ -511,32 +459,4 @@ fn operator(target: &Target) -> BoardResult<Client> {
 fn write(path: &Path, text: &str) -> BoardResult<()> {
     std::fs::write(path, text)
         .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))
-}
-
-/// One readable timeline line for an event, or None for events the demo does not narrate.
-fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Option<String> {
-    let agent = one_line(e["agent"].as_str().unwrap_or(""));
-    let task = e["task"].as_i64();
-    let title = task
-        .and_then(|t| titles.get(&t))
-        .map(|t| one_line(t))
-        .unwrap_or_default();
-    let generation = e["generation"]
-        .as_i64()
-        .map(|g| format!(" (generation {g})"))
-        .unwrap_or_default();
-    let reason = one_line(e["reason"].as_str().unwrap_or(""));
-    let t = task.map(|t| format!("#{t}")).unwrap_or_default();
-    let what = match e["kind"].as_str()?.parse::<EventKind>().ok()? {
-        EventKind::Grant => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
-        EventKind::Done => format!("{agent:<8} finished {t:<4} {title}"),
-        EventKind::Expel => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
-        EventKind::Lapse => format!("{agent:<8} lapsed   {t:<4} {reason}"),
-        EventKind::Reject => format!("{agent:<8} rejected {t:<4} {reason}"),
-        EventKind::Release => format!("{agent:<8} released {t:<4} {title}"),
-        EventKind::SessionStart => format!("{agent:<8} joined"),
-        EventKind::SessionEnd => format!("{agent:<8} left ({reason})"),
-        _ => return None,
-    };
-    Some(format!("{:>6.2}s  {what}", at.as_secs_f64()))
 }

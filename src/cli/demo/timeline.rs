@@ -1,0 +1,121 @@
+//! The demo's timeline: one readable line per event the board reports, with commit ids
+//! shortened as `git log --oneline` shows them.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::proto::glossary::EventKind;
+use crate::proto::sanitize::one_line;
+
+/// Hex digits of a short commit id in the demo's output.
+pub const SHORT: usize = 7;
+
+/// One readable timeline line for an event, or None for events the demo does not narrate.
+/// `at` is the time since the demo started.
+pub fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Option<String> {
+    let agent = one_line(e["agent"].as_str().unwrap_or(""));
+    let task = e["task"].as_i64();
+    let title = task
+        .and_then(|t| titles.get(&t))
+        .map(|t| one_line(t))
+        .unwrap_or_default();
+    let generation = e["generation"]
+        .as_i64()
+        .map(|g| format!(" (generation {g})"))
+        .unwrap_or_default();
+    let reason = one_line(e["reason"].as_str().unwrap_or(""));
+    let shas = commit_ids(&reason);
+    let sha = |i: usize| shas.get(i).map(String::as_str).unwrap_or("?");
+    let t = task.map(|t| format!("#{t}")).unwrap_or_default();
+    let what = match e["kind"].as_str()?.parse::<EventKind>().ok()? {
+        EventKind::Grant => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
+        EventKind::Done => format!("{agent:<8} finished {t:<4} {title}"),
+        EventKind::Expel => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
+        EventKind::Lapse => format!("{agent:<8} lapsed   {t:<4} {reason}"),
+        EventKind::Reject => format!("{agent:<8} rejected {t:<4} {reason}"),
+        EventKind::Release => format!("{agent:<8} released {t:<4} {title}"),
+        EventKind::SessionStart => format!("{agent:<8} joined"),
+        EventKind::SessionEnd => format!("{agent:<8} left ({reason})"),
+        EventKind::Review => format!(
+            "{agent:<8} finished {t:<4} with commit {}{generation}: waits for review",
+            sha(0)
+        ),
+        EventKind::Accept => {
+            let who = if agent.is_empty() { "person" } else { &agent };
+            format!("{who:<8} accepted {t:<4} commit {}", sha(0))
+        }
+        EventKind::Land => format!(
+            "{:<8} landed   {t:<4} commit {} on main by compare-and-swap: main now at {}",
+            "board",
+            sha(0),
+            sha(1)
+        ),
+        EventKind::Rejected => format!("{:<8} sent back {t:<4} {}", "board", shorten(&reason)),
+        _ => return None,
+    };
+    Some(format!("{:>6.2}s  {what}", at.as_secs_f64()))
+}
+
+/// The commit ids (40 or 64 hex digits) in `text`, shortened, in order.
+pub fn commit_ids(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_hexdigit())
+        .filter(|w| w.len() == 40 || w.len() == 64)
+        .map(|w| w[..SHORT].to_string())
+        .collect()
+}
+
+/// `text` with every full commit id shortened.
+pub fn shorten(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.len() == 40 || word.len() == 64 {
+            out.push_str(&word[..SHORT]);
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "3f2a9c1e04b7aa11bb22cc33dd44ee55ff667788";
+    const B: &str = "8d0e11223344556677889900aabbccddeeff0011";
+
+    #[test]
+    fn full_commit_ids_are_shortened_and_other_words_kept() {
+        let text = format!("commit {A} landed: base now at {B}; task 15, generation 2");
+        assert_eq!(
+            shorten(&text),
+            "commit 3f2a9c1 landed: base now at 8d0e112; task 15, generation 2"
+        );
+        assert_eq!(commit_ids(&text), vec!["3f2a9c1", "8d0e112"]);
+        assert_eq!(shorten("deadbeef"), "deadbeef");
+    }
+
+    #[test]
+    fn a_land_event_reads_as_a_land_on_main_with_both_short_ids() {
+        let e = serde_json::json!({
+            "kind": "land", "task": 14, "generation": 1,
+            "reason": format!("commit {A} landed: base now at {B}"),
+        });
+        let line = timeline_line(&e, &BTreeMap::new(), Duration::from_millis(1500)).unwrap();
+        assert!(line.contains("landed   #14  commit 3f2a9c1"), "{line}");
+        assert!(line.ends_with("main now at 8d0e112"), "{line}");
+    }
+}
