@@ -59,6 +59,10 @@ pub struct TaskView {
     /// The agent name or role the task is for (`add --for`); None: any agent may claim it.
     #[serde(default, rename = "for")]
     pub meant_for: Option<String>,
+    /// Whether this task's `done` goes through review: true (`add --review`), false
+    /// (`--no-review`), None: as the board's `[review] required` says.
+    #[serde(default)]
+    pub review: Option<bool>,
 }
 
 /// An agent session as clients see it.

@@ -51,7 +51,8 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
             cx.store()
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
-        Call::Done(p) if p.note.is_none() && !super::review::done_needs_commit(cx) => cx
+        // A task of its own `--review` is left to the general path by the store.
+        Call::Done(p) if p.note.is_none() && !super::review::board_needs_commit(cx) => cx
             .store()
             .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
         _ => return Ok(None),
@@ -77,7 +78,14 @@ pub fn done(
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
     let agent = cx.caller.require_agent(Method::Done)?;
-    if super::review::done_needs_commit(cx) {
+    // The task's override picks the path; the write that follows is fenced on the claim as
+    // ever (an `edit --review` racing this `done` counts from the task's next `done`).
+    let lands = cx.board.config().git.lands();
+    let review = match lands {
+        true => None,
+        false => store.task(p.task, cx.now)?.review,
+    };
+    if super::review::done_needs_commit(cx, review) {
         return done_with_commit(cx, store, ev, agent, p);
     }
     let (out, e) = store.done(
