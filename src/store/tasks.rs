@@ -97,7 +97,16 @@ impl SqliteStore {
                         meant_for = CASE WHEN ?7 IS NULL THEN meant_for ELSE NULLIF(?7, '') END,
                         review = COALESCE(?8, review)
                  WHERE id = ?1",
-                params![id, title, body, priority, now_wall(), labels, meant_for, assign.review],
+                params![
+                    id,
+                    title,
+                    body,
+                    priority,
+                    now_wall(),
+                    labels,
+                    meant_for,
+                    assign.review
+                ],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));

@@ -52,9 +52,10 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
         // A task of its own `--review` is left to the general path by the store.
-        Call::Done(p) if p.note.is_none() && !super::review::board_needs_commit(cx) => cx
-            .store()
-            .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
+        Call::Done(p) if p.note.is_none() && !super::review::board_needs_commit(cx) => {
+            cx.store()
+                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
+        }
         _ => return Ok(None),
     };
     let Some(r) = done else {

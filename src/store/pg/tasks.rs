@@ -101,7 +101,15 @@ impl PgStore {
                                          ELSE NULLIF($6::text, '') END,
                         review = COALESCE($7, review)
                  WHERE id = $1",
-                &[&id, &title, &body, &priority, &labels, &meant_for, &assign.review],
+                &[
+                    &id,
+                    &title,
+                    &body,
+                    &priority,
+                    &labels,
+                    &meant_for,
+                    &assign.review,
+                ],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));
