@@ -187,7 +187,10 @@ impl NoticeView {
             NoticeKind::Permission => format!("board: {who} waits for permission"),
             NoticeKind::Attention => format!("board: {who} needs attention"),
             NoticeKind::Message => format!("board: message from {who}"),
-            NoticeKind::Review => "board: a task waits for review".to_string(),
+            NoticeKind::Review => match self.task {
+                Some(t) => format!("board: #{t} from {who} waits for review"),
+                None => "board: a task waits for review".to_string(),
+            },
             NoticeKind::Expel => format!("board: {who} ended holding a claim"),
             NoticeKind::Finished => "board: the backlog is done".to_string(),
         }
