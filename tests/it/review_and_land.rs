@@ -23,7 +23,7 @@ pub(crate) const GIT_ENV: &str = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_
 
 /// A land is git work (a merge, hooks, the swap, again when the base moved): on a loaded
 /// machine it outlasts the default 5 s a command waits for an answer.
-const LAND_WAIT: &str = "[client]\ntimeout = \"60s\"\n\n";
+pub(crate) const LAND_WAIT: &str = "[client]\ntimeout = \"60s\"\n\n";
 
 /// A project in a git repository on `main` with the commit fence hooks, `[review]` and `[git]`
 /// as `review_and_git` says, and a board serving it.
@@ -112,7 +112,7 @@ pub(crate) fn task(b: &TestBoard, id: i64) -> Value {
 
 /// The shell agent `board up` starts in its worktree: claims its task (a: 1, b: 2), commits its
 /// own file, finishes with `board done` (no `--commit`: the head of its branch), then idles.
-fn committer_script() -> String {
+pub(crate) fn committer_script() -> String {
     format!(
         r#"set -u
 {GIT_ENV}case "$BOARD_AGENT" in a) id=1;; *) id=2;; esac
