@@ -134,17 +134,17 @@ fn two_agents_finish_into_review_and_a_person_accepts_both_in_the_tui_and_both_l
         let commit = t["commit"].as_str().unwrap_or_else(|| panic!("{t}"));
         assert!(is_ancestor(&b, commit, "main"), "task {id} landed: {t}");
         assert!(
-            t["landed"].as_str().is_some_and(|l| is_ancestor(&b, l, "main")),
+            t["landed"]
+                .as_str()
+                .is_some_and(|l| is_ancestor(&b, l, "main")),
             "{t}"
         );
         assert!(log.contains(&format!("Board-Task: {id}")), "{log}");
         let notes = b.show(id)["notes"].clone();
         assert!(
-            notes
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|n| n["text"].as_str().is_some_and(|x| x.starts_with("looks right"))),
+            notes.as_array().into_iter().flatten().any(|n| n["text"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("looks right"))),
             "the accept's note is kept: {notes}"
         );
     }
