@@ -104,7 +104,7 @@ pub fn done(
     })
 }
 
-/// `done` on a board that reviews or lands finished work: the task waits in review with the
+/// `done` of a task that goes through review or lands: the task waits in review with the
 /// commit `p` names (the land, when review is off, follows in [`super::handle`]).
 fn done_with_commit(
     cx: &Cx,
@@ -119,10 +119,10 @@ fn done_with_commit(
     };
     let Some(commit) = p.commit.as_deref().or(branch_head.as_deref()) else {
         return Err(BoardError::usage(format!(
-            "this board reviews or lands finished work ([review] required, [git] land): name \
-             the commit that finishes task {}: `board done {} --commit REV` (the default, \
-             the head of the branch you started on, is known only for an agent started in a \
-             git work tree on a branch)",
+            "task {} goes through review or lands ([review] required or its own --review, \
+             [git] land): name the commit that finishes it: `board done {} --commit REV` \
+             (the default, the head of the branch you started on, is known only for an agent \
+             started in a git work tree on a branch)",
             p.task, p.task
         )));
     };
