@@ -55,8 +55,16 @@ pub enum Cmd {
         /// Only this agent name or role may claim it (default: any agent).
         #[arg(long = "for", value_name = "NAME")]
         meant_for: Option<String>,
+        /// Its `done` waits in review for a person, whatever `[review] required` says.
+        #[arg(long, conflicts_with = "no_review")]
+        review: bool,
+        /// Its `done` skips review (and lands at once with `[git] land`), whatever `[review]
+        /// required` says.
+        #[arg(long)]
+        no_review: bool,
     },
-    /// Change a task's title, body, priority, dependencies, labels or whom it is for.
+    /// Change a task's title, body, priority, dependencies, labels, whom it is for or whether
+    /// it goes through review.
     Edit {
         /// Task id.
         task: i64,
@@ -87,6 +95,12 @@ pub enum Cmd {
         /// Any agent may claim it again.
         #[arg(long, conflicts_with = "meant_for")]
         for_anyone: bool,
+        /// Its `done` waits in review from now on, whatever `[review] required` says.
+        #[arg(long, conflicts_with = "no_review")]
+        review: bool,
+        /// Its `done` skips review from now on, whatever `[review] required` says.
+        #[arg(long)]
+        no_review: bool,
     },
     /// Cancel a task (its claim, if any, ends).
     Cancel {

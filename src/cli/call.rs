@@ -21,10 +21,13 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             after,
             labels,
             meant_for,
+            review,
+            no_review,
         } => (
             "add",
             json!({ "title": title, "body": body, "priority": priority, "after": after,
-                    "labels": labels, "for": meant_for }),
+                    "labels": labels, "for": meant_for,
+                    "review": review_choice(*review, *no_review) }),
         ),
         Cmd::Edit {
             task,
@@ -37,6 +40,8 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             no_labels,
             meant_for,
             for_anyone,
+            review,
+            no_review,
         } => {
             let after = if *no_after {
                 Some(Vec::new())
@@ -53,7 +58,8 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             (
                 "edit",
                 json!({ "task": task, "title": title, "body": body, "priority": priority,
-                        "after": after, "labels": labels, "for": meant_for }),
+                        "after": after, "labels": labels, "for": meant_for,
+                        "review": review_choice(*review, *no_review) }),
             )
         }
         Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
@@ -131,6 +137,15 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Import { .. }
         | Cmd::Export { .. }
         | Cmd::DemoAgent => ("hello", json!({})),
+    }
+}
+
+/// `--review` / `--no-review` as the wire's `review`: true, false, or None for neither.
+fn review_choice(review: bool, no_review: bool) -> Option<bool> {
+    match (review, no_review) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
     }
 }
 

@@ -174,6 +174,11 @@ fn human_result(method: &str, v: &Value) -> String {
         Some(Method::Show) => {
             let t = &v["task"];
             let mut out = vec![task_line(t)];
+            match t["review"].as_bool() {
+                Some(true) => out.push("review: its done waits for a person (--review)".into()),
+                Some(false) => out.push("review: its done skips review (--no-review)".into()),
+                None => {}
+            }
             if let Some(c) = t["commit"].as_str() {
                 let landed = t["landed"].as_str().map_or(String::new(), |l| {
                     format!(" · landed, base at {}", one_line(l))

@@ -256,7 +256,7 @@ words! {
         Attention = "attention",
         /// An agent sent the operator a message.
         Message = "message",
-        /// A task waits for review (no emitter yet: it comes with review).
+        /// A holder's `done` put a task in review, where it waits for a person's verdict.
         Review = "review",
         /// An agent session ended while holding a claim, or was expelled.
         Expel = "expel",

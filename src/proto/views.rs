@@ -59,6 +59,10 @@ pub struct TaskView {
     /// The agent name or role the task is for (`add --for`); None: any agent may claim it.
     #[serde(default, rename = "for")]
     pub meant_for: Option<String>,
+    /// Whether this task's `done` goes through review: true (`add --review`), false
+    /// (`--no-review`), None: as the board's `[review] required` says.
+    #[serde(default)]
+    pub review: Option<bool>,
 }
 
 /// An agent session as clients see it.
@@ -183,7 +187,10 @@ impl NoticeView {
             NoticeKind::Permission => format!("board: {who} waits for permission"),
             NoticeKind::Attention => format!("board: {who} needs attention"),
             NoticeKind::Message => format!("board: message from {who}"),
-            NoticeKind::Review => "board: a task waits for review".to_string(),
+            NoticeKind::Review => match self.task {
+                Some(t) => format!("board: #{t} from {who} waits for review"),
+                None => "board: a task waits for review".to_string(),
+            },
             NoticeKind::Expel => format!("board: {who} ended holding a claim"),
             NoticeKind::Finished => "board: the backlog is done".to_string(),
         }

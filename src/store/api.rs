@@ -93,13 +93,14 @@ store_api! {
     fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a task with labels (each checked: 1 to 64 characters, no comma, whitespace or
-    /// control character) and the agent name or role it is for (None: any agent). Errors as
-    /// `add_task`, and `invalid` naming a bad label or `for` name.
+    /// control character), the agent name or role it is for (None: any agent) and whether its
+    /// `done` goes through review (None: as `[review] required`). Errors as `add_task`, and
+    /// `invalid` naming a bad label or `for` name.
     #[allow(clippy::too_many_arguments, reason = "one argument per field of a new task")]
-    fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
-    /// Edits a task's title, body, priority, dependencies, labels or whom it is for (None
-    /// leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
+    /// Edits a task's title, body, priority, dependencies, labels, whom it is for or its review
+    /// override (None leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
     /// bad label or `for` name).
     #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
     fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;

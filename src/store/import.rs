@@ -39,8 +39,8 @@ impl SqliteStore {
                 let labels = super::task_rules::join_labels(&t.labels)?;
                 tx.execute(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
-                                        done_by, done_at, labels, meant_for)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)",
+                                        done_by, done_at, labels, meant_for, review)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10)",
                     params![
                         t.title,
                         t.body,
@@ -50,7 +50,8 @@ impl SqliteStore {
                         (state == TaskState::Done).then_some(by),
                         finished.then_some(&now),
                         labels,
-                        t.meant_for
+                        t.meant_for,
+                        t.review
                     ],
                 )?;
                 let id = tx.last_insert_rowid();

@@ -125,13 +125,17 @@ pub(crate) fn split_labels(joined: &str) -> Vec<String> {
         .collect()
 }
 
-/// What an `edit` changes of a task's labels and whom it is for; `None` leaves each alone.
+/// What an `edit` changes of a task's labels, whom it is for and whether it goes through
+/// review; `None` leaves each alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Reassign {
     /// The new label set (replaces the old one; empty clears it).
     pub labels: Option<Vec<String>>,
     /// The new agent name or role the task is for; `Some(None)` makes it for anyone.
     pub meant_for: Option<Option<String>>,
+    /// Whether the task's `done` goes through review from now on (`edit --review` /
+    /// `--no-review`); None leaves it alone.
+    pub review: Option<bool>,
 }
 
 impl Reassign {

@@ -39,7 +39,7 @@ impl SqliteStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        self.add_task_for(title, body, priority, after, &[], None, by, now_ms)
+        self.add_task_for(title, body, priority, after, &[], None, None, by, now_ms)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -51,6 +51,7 @@ impl SqliteStore {
         after: &[i64],
         labels: &[String],
         meant_for: Option<&str>,
+        review: Option<bool>,
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
@@ -62,9 +63,10 @@ impl SqliteStore {
         self.tx(|tx, ev| {
             let now = now_wall();
             tx.execute(
-                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for)
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)",
-                params![title, body, priority, now, labels, meant_for],
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for,
+                                    review)
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)",
+                params![title, body, priority, now, labels, meant_for, review],
             )?;
             let id = tx.last_insert_rowid();
             set_deps(tx, id, after)?;
@@ -92,9 +94,19 @@ impl SqliteStore {
                 "UPDATE tasks SET title = COALESCE(?2, title), body = COALESCE(?3, body),
                         priority = COALESCE(?4, priority), updated_at = ?5,
                         labels = COALESCE(?6, labels),
-                        meant_for = CASE WHEN ?7 IS NULL THEN meant_for ELSE NULLIF(?7, '') END
+                        meant_for = CASE WHEN ?7 IS NULL THEN meant_for ELSE NULLIF(?7, '') END,
+                        review = COALESCE(?8, review)
                  WHERE id = ?1",
-                params![id, title, body, priority, now_wall(), labels, meant_for],
+                params![
+                    id,
+                    title,
+                    body,
+                    priority,
+                    now_wall(),
+                    labels,
+                    meant_for,
+                    assign.review
+                ],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));
@@ -289,7 +301,7 @@ macro_rules! view_sql {
         concat!(
             "SELECT t.id, t.title, t.body, t.priority, t.state, t.generation, t.created_at,
                     t.updated_at, t.done_by, t.done_at, c.session_id, c.expires_ms,
-                    t.commit_sha, t.landed_sha, t.labels, t.meant_for
+                    t.commit_sha, t.landed_sha, t.labels, t.meant_for, t.review
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -338,6 +350,7 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
             landed: r.get(13)?,
             labels: task_rules::split_labels(&r.get::<_, String>(14)?),
             meant_for: r.get(15)?,
+            review: r.get(16)?,
         })
     };
     let mut views: Vec<TaskView> = match pick {

@@ -517,7 +517,7 @@ mod review;
 on_every_backend! {
     fn claim_next_gives_a_task_meant_for_someone_only_to_that_name_or_role(s) {
         let (meant, _) = s
-            .add_task_for("review", "", 9, &[], &[], Some("reviewer"), OPERATOR, 0)
+            .add_task_for("review", "", 9, &[], &[], Some("reviewer"), None, OPERATOR, 0)
             .unwrap();
         let (any, _) = s.add_task("chore", "", 0, &[], OPERATOR, 0).unwrap();
         let coder = agent(s, "coder");
@@ -540,7 +540,7 @@ on_every_backend! {
     fn labels_are_kept_in_order_replaced_by_an_edit_and_filter_a_claim(s) {
         let labels = |l: &[&str]| l.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let (t, _) = s
-            .add_task_for("t", "", 0, &[], &labels(&["ui", "api", "ui"]), None, OPERATOR, 0)
+            .add_task_for("t", "", 0, &[], &labels(&["ui", "api", "ui"]), None, None, OPERATOR, 0)
             .unwrap();
         assert_eq!(t.labels, labels(&["ui", "api"]), "a repeated label is kept once");
         let (u, _) = s.add_task("u", "", 5, &[], OPERATOR, 0).unwrap();
@@ -550,10 +550,10 @@ on_every_backend! {
         let e = s.claim_labelled(&a, "api", 0, 1000).unwrap_err();
         assert_eq!(e.kind, ErrorKind::NoReadyTask);
 
-        let change = Reassign { labels: Some(labels(&["docs"])), meant_for: Some(Some("ada".into())) };
+        let change = Reassign { labels: Some(labels(&["docs"])), meant_for: Some(Some("ada".into())), review: None };
         let (u, _) = s.edit_task(u.id, None, None, None, None, &change, OPERATOR, 0).unwrap();
         assert_eq!((u.labels.clone(), u.meant_for.as_deref()), (labels(&["docs"]), Some("ada")));
-        let clear = Reassign { labels: Some(Vec::new()), meant_for: Some(None) };
+        let clear = Reassign { labels: Some(Vec::new()), meant_for: Some(None), review: None };
         let (u, _) = s.edit_task(u.id, None, None, None, None, &clear, OPERATOR, 0).unwrap();
         assert!(u.labels.is_empty() && u.meant_for.is_none(), "{u:?}");
     }
@@ -564,11 +564,11 @@ on_every_backend! {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         for bad in ["two words", "a,b", "", "esc\u{1b}[2J"] {
             let e = s
-                .add_task_for("x", "", 0, &[], &[bad.to_string()], None, OPERATOR, 0)
+                .add_task_for("x", "", 0, &[], &[bad.to_string()], None, None, OPERATOR, 0)
                 .unwrap_err();
             assert_eq!(e.kind, ErrorKind::Invalid, "{bad:?}");
             assert!(e.message.starts_with("label "), "{}", e.message);
-            let change = Reassign { labels: None, meant_for: Some(Some(bad.to_string())) };
+            let change = Reassign { labels: None, meant_for: Some(Some(bad.to_string())), review: None };
             let e = s.edit_task(t.id, None, None, None, None, &change, OPERATOR, 0).unwrap_err();
             assert!(e.message.starts_with("for "), "{}", e.message);
         }
@@ -579,9 +579,9 @@ on_every_backend! {
 
 on_every_backend! {
     fn the_one_round_trip_claim_next_passes_over_a_task_for_someone_else_and_shows_its_labels(s) {
-        s.add_task_for("review", "", 9, &[], &[], Some("reviewer"), OPERATOR, 0).unwrap();
+        s.add_task_for("review", "", 9, &[], &[], Some("reviewer"), None, OPERATOR, 0).unwrap();
         let (chore, _) = s
-            .add_task_for("chore", "", 0, &[], &["docs".to_string()], Some("coder"), OPERATOR, 0)
+            .add_task_for("chore", "", 0, &[], &["docs".to_string()], Some("coder"), None, OPERATOR, 0)
             .unwrap();
         let coder = agent(s, "coder");
         // SQLite has no such path (None): its general path is tested above.

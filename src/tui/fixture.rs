@@ -50,6 +50,7 @@ fn task(
         landed: None,
         labels: Vec::new(),
         meant_for: None,
+        review: None,
     }
 }
 

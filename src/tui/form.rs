@@ -35,7 +35,7 @@ impl Field {
 /// What a form does on Enter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FormKind {
-    /// Add a task (title, priority, dependencies).
+    /// Add a task (title, priority, dependencies, labels, whom it is for, review).
     Add,
     /// Edit a task; holds the task as it was when the form opened.
     Edit(Box<TaskView>),
@@ -116,6 +116,63 @@ fn ids_text(ids: &[i64]) -> String {
         .join(" ")
 }
 
+/// Parses a label list: labels separated by spaces or commas (the board checks each).
+fn parse_labels(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in s.split(|c: char| c == ',' || c.is_whitespace()) {
+        if !l.is_empty() && !out.iter().any(|o| o == l) {
+            out.push(l.to_string());
+        }
+    }
+    out
+}
+
+/// Parses the review field: `yes` (its done waits for a person), `no` (it skips review), or
+/// empty (as `[review] required`; None).
+fn parse_review(s: &str) -> Result<Option<bool>, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "yes" | "y" => Ok(Some(true)),
+        "no" | "n" => Ok(Some(false)),
+        _ => Err("review: yes, no, or empty for as [review] required".into()),
+    }
+}
+
+/// The review field's text for a task's override.
+fn review_text(review: Option<bool>) -> &'static str {
+    match review {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "",
+    }
+}
+
+/// The labels, `for` and review fields of an edit: what changed into `params`.
+fn edit_assignment(
+    form: &Form,
+    t: &TaskView,
+    params: &mut serde_json::Value,
+) -> Result<(), String> {
+    let labels = parse_labels(form.value("Labels"));
+    if labels != t.labels {
+        params["labels"] = json!(labels);
+    }
+    let whom = form.value("For").trim();
+    if whom != t.meant_for.as_deref().unwrap_or("") {
+        // `""` makes it for any agent again.
+        params["for"] = json!(whom);
+    }
+    let review = parse_review(form.value("Review"))?;
+    match (review, t.review) {
+        (None, Some(_)) => {
+            return Err("review: yes or no (an edit does not clear a task's own review)".into())
+        }
+        (r, was) if r != was => params["review"] = json!(r),
+        _ => {}
+    }
+    Ok(())
+}
+
 fn newline(form: &mut Form) {
     if let Some(f) = form.fields.get_mut(form.focus) {
         if f.multiline {
@@ -144,10 +201,22 @@ fn build_call(form: &Form) -> Result<Option<Call>, String> {
             }
             let priority = parse_priority(form.value("Priority"), Some(0))?;
             let after = parse_ids(form.value("After"))?;
+            let mut params = json!({ "title": title, "priority": priority, "after": after });
+            let labels = parse_labels(form.value("Labels"));
+            if !labels.is_empty() {
+                params["labels"] = json!(labels);
+            }
+            let whom = form.value("For").trim();
+            if !whom.is_empty() {
+                params["for"] = json!(whom);
+            }
+            if let Some(r) = parse_review(form.value("Review"))? {
+                params["review"] = json!(r);
+            }
             Ok(Some(Call {
                 purpose: Purpose::Add,
                 method: "add",
-                params: json!({ "title": title, "priority": priority, "after": after }),
+                params,
             }))
         }
         FormKind::Edit(t) => {
@@ -176,6 +245,7 @@ fn build_call(form: &Form) -> Result<Option<Call>, String> {
             if a != b {
                 params["after"] = json!(after);
             }
+            edit_assignment(form, t, &mut params)?;
             if params.as_object().map(|m| m.len()) == Some(1) {
                 return Ok(None);
             }
@@ -226,6 +296,9 @@ impl App {
                 Field::new("Title", ""),
                 Field::new("Priority", ""),
                 Field::new("After", ""),
+                Field::new("Labels", ""),
+                Field::new("For", ""),
+                Field::new("Review", ""),
             ],
             FormKind::Edit(t) => vec![
                 Field::new("Title", &t.title),
@@ -235,6 +308,9 @@ impl App {
                 },
                 Field::new("Priority", &t.priority.to_string()),
                 Field::new("After", &ids_text(&t.after)),
+                Field::new("Labels", &t.labels.join(" ")),
+                Field::new("For", t.meant_for.as_deref().unwrap_or("")),
+                Field::new("Review", review_text(t.review)),
             ],
             FormKind::Goal => vec![Field::new(
                 "Goal",

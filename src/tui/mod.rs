@@ -23,6 +23,8 @@ pub mod app;
 #[cfg(test)]
 pub mod fixture;
 pub mod form;
+#[cfg(test)]
+mod form_tests;
 pub mod input;
 pub mod keys;
 pub mod layout;

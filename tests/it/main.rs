@@ -67,6 +67,8 @@ mod real_turn_gemini;
 mod restart;
 mod restored_database;
 mod review_and_land;
+mod review_in_the_tui;
+mod review_per_task;
 mod sandboxed_socket;
 mod shared_store_claims;
 mod shared_store_outages;

@@ -13,7 +13,7 @@ use crate::harness::mcp::Mcp;
 use crate::harness::test_board::TestBoard;
 use serde_json::{json, Value};
 
-const VERBS: [&str; 20] = [
+const VERBS: [&str; 21] = [
     "board_status",
     "board_goal",
     "board_ready",
@@ -26,6 +26,7 @@ const VERBS: [&str; 20] = [
     "board_release",
     "board_note",
     "board_add",
+    "board_edit",
     "board_wait",
     "board_resume",
     "board_agents",
@@ -105,6 +106,18 @@ fn tools_list_has_every_verb_with_annotations_and_host_friendly_schemas() {
     assert!(by("board_release")["inputSchema"]["properties"]["force"].is_object());
     assert!(by("board_claim")["inputSchema"]["properties"]["wait_s"].is_object());
     assert_eq!(by("board_add")["annotations"]["destructiveHint"], false);
+    for (tool, arg) in [
+        ("board_claim", "label"),
+        ("board_add", "labels"),
+        ("board_add", "for"),
+        ("board_add", "review"),
+        ("board_edit", "labels"),
+        ("board_edit", "for"),
+        ("board_edit", "review"),
+    ] {
+        let props = &by(tool)["inputSchema"]["properties"];
+        assert!(props[arg].is_object(), "{tool} takes {arg}: {props}");
+    }
     assert_eq!(
         by("board_list")["inputSchema"]["properties"]["state"]["type"],
         "array"
@@ -209,6 +222,52 @@ fn an_operator_force_releases_a_claim_through_mcp() {
     );
     assert_eq!(forced["isError"], false, "{forced}");
     assert_eq!(board.task(t)["state"], "open");
+}
+
+#[test]
+fn an_agent_adds_edits_and_claims_by_label_through_mcp() {
+    let board = TestBoard::start();
+    let mut op = operator_mcp(&board);
+    let added = op.tool(
+        "board_add",
+        json!({"title": "fix the parser", "priority": 9, "labels": ["parser"], "for": "coder",
+               "review": true}),
+    );
+    let id = added["task"]["id"].as_i64().unwrap();
+    assert_eq!(added["task"]["labels"], json!(["parser"]), "{added}");
+    assert_eq!(added["task"]["for"], "coder", "{added}");
+    assert_eq!(added["task"]["review"], true, "{added}");
+    board.add("a chore without a label");
+    let edited = op.tool(
+        "board_edit",
+        json!({"task": id, "labels": ["parser", "ui"], "for": "", "review": false}),
+    );
+    assert_eq!(
+        edited["task"]["labels"],
+        json!(["parser", "ui"]),
+        "{edited}"
+    );
+    assert_eq!(
+        edited["task"]["for"],
+        Value::Null,
+        "for anyone again: {edited}"
+    );
+    assert_eq!(edited["task"]["review"], false, "{edited}");
+    let bad = op.call("board_edit", json!({"task": id, "labels": ["two words"]}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert_eq!(
+        board.task(id)["labels"],
+        json!(["parser", "ui"]),
+        "nothing changed"
+    );
+
+    let mut agent = Mcp::spawn(board.board_cmd(&["run", "--name", "m", "--", "board", "mcp"]));
+    agent.initialize();
+    let none = agent.call("board_claim", json!({"label": "docs"}));
+    assert_eq!(none["isError"], true, "no task carries docs: {none}");
+    let got = agent.tool("board_claim", json!({"label": "ui"}));
+    assert_eq!(got["task"]["id"], id, "{got}");
+    assert_eq!(board.task(id)["state"], "claimed");
 }
 
 /// The venv `.ci/run` installs the MCP Python SDK into.

@@ -51,6 +51,7 @@ fn an_agent_claims_and_finishes_a_task_through_mcp_tools() {
             "board_check",
             "board_claim",
             "board_done",
+            "board_edit",
             "board_goal",
             "board_inbox",
             "board_list",

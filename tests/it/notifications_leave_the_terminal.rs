@@ -396,3 +396,76 @@ fn finishing_the_last_task_with_every_agent_idle_is_one_finished_notice() {
     assert!(n["agent"].is_null() && n["task"].is_null(), "{n}");
     assert!(n["text"].as_str().unwrap().contains("idle"), "{n}");
 }
+
+#[test]
+fn a_task_entering_review_notifies_like_a_question_and_one_the_board_lands_itself_does_not() {
+    use crate::review_and_land::{agent_in, worktree};
+    let root = tempfile::tempdir().unwrap();
+    let bus = SessionBus::start(root.path());
+    let mut b = TestBoard::builder()
+        .lease("30s")
+        .liveness("process")
+        .config(&format!(
+            "[client]\ntimeout = \"60s\"\n\n[review]\nrequired = true\n\n\
+             [git]\nbase = \"main\"\nland = \"merge\"\n\n\
+             [notify]\ndesktop = true\nterminal = false\ncommand = {KEEP_STDIN}\n\
+             events = [\"review\"]\n"
+        ))
+        .unserved();
+    fs::write(
+        b.root().join(".gitignore"),
+        ".board/\nwt-*/\n*.out\nnotices.jsonl\n",
+    )
+    .unwrap();
+    b.git(&["init", "-q", "-b", "main"]);
+    b.git(&["add", ".gitignore", "board.toml"]);
+    b.git(&["commit", "-q", "-m", "start"]);
+    let env = format!("DBUS_SESSION_BUS_ADDRESS={}", bus.address);
+    b.serve_via(&["env", &env]);
+    let skip = b.json(&["add", "a typo fix", "--no-review"])["task"]["id"]
+        .as_i64()
+        .unwrap();
+    let wait = b.add("a parser change");
+    let wt = worktree(&b, "w", "main");
+    let finish = |id: i64, file: &str| {
+        agent_in(
+            &b,
+            &wt,
+            "w",
+            &format!(
+                "board claim {id} > /dev/null\necho {file} > {file} && git add {file}\n\
+                 git commit -q -m 'w adds {file}'\nboard done {id} > /dev/null\n"
+            ),
+        );
+    };
+    // Landed by the board at once: it never waits for a person, so no one is told.
+    finish(skip, "typo.md");
+    assert_eq!(b.task(skip)["state"], "done");
+    finish(wait, "parser.md");
+    assert_eq!(b.task(wait)["state"], "review");
+
+    let commit = b.task(wait)["commit"].as_str().unwrap().to_string();
+    let text = format!("a parser change (commit {})", &commit[..12]);
+    let n = wait_received(&b, "notices.jsonl", &text);
+    assert_eq!(n["kind"], "review", "{n}");
+    assert_eq!(n["task"], wait, "{n}");
+    assert_eq!(n["agent"], "w", "{n}");
+    let reviews: Vec<Value> = received(&b, "notices.jsonl");
+    assert_eq!(reviews.len(), 1, "only the task that waits: {reviews:?}");
+
+    let calls = poll(STEP, || {
+        let calls = bus.notify_calls();
+        calls
+            .iter()
+            .any(|c| c.contains("waits for review"))
+            .then_some(calls)
+    })
+    .unwrap_or_else(|| panic!("a Notify call; the monitor saw:\n{}", bus.output()));
+    assert_eq!(calls.len(), 1, "one Notify call:\n{}", bus.output());
+    assert!(
+        calls[0].contains(&format!("board: #{wait} from w waits for review")),
+        "the summary names the task and its holder: {}",
+        calls[0]
+    );
+    assert!(calls[0].contains("a parser change"), "{}", calls[0]);
+}

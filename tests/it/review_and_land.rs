@@ -17,17 +17,17 @@ use crate::harness::test_board::TestBoard;
 use crate::harness::*;
 
 /// Git's test identity, for a shell agent's script.
-const GIT_ENV: &str = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
+pub(crate) const GIT_ENV: &str = "export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 \
   GIT_AUTHOR_NAME=Agent GIT_AUTHOR_EMAIL=a@example.invalid \
   GIT_COMMITTER_NAME=Agent GIT_COMMITTER_EMAIL=a@example.invalid\n";
 
 /// A land is git work (a merge, hooks, the swap, again when the base moved): on a loaded
 /// machine it outlasts the default 5 s a command waits for an answer.
-const LAND_WAIT: &str = "[client]\ntimeout = \"60s\"\n\n";
+pub(crate) const LAND_WAIT: &str = "[client]\ntimeout = \"60s\"\n\n";
 
 /// A project in a git repository on `main` with the commit fence hooks, `[review]` and `[git]`
 /// as `review_and_git` says, and a board serving it.
-fn repo(lease: &str, review_and_git: &str) -> TestBoard {
+pub(crate) fn repo(lease: &str, review_and_git: &str) -> TestBoard {
     let mut b = TestBoard::builder()
         .lease(lease)
         .sweep("100ms")
@@ -49,7 +49,7 @@ fn repo(lease: &str, review_and_git: &str) -> TestBoard {
 
 /// `git ARGS` in `dir` with the test identity; must succeed; its trimmed stdout.
 #[track_caller]
-fn git_in(b: &TestBoard, dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_in(b: &TestBoard, dir: &Path, args: &[&str]) -> String {
     let out = b
         .git_cmd()
         .current_dir(dir)
@@ -61,7 +61,7 @@ fn git_in(b: &TestBoard, dir: &Path, args: &[&str]) -> String {
 }
 
 /// Whether commit `a` is an ancestor of (or is) `b`.
-fn is_ancestor(b: &TestBoard, a: &str, of: &str) -> bool {
+pub(crate) fn is_ancestor(b: &TestBoard, a: &str, of: &str) -> bool {
     b.git_cmd()
         .args(["merge-base", "--is-ancestor", a, of])
         .status()
@@ -69,12 +69,12 @@ fn is_ancestor(b: &TestBoard, a: &str, of: &str) -> bool {
         .success()
 }
 
-fn main_head(b: &TestBoard) -> String {
+pub(crate) fn main_head(b: &TestBoard) -> String {
     b.git(&["rev-parse", "main"]).trim().to_string()
 }
 
 /// A worktree `wt-NAME` on a new branch `board/NAME` made from `from`.
-fn worktree(b: &TestBoard, name: &str, from: &str) -> PathBuf {
+pub(crate) fn worktree(b: &TestBoard, name: &str, from: &str) -> PathBuf {
     let path = b.root().join(format!("wt-{name}"));
     let branch = format!("board/{name}");
     b.git(&[
@@ -91,7 +91,7 @@ fn worktree(b: &TestBoard, name: &str, from: &str) -> PathBuf {
 
 /// `board run --name NAME -- sh -c SCRIPT` in `dir`, to its end; must succeed.
 #[track_caller]
-fn agent_in(b: &TestBoard, dir: &Path, name: &str, script: &str) -> Out {
+pub(crate) fn agent_in(b: &TestBoard, dir: &Path, name: &str, script: &str) -> Out {
     let mut c = b.board_cmd(&["run", "--name", name, "--", "sh", "-c"]);
     c.arg(format!("{GIT_ENV}set -e\n{script}"))
         .current_dir(dir)
@@ -106,13 +106,13 @@ fn board_json(b: &TestBoard, args: &[&str]) -> (Value, i32) {
     b.board_json(args).json_and_code()
 }
 
-fn task(b: &TestBoard, id: i64) -> Value {
+pub(crate) fn task(b: &TestBoard, id: i64) -> Value {
     b.json(&["show", &id.to_string()])["task"].clone()
 }
 
 /// The shell agent `board up` starts in its worktree: claims its task (a: 1, b: 2), commits its
 /// own file, finishes with `board done` (no `--commit`: the head of its branch), then idles.
-fn committer_script() -> String {
+pub(crate) fn committer_script() -> String {
     format!(
         r#"set -u
 {GIT_ENV}case "$BOARD_AGENT" in a) id=1;; *) id=2;; esac

@@ -250,6 +250,45 @@ fn board_up_names_running_agents_that_need_a_restart_for_changed_worktree_option
 }
 
 #[test]
+fn board_up_names_a_running_agent_that_needs_a_restart_for_a_changed_role() {
+    let b = project(
+        "[[agents]]\nname = \"a\"\nprofile = \"idle\"\nrole = \"coder\"\n\n\
+         [[agents]]\nname = \"b\"\nprofile = \"idle\"\n",
+        &[("idle", "exec sleep 300")],
+    );
+    b.board(&["up"]).ok();
+    let running = poll_until(SLOW, || {
+        b.session("a").is_some() && b.session("b").is_some()
+    });
+    assert!(running, "the agents did not start");
+    let up = b.board(&["up"]);
+    assert!(
+        !up.text().contains("runs with the old"),
+        "nothing changed: {}",
+        up.text()
+    );
+
+    let text = fs::read_to_string(b.root().join("board.toml")).unwrap();
+    b.write_config(&text.replacen("role = \"coder\"", "role = \"reviewer\"", 1));
+    let up = b.board(&["up"]);
+    let said = up.text();
+    assert!(up.success(), "{said}");
+    assert!(
+        said.contains("a runs with the old role of board.toml; restart it"),
+        "{said}"
+    );
+    assert!(!said.contains("b runs with"), "{said}");
+    let panes = b.json(&["up"])["panes"].clone();
+    let a = panes
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["agent_name"] == "a")
+        .unwrap();
+    assert_eq!(a["needs_restart"], serde_json::json!(["role"]), "{panes}");
+}
+
+#[test]
 fn real_claude_in_a_new_worktree_reaches_its_prompt_without_the_mcp_dialog() {
     if require("claude").is_none() || Tmux::missing() {
         return;

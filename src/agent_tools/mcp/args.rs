@@ -133,6 +133,9 @@ pub struct ClaimArgs {
     /// Task id to claim. Leave it out to claim the best ready task (highest priority, then oldest).
     #[serde(default)]
     pub task: Option<i64>,
+    /// Without `task`: claim the best ready task carrying this label (as `board claim --label`).
+    #[serde(default)]
+    pub label: Option<String>,
     /// When nothing is ready yet but work remains, wait up to this many seconds (at most 600)
     /// for a task to become ready. Leave it out (or 0) to answer at once.
     #[serde(default)]

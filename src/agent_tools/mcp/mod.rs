@@ -3,7 +3,7 @@
 //!
 //! Tools (see the `tools` module): one per verb — `board_status`, `board_goal`, `board_ready`,
 //! `board_list`, `board_show`, `board_claim` (optionally waiting), `board_renew`, `board_check`,
-//! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`,
+//! `board_done`, `board_release` (`force` for operators), `board_note`, `board_add`, `board_edit`,
 //! `board_wait` (optionally waiting for the answer), `board_resume`, `board_agents`; and
 //! `board_send`, `board_inbox`, `board_answer` (see the `inbox` module); `board_accept`,
 //! `board_reject` (see the `review` module). Each forwards one request to the board socket
@@ -153,6 +153,7 @@ board_status = `board status`, board_goal = `board goal`, board_ready = `board r
 board_list = `board list`, board_show = `board show`, board_claim = `board claim` (`wait_s` = \
 `--wait`), board_renew = `board renew`, board_check = `board check`, board_note = `board note`, \
 board_done = `board done`, board_release = `board release`, board_add = `board add`, \
+board_edit = `board edit`, \
 board_wait = `board wait` (`wait_s` = `--block --timeout`), board_resume = `board resume`, \
 board_answer = `board answer`, board_agents = `board agents`, board_accept = `board accept`, \
 board_reject = `board reject`. A \

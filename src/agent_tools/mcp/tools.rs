@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::args::*;
 use super::BoardTools;
 use crate::proto::methods::{
-    AddParams, AgentsParams, CheckParams, DoneParams, GoalParams, NoParams, NoteParams,
+    AddParams, AgentsParams, CheckParams, DoneParams, EditParams, GoalParams, NoParams, NoteParams,
     ReadyParams, ReleaseParams, ShowParams,
 };
 
@@ -88,15 +88,16 @@ impl BoardTools {
     }
 
     #[tool(
-        description = "Claim a task for yourself (a lease: it lasts while you keep using the board and ends if you stop). Without `task`, claims the best ready task; with `wait_s`, waits that long for one to become ready. Returns the task and its `generation`: keep it and pass it to board_done. Errors: no_ready_task (nothing ready; the backlog may be finished), conflict (another agent holds it: pick another, never work on it).",
+        description = "Claim a task for yourself (a lease: it lasts while you keep using the board and ends if you stop). Without `task`, claims the best ready task (with `label`, the best carrying that label); with `wait_s`, waits that long for one to become ready. Returns the task and its `generation`: keep it and pass it to board_done. Errors: no_ready_task (nothing ready; the backlog may be finished), conflict (another agent holds it: pick another, never work on it).",
         input_schema = input_schema::<ClaimArgs>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_claim(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let a = args!("board_claim", ClaimArgs, raw);
-        let params = match a.task {
-            Some(t) => json!({ "task": t }),
-            None => json!({}),
+        let params = match (a.task, a.label) {
+            (Some(t), _) => json!({ "task": t }),
+            (None, Some(l)) => json!({ "label": l }),
+            (None, None) => json!({}),
         };
         match a.wait_s.filter(|s| *s > 0) {
             None => self.forward("claim", params).await,
@@ -158,13 +159,23 @@ impl BoardTools {
     }
 
     #[tool(
-        description = "Add a new task to the shared backlog (for work you found that is outside your claimed task). It is not claimed for you.",
+        description = "Add a new task to the shared backlog (for work you found that is outside your claimed task). It is not claimed for you. Optional: `labels`, `for` (the agent name or role that may claim it), `review` (true: its done waits for a person; false: it skips review).",
         input_schema = input_schema::<AddParams>(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn board_add(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_add", AddParams, raw);
         self.forward("add", wire(&p)).await
+    }
+
+    #[tool(
+        description = "Change a task's title, body, priority, dependencies (`after`), labels (replaced whole; [] clears them), `for` (\"\" makes it for any agent) or `review`. Members you leave out stay as they are.",
+        input_schema = input_schema::<EditParams>(),
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn board_edit(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
+        let p = args!("board_edit", EditParams, raw);
+        self.forward("edit", wire(&p)).await
     }
 
     #[tool(

@@ -286,24 +286,27 @@ pub fn pane_ended(p: &tmux::Pane) -> bool {
     p.dead || p.state == "ended" || p.state == SETUP_FAILED
 }
 
-/// The worktree options an agent takes only when it starts: `{"worktree", "base", "include"}`
+/// The options an agent takes only when it starts: `{"worktree", "base", "include", "role"}`
 /// (`board up` names the running agents whose options changed since).
 pub fn started_with(slot: &Slot) -> Value {
-    match &slot.worktree {
+    let mut v = match &slot.worktree {
         Some(wt) => json!({ "worktree": true, "base": wt.base, "include": wt.include }),
         None => json!({ "worktree": false, "base": null, "include": [] }),
-    }
+    };
+    v["role"] = json!(slot.role);
+    v
 }
 
-/// The worktree options (`worktree`, `base`, `include`) that changed since the running agent of
-/// `pane` started; None when it is not running, nothing changed, or its pane has no record.
+/// The start-time options (`worktree`, `base`, `include`, `role`) that changed since the running
+/// agent of `pane` started; None when it is not running, nothing changed, or its pane has no
+/// record.
 fn changed_options(pane: &tmux::Pane, slot: &Slot) -> Option<Vec<&'static str>> {
     if pane_ended(pane) {
         return None;
     }
     let then: Value = serde_json::from_str(&pane.started_with).ok()?;
     let now = started_with(slot);
-    let changed: Vec<&'static str> = ["worktree", "base", "include"]
+    let changed: Vec<&'static str> = ["worktree", "base", "include", "role"]
         .into_iter()
         .filter(|k| then[*k] != now[*k])
         .collect();

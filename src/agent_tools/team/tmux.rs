@@ -123,7 +123,7 @@ pub struct Pane {
     pub state: String,
     /// tmux considers the pane's process gone (only with `remain-on-exit`).
     pub dead: bool,
-    /// `@board_started_with`: the worktree options its agent started with (JSON, see
+    /// `@board_started_with`: the start-time options its agent started with (JSON, see
     /// [`super::started_with`]), or empty.
     pub started_with: String,
 }

@@ -51,9 +51,11 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
             cx.store()
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
-        Call::Done(p) if p.note.is_none() && !super::review::done_needs_commit(cx) => cx
-            .store()
-            .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
+        // A task of its own `--review` is left to the general path by the store.
+        Call::Done(p) if p.note.is_none() && !super::review::board_needs_commit(cx) => {
+            cx.store()
+                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
+        }
         _ => return Ok(None),
     };
     let Some(r) = done else {
@@ -77,7 +79,14 @@ pub fn done(
     p: &DoneParams,
 ) -> BoardResult<DoneResult> {
     let agent = cx.caller.require_agent(Method::Done)?;
-    if super::review::done_needs_commit(cx) {
+    // The task's override picks the path; the write that follows is fenced on the claim as
+    // ever (an `edit --review` racing this `done` counts from the task's next `done`).
+    let lands = cx.board.config().git.lands();
+    let review = match lands {
+        true => None,
+        false => store.task(p.task, cx.now)?.review,
+    };
+    if super::review::done_needs_commit(cx, review) {
         return done_with_commit(cx, store, ev, agent, p);
     }
     let (out, e) = store.done(
@@ -95,7 +104,7 @@ pub fn done(
     })
 }
 
-/// `done` on a board that reviews or lands finished work: the task waits in review with the
+/// `done` of a task that goes through review or lands: the task waits in review with the
 /// commit `p` names (the land, when review is off, follows in [`super::handle`]).
 fn done_with_commit(
     cx: &Cx,
@@ -110,10 +119,10 @@ fn done_with_commit(
     };
     let Some(commit) = p.commit.as_deref().or(branch_head.as_deref()) else {
         return Err(BoardError::usage(format!(
-            "this board reviews or lands finished work ([review] required, [git] land): name \
-             the commit that finishes task {}: `board done {} --commit REV` (the default, \
-             the head of the branch you started on, is known only for an agent started in a \
-             git work tree on a branch)",
+            "task {} goes through review or lands ([review] required or its own --review, \
+             [git] land): name the commit that finishes it: `board done {} --commit REV` \
+             (the default, the head of the branch you started on, is known only for an agent \
+             started in a git work tree on a branch)",
             p.task, p.task
         )));
     };

@@ -27,11 +27,25 @@ pub fn handle(cx: &Cx, call: &Call) -> Option<BoardResult<Value>> {
     }
 }
 
-/// Whether a holder's `done` goes through review or the land: then it names a commit and the
-/// task waits in review (or lands at once when review is off).
-pub fn done_needs_commit(cx: &Cx) -> bool {
+/// Whether every holder's `done` on this board goes through review or the land, whatever a
+/// task says (`[review] required`, `[git] land`): then no `done` takes the one-round-trip path
+/// of a plain `done`.
+pub fn board_needs_commit(cx: &Cx) -> bool {
     let cfg = cx.board.config();
     cfg.review.required || cfg.git.lands()
+}
+
+/// Whether the `done` of a task with review override `review` (`add --review` true,
+/// `--no-review` false, None: as `[review] required`) goes through review or the land: then
+/// it names a commit and the task waits in review (or lands at once when it skips review).
+pub fn done_needs_commit(cx: &Cx, review: Option<bool>) -> bool {
+    reviewed(cx, review) || cx.board.config().git.lands()
+}
+
+/// Whether a task with review override `review` waits for a person's verdict after its
+/// `done`: its own override, else `[review] required`.
+pub fn reviewed(cx: &Cx, review: Option<bool>) -> bool {
+    review.unwrap_or(cx.board.config().review.required)
 }
 
 /// `accept`: lands the task's commit on the base branch, then marks it done with where it
@@ -88,11 +102,12 @@ pub fn reject(cx: &Cx, p: &RejectParams) -> BoardResult<TaskResult> {
     Ok(TaskResult { task })
 }
 
-/// After a holder's `done` put `task` in review while `[review] required` is off: the board
-/// accepts it itself and lands it. The task after that, or the refusal (the task then stays in
-/// review, or went back to ready on a conflict).
+/// After a holder's `done` put `task` in review while it skips review (`--no-review`, or
+/// `[review] required` off and no `--review`): the board accepts it itself and lands it. The
+/// task after that, or the refusal (the task then stays in review, or went back to ready on a
+/// conflict).
 pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
-    if task.state != TaskState::Review || cx.board.config().review.required {
+    if task.state != TaskState::Review || reviewed(cx, task.review) {
         return Ok(task.clone());
     }
     let _one = land::lock();

@@ -44,6 +44,7 @@ pub fn add(
         p.after.as_deref().unwrap_or(&[]),
         p.labels.as_deref().unwrap_or(&[]),
         p.meant_for.as_deref(),
+        p.review,
         cx.caller.name(),
         cx.now,
     )?;
@@ -71,6 +72,7 @@ pub fn edit(
                 .meant_for
                 .as_ref()
                 .map(|w| (!w.is_empty()).then(|| w.clone())),
+            review: p.review,
         },
         cx.caller.name(),
         cx.now,

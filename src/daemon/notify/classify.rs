@@ -21,6 +21,7 @@ pub fn may_notify(kind: EventKind) -> bool {
             | EventKind::Wait
             | EventKind::Message
             | EventKind::Expel
+            | EventKind::Review
             | EventKind::Done
             | EventKind::Cancel
     )
@@ -32,7 +33,9 @@ pub fn ends_work(kind: EventKind) -> bool {
 }
 
 /// The notice an event makes, if any: `question` (an agent asked a person), `wait` (a CLI's
-/// permission prompt), a `message` to the operator, `expel` (a claim ended with its session).
+/// permission prompt), a `message` to the operator, `expel` (a claim ended with its session),
+/// `review` (a holder's `done` put its task in review: the notifier keeps it only while the task
+/// waits there for a person, see `super::awaiting_review`).
 /// `attention` and `finished` come from the board's state, not from one event (see `state`).
 pub fn classify(e: &EventView) -> Option<NoticeView> {
     let reason = e.reason.clone().unwrap_or_default();
@@ -41,6 +44,7 @@ pub fn classify(e: &EventView) -> Option<NoticeView> {
         EventKind::Wait => (NoticeKind::Permission, reason),
         EventKind::Message => (NoticeKind::Message, to_operator(e)?.to_string()),
         EventKind::Expel => (NoticeKind::Expel, reason),
+        EventKind::Review => (NoticeKind::Review, reason),
         _ => return None,
     };
     Some(NoticeView {
@@ -136,6 +140,18 @@ mod tests {
         assert_eq!(n.text, "Which store?");
         assert_eq!(n.at, "2026-01-01T00:00:00.000Z");
         assert!(may_notify(EventKind::Question));
+        let r = classify(&event(
+            EventKind::Review,
+            Some("w"),
+            Some(3),
+            "commit c waits",
+        ))
+        .unwrap();
+        assert_eq!(
+            (r.kind, r.task, r.agent.as_deref()),
+            (NoticeKind::Review, Some(3), Some("w"))
+        );
+        assert!(may_notify(EventKind::Review));
     }
 
     #[test]

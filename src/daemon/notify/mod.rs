@@ -1,6 +1,6 @@
 //! Notifications that leave the terminal (`[notify]` in `board.toml`): a question, a permission
-//! prompt, an agent that needs attention, a message to the operator, an expelled claim, a
-//! finished backlog. The board's own event publication offers each event to a bounded queue
+//! prompt, an agent that needs attention, a message to the operator, a task that waits in
+//! review for a person, an expelled claim, a finished backlog. The board's own event publication offers each event to a bounded queue
 //! ([`Notices::offer`], never blocking); this task turns events into notices
 //! ([`classify::classify`], plus [`state`] for what no single event says), gathers a burst for
 //! [`WINDOW`] into one, and hands it to each channel that is on: the terminals of running
@@ -198,6 +198,7 @@ pub async fn run(board: Arc<Board>) {
         }
         let cfg = board.config().notify.clone();
         burst.retain(|n| cfg.wants(n.kind));
+        let burst = awaiting_review(&board, burst).await;
         let mut burst = by_name(&board, burst).await;
         burst.extend(look_at_state(&board, &mut memo).await);
         burst.retain(|n| cfg.wants(n.kind));
@@ -217,6 +218,39 @@ pub async fn run(board: Arc<Board>) {
             command.hand(&burst);
         }
     }
+}
+
+/// `burst` with each `review` notice kept only while its task still waits in review for a
+/// person (not one the board lands itself because it skips review, nor one already accepted),
+/// its text the task's title and the commit under review.
+async fn awaiting_review(board: &Arc<Board>, burst: Vec<NoticeView>) -> Vec<NoticeView> {
+    use crate::proto::glossary::{NoticeKind, TaskState};
+    if burst.iter().all(|n| n.kind != NoticeKind::Review) {
+        return burst;
+    }
+    let required = board.config().review.required;
+    let kept = board
+        .blocking(move |b, off| {
+            let store = b.store(off);
+            let waiting = |n: &mut NoticeView| -> bool {
+                let Some(t) = n.task.and_then(|id| store.task(id, 0).ok()) else {
+                    return false;
+                };
+                if t.state != TaskState::Review || !t.review.unwrap_or(required) {
+                    return false;
+                }
+                let commit = t.commit.as_deref().unwrap_or_default();
+                let short = commit.get(..12).unwrap_or(commit);
+                n.text = format!("{} (commit {short})", t.title);
+                true
+            };
+            burst
+                .into_iter()
+                .filter_map(|mut n| (n.kind != NoticeKind::Review || waiting(&mut n)).then_some(n))
+                .collect::<Vec<_>>()
+        })
+        .await;
+    kept.unwrap_or_default()
 }
 
 /// `burst` with each agent shown by the name people see (`sh`, not the session id `sh-7`

@@ -83,6 +83,7 @@ struct Attrs {
     priority: i64,
     labels: Vec<String>,
     meant_for: Option<String>,
+    review: Option<bool>,
 }
 
 /// Splits `title <!-- k=v … -->` into the title and its attributes.
@@ -98,7 +99,7 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
     for word in inner[open + 4..].split_whitespace() {
         let Some((k, v)) = word.split_once('=') else {
             return Err(bad(format!(
-                "{word:?} in the item's comment is not KEY=VALUE (key=, after=, priority=, labels=, for=)"
+                "{word:?} in the item's comment is not KEY=VALUE (key=, after=, priority=, labels=, for=, review=)"
             )));
         };
         match k {
@@ -116,6 +117,13 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
                 .labels
                 .extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string)),
             "for" => attrs.meant_for = Some(v.to_string()),
+            "review" => {
+                attrs.review = Some(match v {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(bad(format!("review {v:?}: use review=yes or review=no"))),
+                })
+            }
             "priority" => {
                 attrs.priority = v
                     .parse()
@@ -123,7 +131,7 @@ fn split_attrs(text: &str, line: usize) -> Result<(&str, Attrs), BacklogError> {
             }
             other => {
                 return Err(bad(format!(
-                    "unknown attribute {other:?} in the item's comment (key=, after=, priority=, labels=, for=)"
+                    "unknown attribute {other:?} in the item's comment (key=, after=, priority=, labels=, for=, review=)"
                 )))
             }
         }
@@ -165,6 +173,7 @@ pub fn parse(text: &str) -> Result<Backlog, BacklogError> {
                 after: attrs.after,
                 labels: attrs.labels,
                 meant_for: attrs.meant_for,
+                review: attrs.review,
             });
             stack.push((it.indent, index));
             body_of = Some((index, it.indent, it.content_col));
@@ -286,6 +295,9 @@ pub fn render(b: &Backlog) -> String {
         if let Some(whom) = &t.meant_for {
             attrs.push(format!("for={whom}"));
         }
+        if let Some(r) = t.review {
+            attrs.push(format!("review={}", if r { "yes" } else { "no" }));
+        }
         out.push_str(&format!("{pad}- [{mark}] {}", one_line(&t.title)));
         if !attrs.is_empty() {
             out.push_str(&format!(" <!-- {} -->", attrs.join(" ")));
@@ -392,6 +404,7 @@ Some prose that is not a task.
                     after: vec![],
                     labels: vec![],
                     meant_for: None,
+                    review: None,
                 },
                 BacklogTask {
                     key: "t2".into(),
@@ -402,6 +415,7 @@ Some prose that is not a task.
                     after: vec!["t1".into()],
                     labels: vec![],
                     meant_for: None,
+                    review: None,
                 },
             ],
         };
@@ -432,6 +446,7 @@ Some prose that is not a task.
                     after: vec![],
                     labels: if i % 2 == 0 { vec!["ui".into(), format!("l{i}")] } else { vec![] },
                     meant_for: (i % 5 == 0).then(|| "reviewer".into()),
+                    review: [None, Some(true), Some(false)][i % 3],
                 })
                 .collect();
             // Edges from a random permutation order keep it acyclic: i waits for j only if

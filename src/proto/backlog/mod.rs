@@ -57,6 +57,9 @@ pub struct BacklogTask {
     /// The agent name or role the task is for (absent: any agent).
     #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
     pub meant_for: Option<String>,
+    /// Whether its `done` goes through review (absent: as `[review] required`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<bool>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -230,6 +233,7 @@ impl Backlog {
                     after: t.after.iter().map(|a| key(*a)).collect(),
                     labels: t.labels.clone(),
                     meant_for: t.meant_for.clone(),
+                    review: t.review,
                 })
                 .collect(),
         }
@@ -272,6 +276,7 @@ mod tests {
             after: after.iter().map(|s| s.to_string()).collect(),
             labels: Vec::new(),
             meant_for: None,
+            review: None,
         }
     }
 

@@ -93,6 +93,10 @@ pub struct AddParams {
     /// The agent name or role the task is for (default: any agent).
     #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
     pub meant_for: Option<String>,
+    /// Whether its `done` goes through review: true or false whatever `[review] required`
+    /// says (default: as `[review] required`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<bool>,
 }
 
 /// `edit` parameters: absent or null members stay as they are.
@@ -119,6 +123,9 @@ pub struct EditParams {
     /// New agent name or role the task is for; `""` makes it for any agent.
     #[serde(default, rename = "for", skip_serializing_if = "Option::is_none")]
     pub meant_for: Option<String>,
+    /// Whether its `done` goes through review from now on, whatever `[review] required` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<bool>,
 }
 
 /// Parameters naming one task (`cancel`, `show`).

@@ -23,9 +23,9 @@ impl PgStore {
                 let finished = state != TaskState::Open;
                 let r = c.one(
                     "INSERT INTO tasks (title, body, priority, state, created_at, updated_at,
-                                        done_by, done_at, labels, meant_for)
+                                        done_by, done_at, labels, meant_for, review)
                      VALUES ($1, $2, $3, $4, board_wall(), board_wall(), $5,
-                             CASE WHEN $6 THEN board_wall() END, $7, $8)
+                             CASE WHEN $6 THEN board_wall() END, $7, $8, $9)
                      RETURNING id",
                     &[
                         &t.title,
@@ -36,6 +36,7 @@ impl PgStore {
                         &finished,
                         &crate::store::task_rules::join_labels(&t.labels)?,
                         &t.meant_for,
+                        &t.review,
                     ],
                 )?;
                 let id: i64 = col(&r, 0)?;

@@ -45,6 +45,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../../migrations/postgres/0009_labels_and_assignment.sql"),
     ),
+    (
+        10,
+        include_str!("../../../migrations/postgres/0010_review_per_task.sql"),
+    ),
 ];
 
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.

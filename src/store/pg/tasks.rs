@@ -41,7 +41,7 @@ impl PgStore {
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
-        self.add_task_for(title, body, priority, after, &[], None, by, now_ms)
+        self.add_task_for(title, body, priority, after, &[], None, None, by, now_ms)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -53,6 +53,7 @@ impl PgStore {
         after: &[i64],
         labels: &[String],
         meant_for: Option<&str>,
+        review: Option<bool>,
         by: &str,
         now_ms: i64,
     ) -> BoardResult<(TaskView, Events)> {
@@ -64,9 +65,10 @@ impl PgStore {
         self.at(now_ms);
         self.tx(|c, ev| {
             let r = c.one(
-                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for)
-                 VALUES ($1, $2, $3, board_wall(), board_wall(), $4, $5) RETURNING id",
-                &[&title, &body, &priority, &labels, &meant_for],
+                "INSERT INTO tasks (title, body, priority, created_at, updated_at, labels, meant_for,
+                                    review)
+                 VALUES ($1, $2, $3, board_wall(), board_wall(), $4, $5, $6) RETURNING id",
+                &[&title, &body, &priority, &labels, &meant_for, &review],
             )?;
             let id: i64 = col(&r, 0)?;
             set_deps(c, id, after)?;
@@ -96,9 +98,18 @@ impl PgStore {
                         priority = COALESCE($4, priority), updated_at = board_wall(),
                         labels = COALESCE($5, labels),
                         meant_for = CASE WHEN $6::text IS NULL THEN meant_for
-                                         ELSE NULLIF($6::text, '') END
+                                         ELSE NULLIF($6::text, '') END,
+                        review = COALESCE($7, review)
                  WHERE id = $1",
-                &[&id, &title, &body, &priority, &labels, &meant_for],
+                &[
+                    &id,
+                    &title,
+                    &body,
+                    &priority,
+                    &labels,
+                    &meant_for,
+                    &assign.review,
+                ],
             )?;
             if n == 0 {
                 return Err(task_not_found(id));
@@ -306,7 +317,7 @@ macro_rules! view_sql {
                     ARRAY(SELECT d.after_id FROM task_deps d JOIN tasks a ON a.id = d.after_id
                           WHERE d.task_id = t.id AND a.state NOT IN ", finished!(), "
                           ORDER BY d.after_id),
-                    t.commit_sha, t.landed_sha, t.labels, t.meant_for
+                    t.commit_sha, t.landed_sha, t.labels, t.meant_for, t.review
              FROM tasks t LEFT JOIN claims c ON c.task_id = t.id AND c.ended_at IS NULL ",
             $($tail)+
         )
@@ -336,6 +347,7 @@ fn view_row(r: &postgres::Row) -> BoardResult<TaskView> {
         landed: col(r, 15)?,
         labels: task_rules::split_labels(&col::<String>(r, 16)?),
         meant_for: col(r, 17)?,
+        review: col(r, 18)?,
     })
 }
 

@@ -130,3 +130,40 @@ on_every_backend! {
         assert_eq!(e.kind, ErrorKind::Invalid, "{e:?}");
     }
 }
+
+on_every_backend! {
+    fn a_tasks_review_override_is_kept_changed_by_an_edit_and_answered_at_once(s) {
+        let (t, _) = s
+            .add_task_for("reviewed", "", 0, &[], &[], None, Some(true), OPERATOR, 0)
+            .unwrap();
+        assert_eq!(t.review, Some(true));
+        assert_eq!(s.task(t.id, 0).unwrap().review, Some(true));
+        let (plain, _) = s.add_task("as the board says", "", 0, &[], OPERATOR, 0).unwrap();
+        assert_eq!(plain.review, None);
+
+        let skip = Reassign { review: Some(false), ..Reassign::default() };
+        let (t, _) = s.edit_task(t.id, None, None, None, None, &skip, OPERATOR, 0).unwrap();
+        assert_eq!(t.review, Some(false));
+        let keep = Reassign { labels: Some(vec!["ui".into()]), ..Reassign::default() };
+        let (t, _) = s.edit_task(t.id, None, None, None, None, &keep, OPERATOR, 0).unwrap();
+        assert_eq!(t.review, Some(false), "an edit without --review leaves it alone");
+
+        // The one-round-trip done (PostgreSQL only) leaves a task of its own --review to the
+        // general path, which puts it in review; a task without one it finishes.
+        let (r, _) = s
+            .add_task_for("mine", "", 9, &[], &[], None, Some(true), OPERATOR, 0)
+            .unwrap();
+        let a = agent(s, "claude");
+        s.claim(&a, Some(TaskId(r.id)), 0, 1000).unwrap();
+        if s.done_at_once("id", "op-r", &a, r.id, None, 0).unwrap().is_some() {
+            panic!("a --review task was finished without review");
+        }
+        assert_eq!(s.task(r.id, 0).unwrap().state, TaskState::Claimed);
+        s.claim(&a, Some(TaskId(plain.id)), 0, 1000).unwrap();
+        if let Some(at_once) = s.done_at_once("id", "op-p", &a, plain.id, None, 0).unwrap() {
+            let v = at_once.answer.unwrap();
+            assert_eq!(v["task"]["state"], "done", "{v}");
+            assert!(v["task"]["review"].is_null(), "{v}");
+        }
+    }
+}

@@ -126,6 +126,9 @@ pub(super) fn draw_form(buf: &mut Buffer, area: Rect, f: &Form, t: Theme) -> Opt
                 ("Priority", _) => "a whole number; higher runs first (default 0)",
                 ("After", _) => "ids of tasks that must be done first, e.g. 3 7",
                 ("Body", _) => "Alt-Enter or Ctrl-J for a new line",
+                ("Labels", _) => "labels separated by spaces, e.g. ui bug",
+                ("For", _) => "the agent name or role that may claim it (empty: any)",
+                ("Review", _) => "yes, no, or empty: as [review] required",
                 ("Title", FormKind::Add) => "one line",
                 _ => "",
             };
