@@ -174,7 +174,17 @@ pub struct PgStore {
     /// After a failed connect: no new attempt before this instant, and the current backoff
     /// (100 ms doubling to 1 s), so calls during an outage answer at once instead of each
     /// waiting for a connect timeout.
-    retry: Cell<Option<(Instant, Duration)>>,
+    retry: RefCell<Option<Retry>>,
+}
+
+/// The backoff after a failed connect (see `PgStore::retry`).
+struct Retry {
+    /// No new attempt before this instant.
+    at: Instant,
+    /// The current backoff.
+    backoff: Duration,
+    /// What the failed attempt answered, repeated (with its SQLSTATE) until the next one.
+    failure: BoardError,
 }
 
 impl PgStore {
@@ -190,7 +200,10 @@ impl PgStore {
     /// reached, `internal` for a refused migration.
     pub fn connect(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
-            BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
+            BoardError::usage(format!(
+                "the PostgreSQL store URL does not parse: {}",
+                driver_reason(&e)
+            ))
         })?;
         config.application_name(&format!("board {host}"));
         config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
@@ -229,7 +242,7 @@ impl PgStore {
             notify: None,
             pending_hwm: None,
             caller_clock: Cell::new(None),
-            retry: Cell::new(None),
+            retry: RefCell::new(None),
         };
         store.ensure_connected()?;
         Ok(store)
@@ -250,7 +263,7 @@ impl PgStore {
             notify: None,
             pending_hwm: None,
             caller_clock: Cell::new(self.caller_clock.get()),
-            retry: Cell::new(None),
+            retry: RefCell::new(None),
         }
     }
 
@@ -303,27 +316,35 @@ impl PgStore {
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
-        if let Some((at, _)) = self.retry.get() {
+        if let Some(r) = &*self.retry.borrow() {
             let now = Instant::now();
-            if now < at {
-                return Err(self.unreachable(&format!(
-                    "the last attempt failed; the next in {} ms",
-                    (at - now).as_millis()
-                )));
+            if now < r.at {
+                let mut again = r.failure.clone();
+                again.message = format!(
+                    "{} (the last attempt failed; the next in {} ms)",
+                    again.message,
+                    (r.at - now).as_millis()
+                );
+                return Err(again);
             }
         }
         let client = match self.config.connect(tls::connector()?) {
             Ok(c) => c,
             Err(e) => {
-                let backoff = match self.retry.get() {
-                    Some((_, b)) => (b * 2).min(Duration::from_secs(1)),
+                let backoff = match &*self.retry.borrow() {
+                    Some(r) => (r.backoff * 2).min(Duration::from_secs(1)),
                     None => Duration::from_millis(100),
                 };
-                self.retry.set(Some((Instant::now() + backoff, backoff)));
-                return Err(self.shown(BoardError::from(e)));
+                let failure = self.shown(self.connect_error(&e));
+                *self.retry.borrow_mut() = Some(Retry {
+                    at: Instant::now() + backoff,
+                    backoff,
+                    failure: failure.clone(),
+                });
+                return Err(failure);
             }
         };
-        self.retry.set(None);
+        *self.retry.borrow_mut() = None;
         let mut c = Conn {
             client,
             cache: HashMap::new(),
@@ -337,6 +358,56 @@ impl PgStore {
             n(events);
         }
         Ok(())
+    }
+
+    /// Why a connect failed, as the caller must react to it: a setting to fix (the URL lacks
+    /// a password the server asks for, the credentials or the database are refused) is
+    /// `usage` (exit 2) naming what is wrong; anything else (no server, a server starting,
+    /// stopping or refusing connections for now: SQLSTATE 08…, 53…, 55000, 57P…) is
+    /// `unavailable` (exit 8), whatever its SQLSTATE.
+    fn connect_error(&self, e: &postgres::Error) -> BoardError {
+        let at = &self.location;
+        if let Some(db) = e.as_db_error() {
+            let code = db.code().code();
+            let what = match code {
+                "28P01" => Some("the password is refused"),
+                "28000" => Some("the user is not allowed in"),
+                "3D000" => Some("the database does not exist"),
+                "42501" => Some("the user may not connect to the database"),
+                _ => None,
+            };
+            return match what {
+                Some(what) => BoardError::usage(format!(
+                    "the PostgreSQL store at {at} refused the connection: {what} ({}); \
+                     fix [store] url or {}",
+                    db.message(),
+                    crate::proto::config_store::STORE_URL_ENV
+                ))
+                .with("store", at.clone())
+                .with("sqlstate", code),
+                None => BoardError::unavailable(format!("PostgreSQL store: {}", db.message()))
+                    .with("sqlstate", code),
+            };
+        }
+        let reason = driver_reason(e);
+        if e.to_string() == "invalid configuration" {
+            let hint = if reason.contains("password") {
+                format!(
+                    "the server asks for a password and the URL has none: put it in {}",
+                    crate::proto::config_store::STORE_URL_ENV
+                )
+            } else {
+                format!(
+                    "fix [store] url or {}",
+                    crate::proto::config_store::STORE_URL_ENV
+                )
+            };
+            return BoardError::usage(format!(
+                "the PostgreSQL store at {at} cannot be used: {reason}; {hint}"
+            ))
+            .with("store", at.clone());
+        }
+        BoardError::unavailable(format!("PostgreSQL store: {e}: {reason}"))
     }
 
     /// A connection opened in era `lost` was found gone: the pool's connections of that era are
@@ -470,6 +541,15 @@ fn connection_lost(e: &BoardError) -> bool {
         Some(code) => code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03"),
         // No answer at all: the socket broke (e.g. a broken pipe on write).
         None => !e.message.contains("the last attempt failed"),
+    }
+}
+
+/// The driver's reason for `e`: its own text ("invalid connection string") hides the cause
+/// (the option, the value) in its source.
+fn driver_reason(e: &postgres::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(cause) => cause.to_string(),
+        None => e.to_string(),
     }
 }
 

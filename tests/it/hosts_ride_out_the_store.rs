@@ -1,0 +1,115 @@
+//! Hosts sharing one PostgreSQL store ride out what happens to it: an outage answers
+//! `unavailable` (exit 8) naming the store, whatever the server says while it refuses
+//! connections; a setting to fix is a usage error (exit 2) naming what is wrong; a restore, a
+//! lost host and an ended agent session are told as what they are.
+
+use std::time::Duration;
+
+use crate::harness::postgres::Cluster;
+use crate::harness::{poll_until, STEP};
+use crate::hosts_share_one_store::{cluster, host_on, QUICK};
+
+/// `psql -Atc SQL` against `url`.
+pub(crate) fn psql(url: &str, sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([url, "-Atc", sql])
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// While the store's database refuses connections (`ALLOW_CONNECTIONS false`: SQLSTATE 55000
+/// on connect) every call answers `unavailable` (exit 8) naming the store, never `internal`;
+/// once it accepts them again, calls succeed.
+#[test]
+fn a_database_refusing_connections_answers_unavailable_naming_the_store() {
+    let Some(pg) = cluster() else { return };
+    let url = pg.create_database("refusing").expect("a database");
+    let a = host_on(&url, "a", &QUICK).start();
+    a.add("before the outage");
+    psql(&pg.url(), "ALTER DATABASE refusing ALLOW_CONNECTIONS false");
+    psql(
+        &pg.url(),
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'refusing'",
+    );
+    let mut codes = Vec::new();
+    let mut refused_now = false;
+    for _ in 0..20 {
+        let out = a.board_json(&["list"]);
+        let (v, code) = out.json_and_code();
+        assert_eq!(
+            code, 8,
+            "a call while the database refuses connections: {out:?}"
+        );
+        assert_eq!(v["data"]["kind"], "unavailable", "{v}");
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("PostgreSQL store at postgres://board@"),
+            "the message names the store: {message}"
+        );
+        refused_now |= v["data"]["sqlstate"] == "55000";
+        codes.push(code);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert!(
+        refused_now,
+        "no call met the refusal itself (55000): exits {codes:?}"
+    );
+    psql(&pg.url(), "ALTER DATABASE refusing ALLOW_CONNECTIONS true");
+    let back = poll_until(STEP, || a.board(&["list"]).success());
+    assert!(back, "calls succeed once the database accepts connections");
+}
+
+/// Replaces the cluster's client authentication: the test's superuser `board` keeps trust,
+/// role `pw` (password `right`) must give its password.
+fn require_passwords(pg: &Cluster) {
+    psql(&pg.url(), "CREATE ROLE pw LOGIN PASSWORD 'right'");
+    psql(&pg.url(), "CREATE DATABASE pwdb OWNER pw");
+    let hba = pg.dir().join("data").join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all board trust\nlocal all pw scram-sha-256\nhost all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .expect("write pg_hba.conf");
+    assert_eq!(psql(&pg.url(), "SELECT pg_reload_conf()"), "t");
+}
+
+/// `board serve` with a store setting to fix exits 2 and names what is wrong: a URL that does
+/// not parse names the option, a URL without the password the server asks for says so, a
+/// refused password or a missing database names the refusal. None says "unreachable".
+#[test]
+fn store_settings_to_fix_are_usage_errors_naming_what_is_wrong() {
+    let Some(pg) = cluster() else { return };
+    require_passwords(&pg);
+    let base = pg.url_for("pwdb");
+    let cases = [
+        ("postgres://board@localhost:notaport/db".to_string(), "port"),
+        ("host=/tmp port=abc".to_string(), "port"),
+        (base.replace("board@", "pw@"), "password"),
+        (base.replace("board@", "pw:wrong@"), "password is refused"),
+        (pg.url_for("nosuchdb"), "database does not exist"),
+    ];
+    for (url, names) in cases {
+        let b = host_on(&url, "a", &QUICK).unserved();
+        let out = b.board(&["serve"]);
+        assert_eq!(out.code, 2, "serve on {url}: {out:?}");
+        assert!(out.stderr.contains(names), "serve on {url}: {out:?}");
+        assert!(
+            !out.stderr.contains("unreachable"),
+            "serve on {url}: {out:?}"
+        );
+        assert!(
+            !out.stderr.contains("wrong"),
+            "the password is shown: {out:?}"
+        );
+    }
+    // The right password in the URL: the board serves.
+    let mut ok = host_on(&base.replace("board@", "pw:right@"), "a", &QUICK).unserved();
+    ok.serve();
+    assert!(ok.board(&["list"]).success());
+}
