@@ -5,9 +5,12 @@
 
 use std::time::Duration;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 use crate::harness::postgres::Cluster;
 use crate::harness::{poll_until, STEP};
-use crate::hosts_share_one_store::{cluster, host_on, QUICK};
+use crate::hosts_share_one_store::{cluster, host, host_on, QUICK};
 
 /// `psql -Atc SQL` against `url`.
 pub(crate) fn psql(url: &str, sql: &str) -> String {
@@ -112,4 +115,47 @@ fn store_settings_to_fix_are_usage_errors_naming_what_is_wrong() {
     let mut ok = host_on(&base.replace("board@", "pw:right@"), "a", &QUICK).unserved();
     ok.serve();
     assert!(ok.board(&["list"]).success());
+}
+
+/// Host A's board frozen past its TTL: host B ends it, B's agent takes the task and finishes
+/// it. A's agent, whose session ended with its host, then tries `done`: refused (exit 5)
+/// saying the task is done and by whom, and the refusal is logged as a `reject` event.
+#[test]
+fn a_lost_hosts_agent_is_told_its_task_was_done_and_the_refusal_is_logged() {
+    let Some(pg) = cluster() else { return };
+    let mut a = host(&pg, "a", &QUICK);
+    let b = host(&pg, "b", &QUICK);
+    let task = a.add("finished elsewhere");
+    let mut old = a.agent("old");
+    let generation = old.claim(task);
+    let board_a = a.serve_pid().expect("host a served");
+    kill(Pid::from_raw(board_a), Signal::SIGSTOP).expect("SIGSTOP host a's board");
+    let freed = poll_until(STEP, || b.ready_ids().contains(&task));
+    let mut new = b.agent("new");
+    if freed {
+        let g = new.claim(task);
+        new.board(&["done", &task.to_string(), "--generation", &g.to_string()])
+            .ok();
+    }
+    kill(Pid::from_raw(board_a), Signal::SIGCONT).expect("SIGCONT host a's board");
+    assert!(freed, "host a's claim never ended");
+    let refused = old.board(&[
+        "done",
+        &task.to_string(),
+        "--generation",
+        &generation.to_string(),
+    ]);
+    assert_eq!(refused.code, 5, "{refused:?}");
+    let said = format!("task {task} is done (by {})", new.id);
+    assert!(refused.stderr.contains(&said), "{refused:?}");
+    let rejected = poll_until(STEP, || {
+        let log = b.json(&["log", "--limit", "1000"]);
+        log["events"].as_array().is_some_and(|evs| {
+            evs.iter().any(|e| {
+                e["kind"] == "reject" && e["task"] == task && e["agent"] == old.id.as_str()
+            })
+        })
+    });
+    assert!(rejected, "no reject event for the ended session's done");
+    a.stop();
 }
