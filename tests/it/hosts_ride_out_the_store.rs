@@ -3,14 +3,17 @@
 //! connections; a setting to fix is a usage error (exit 2) naming what is wrong; a restore, a
 //! lost host and an ended agent session are told as what they are.
 
+use std::path::Path;
 use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use serde_json::{json, Value};
 
 use crate::harness::postgres::Cluster;
+use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
-use crate::hosts_share_one_store::{cluster, host, host_on, QUICK};
+use crate::hosts_share_one_store::{cluster, host, host_on, HostSettings, JsonAgent, QUICK};
 
 /// `psql -Atc SQL` against `url`.
 pub(crate) fn psql(url: &str, sql: &str) -> String {
@@ -158,4 +161,105 @@ fn a_lost_hosts_agent_is_told_its_task_was_done_and_the_refusal_is_logged() {
     });
     assert!(rejected, "no reject event for the ended session's done");
     a.stop();
+}
+
+/// Host sessions that outlive a server restart: the TTL is well above the outage.
+const PATIENT: HostSettings = HostSettings {
+    lease: "60s",
+    sweep: "1s",
+    ttl: "15s",
+    heartbeat: "200ms",
+};
+
+/// `cp -a FROM TO` (ownership and modes kept).
+fn copy_dir(from: &Path, to: &Path) {
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(st.success(), "cp -a {} {}", from.display(), to.display());
+}
+
+/// Runs `board ARGS` on `board` until the store answers (it may be reconnecting).
+fn once_back(board: &TestBoard, args: &[&str]) -> Value {
+    let mut last = None;
+    let ok = poll_until(STEP, || {
+        let out = board.board_json(args);
+        let done = out.success();
+        last = Some(out);
+        done
+    });
+    let out = last.expect("ran");
+    assert!(ok, "{out:?}");
+    out.json()
+}
+
+/// Two hosts wrote after the copy their store is then restored to: the first to notice opens
+/// one epoch, the other finds its loss covered by it (generations jump once, not once per
+/// host); an agent whose session began after the copy is told the store was restored and to
+/// start again, not that it runs outside `board run`.
+#[test]
+fn a_restore_two_hosts_notice_opens_one_epoch_and_tells_newer_agents_why() {
+    let Some(pg) = cluster() else { return };
+    let a = host(&pg, "a", &PATIENT);
+    let b = host(&pg, "b", &PATIENT);
+    let task = a.add("claimed after the copy");
+    let data = pg.dir().join("data");
+    let copy = pg.dir().join("data.copy");
+    pg.stop().expect("stop the server");
+    copy_dir(&data, &copy);
+    pg.start_again().expect("start the server");
+    once_back(&a, &["list"]);
+    once_back(&b, &["list"]);
+    let mut late = JsonAgent::start(&b, "late");
+    let mut highest = 0;
+    for agent in [&mut late, &mut JsonAgent::start(&a, "early")] {
+        for _ in 0..3 {
+            let mut r = Value::Null;
+            let granted = poll_until(STEP, || {
+                r = agent.call("claim", json!({"task": task}));
+                r.get("result").is_some()
+            });
+            assert!(granted, "{r}");
+            let g = r["result"]["generation"].as_i64().expect("generation");
+            highest = highest.max(g);
+            let r = agent.call("release", json!({"task": task, "generation": g}));
+            assert!(r.get("result").is_some(), "{r}");
+        }
+    }
+    pg.stop().expect("stop the server");
+    std::fs::remove_dir_all(&data).expect("remove the data directory");
+    std::fs::rename(&copy, &data).expect("restore the copy");
+    pg.start_again().expect("start the restored server");
+    once_back(&a, &["add", "after the restore, on a"]);
+    once_back(&b, &["add", "after the restore, on b"]);
+    // Every connection of both boards has checked the epoch by now (heartbeats reconnect
+    // theirs every 200 ms): wait a few beats more.
+    std::thread::sleep(Duration::from_millis(1000));
+    let log = once_back(&b, &["log", "--limit", "1000"]);
+    let epochs: Vec<&Value> = log["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["kind"] == "epoch")
+        .collect();
+    assert_eq!(epochs.len(), 1, "one restore, one epoch: {epochs:?}");
+    let mut fresh = JsonAgent::start(&b, "fresh");
+    let r = fresh.call("claim", json!({"task": task}));
+    let g = r["result"]["generation"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        g > highest && g <= highest + 1_000_000 + 10,
+        "generation {g} after the restore; {highest} was issued before it"
+    );
+    let r = late.call("note", json!({"task": task, "text": "still here?"}));
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(r["error"]["data"]["kind"], "unauthorized", "{r}");
+    assert!(
+        message.contains("restored") && message.contains("board run"),
+        "the late agent is told what happened: {message}"
+    );
 }
