@@ -263,3 +263,38 @@ fn a_restore_two_hosts_notice_opens_one_epoch_and_tells_newer_agents_why() {
         "the late agent is told what happened: {message}"
     );
 }
+
+/// The board's log (`.board/board.log`).
+fn board_log(board: &TestBoard) -> String {
+    std::fs::read_to_string(board.root().join(".board").join("board.log")).unwrap_or_default()
+}
+
+/// A second board under a host name in use takes it over; the first stops and its log says
+/// why in one clean sentence. Connecting never logs the server's notice about
+/// `schema_migrations` (it exists already for every board but the first).
+#[test]
+fn a_taken_host_name_is_said_cleanly_and_connects_log_no_schema_notice() {
+    let Some(pg) = cluster() else { return };
+    let first = host(&pg, "same", &QUICK);
+    let pid = first.serve_pid().expect("served");
+    let second = host(&pg, "same", &QUICK);
+    let stopped = poll_until(STEP, || {
+        kill(Pid::from_raw(pid), None).is_err()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    assert!(stopped, "the first board stops");
+    let log = board_log(&first);
+    let start = log.find("another board").expect("the reason is logged");
+    let end = log[start..].find("[store] host").expect("the advice") + start;
+    let sentence = &log[start..end];
+    assert!(!sentence.contains("  "), "runs of spaces: {sentence:?}");
+    assert!(second.board(&["list"]).success());
+    for b in [&first, &second] {
+        let log = board_log(b);
+        assert!(
+            !log.contains("schema_migrations"),
+            "a connect logged the schema notice:\n{log}"
+        );
+    }
+}
