@@ -298,3 +298,42 @@ fn a_taken_host_name_is_said_cleanly_and_connects_log_no_schema_notice() {
         );
     }
 }
+
+/// `board log --follow` rides out a store outage longer than any client timeout: it says on
+/// stderr that the store is unreachable, keeps running, and shows what happens once it is
+/// back.
+#[test]
+fn log_follow_rides_out_a_store_outage_of_any_length() {
+    let Some(pg) = cluster() else { return };
+    let a = host(&pg, "a", &PATIENT);
+    a.add("before the outage");
+    let out = a.root().join("follow.out");
+    let err = a.root().join("follow.err");
+    let mut follow = a
+        .board_cmd(&["log", "--follow"])
+        .env("BOARD_TIMEOUT", "1s")
+        .stdout(std::fs::File::create(&out).expect("follow.out"))
+        .stderr(std::fs::File::create(&err).expect("follow.err"))
+        .spawn()
+        .expect("board log --follow");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    assert!(poll_until(STEP, || read(&out).contains("before the outage")));
+    pg.stop().expect("stop the server");
+    // Several client timeouts and more than the board's own 10 s wait for a board.
+    let told = poll_until(STEP, || read(&err).contains("unreachable"));
+    std::thread::sleep(Duration::from_secs(12));
+    let running = follow.try_wait().expect("wait").is_none();
+    pg.start_again().expect("start the server");
+    assert!(running, "board log --follow exited: {}", read(&err));
+    assert!(
+        told,
+        "stderr says the store is unreachable: {}{}",
+        read(&err),
+        read(&out)
+    );
+    once_back(&a, &["add", "after the outage"]);
+    let shown = poll_until(STEP, || read(&out).contains("after the outage"));
+    let _ = follow.kill();
+    let _ = follow.wait();
+    assert!(shown, "the event after the outage is shown: {}", read(&out));
+}
