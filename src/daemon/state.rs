@@ -242,19 +242,13 @@ impl Board {
             .clone()
     }
 
-    /// Records whether the last heartbeat reached the shared store (None: it did); losing it
-    /// wakes the event streams.
+    /// Records whether the last heartbeat reached the shared store (None: it did).
     pub fn set_store_unreachable(&self, why: Option<String>) {
         let mut cur = self
             .store_unreachable
             .write()
             .unwrap_or_else(|p| p.into_inner());
         if *cur != why {
-            if cur.is_none() && why.is_some() {
-                // Streams read the log only when woken: woken now, they find the store gone
-                // and tell their followers (`board log --follow` says so and waits).
-                self.events.wake(0);
-            }
             match &why {
                 Some(w) => tracing::warn!(why = %w, "the store is unreachable"),
                 None if cur.is_some() => tracing::info!("the store is reachable again"),

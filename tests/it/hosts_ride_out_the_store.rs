@@ -337,3 +337,101 @@ fn log_follow_rides_out_a_store_outage_of_any_length() {
     let _ = follow.wait();
     assert!(shown, "the event after the outage is shown: {}", read(&out));
 }
+
+/// Whether the board of host `name` holds the store's write lock now (a backend of
+/// `application_name = board NAME` with a granted advisory lock).
+fn holds_write_lock(pg: &Cluster, name: &str) -> bool {
+    psql(
+        &pg.url(),
+        &format!(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+             WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = 'board {name}'"
+        ),
+    ) != "0"
+}
+
+/// Host A's board freezes (SIGSTOP) in the middle of a long import, holding the store's
+/// write lock: within the stated bound (an idle transaction lives 10 s) the server ends A's
+/// transaction, B's writes go through, and B's host session is never ended; A's import is
+/// applied all or nothing.
+#[test]
+fn a_host_frozen_holding_the_write_lock_stops_other_writes_for_a_bounded_time() {
+    let Some(pg) = cluster() else { return };
+    let url = pg.create_database("frozen").expect("a database");
+    let settings = HostSettings {
+        lease: "60s",
+        sweep: "1s",
+        ttl: "30s",
+        heartbeat: "200ms",
+    };
+    let mut a = host_on(&url, "a", &settings).start();
+    let b = host_on(&url, "b", &settings).start();
+    let plan = a.root().join("plan.md");
+    let lines: String = (0..4000).map(|i| format!("- [ ] imported {i}\n")).collect();
+    std::fs::write(&plan, lines).expect("plan.md");
+    let board_a = Pid::from_raw(a.serve_pid().expect("host a served"));
+    let mut import = a
+        .board_cmd(&["import", plan.to_str().expect("utf-8 path")])
+        .env("BOARD_TIMEOUT", "60s")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("board import");
+    let caught = poll_until(STEP, || holds_write_lock(&pg, "a"));
+    assert!(caught, "host a's import never held the write lock");
+    kill(board_a, Signal::SIGSTOP).expect("SIGSTOP host a's board");
+    let still = holds_write_lock(&pg, "a");
+    let t0 = std::time::Instant::now();
+    let mut wrote = None;
+    let through = poll_until(Duration::from_secs(20), || {
+        let out = b.board_json(&["add", "written by b"]);
+        let ok = out.success();
+        wrote = Some(out);
+        ok
+    });
+    let took = t0.elapsed();
+    let (_, ended) = {
+        let v = b.call("status", serde_json::json!({})).unwrap_or_default();
+        let hosts = v["hosts"].as_array().cloned().unwrap_or_default();
+        let live: Vec<Value> = hosts
+            .iter()
+            .filter(|h| h["ended_at"].is_null())
+            .cloned()
+            .collect();
+        let ended: Vec<Value> = hosts
+            .iter()
+            .filter(|h| h["name"] == "b" && !h["ended_at"].is_null())
+            .cloned()
+            .collect();
+        (live, ended)
+    };
+    kill(board_a, Signal::SIGCONT).expect("SIGCONT host a's board");
+    let _ = import.wait();
+    assert!(
+        still,
+        "host a's board was frozen after its transaction ended: nothing to test"
+    );
+    assert!(through, "b's write never went through: {wrote:?}");
+    assert!(
+        took <= Duration::from_secs(13),
+        "b's write waited {took:?} (bound: 10 s idle transaction)"
+    );
+    assert!(ended.is_empty(), "host b was ended: {ended:?}");
+    let imported: usize = b.json(&["list", "--limit", "5000"])["tasks"]
+        .as_array()
+        .map_or(0, |t| {
+            t.iter()
+                .filter(|t| {
+                    t["title"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("imported"))
+                })
+                .count()
+        });
+    assert!(
+        imported == 0 || imported == 4000,
+        "the import was applied in part: {imported} tasks"
+    );
+    eprintln!("host a frozen holding the write lock: b's write went through after {took:?}");
+    a.stop();
+}

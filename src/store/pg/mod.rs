@@ -35,6 +35,7 @@ pub(crate) mod cluster;
 
 mod at_once;
 mod claims;
+mod connect;
 mod epoch;
 mod events;
 mod holder_writes;
@@ -68,8 +69,20 @@ use postgres::{Client, Row, Statement};
 use super::{EventKind, Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::EventView;
+use connect::{connection_lost, driver_reason, location, Retry};
 use transactions::Lock;
 pub(super) use transactions::{retryable, RETRIES};
+
+/// The settings each connection asks the server for. A statement runs at most 5 s, a
+/// transaction idles at most 10 s: a board that froze or vanished mid-transaction (its host
+/// crashed, its link cut) holds the write lock, and so stops the other hosts' writes, for at
+/// most 10 s. The server's end of a connection over TCP probes a silent peer after 5 s idle,
+/// every 2 s, twice, and gives up on unacknowledged data after 5 s, so even a session that
+/// is not in a transaction (a LISTEN) is reaped within about 10 s of a cut link.
+const SESSION_OPTIONS: &str =
+    "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000 \
+     -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2 \
+     -c tcp_user_timeout=5000";
 
 /// Parameters of one statement.
 pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -177,24 +190,16 @@ pub struct PgStore {
     retry: RefCell<Option<Retry>>,
 }
 
-/// The backoff after a failed connect (see `PgStore::retry`).
-struct Retry {
-    /// No new attempt before this instant.
-    at: Instant,
-    /// The current backoff.
-    backoff: Duration,
-    /// What the failed attempt answered, repeated (with its SQLSTATE) until the next one.
-    failure: BoardError,
-}
-
 impl PgStore {
     /// Connects to the PostgreSQL store at `url` (`postgres://user:password@host/db`, or
     /// `key=value` settings) as host `host`, applies pending schema migrations, and checks the
     /// epoch against `hwm_path` (this host's high-water mark, created when missing).
     ///
-    /// Session settings: `application_name = board <host>`, `statement_timeout` 5 s,
-    /// `idle_in_transaction_session_timeout` 10 s (a vanished board never leaves a transaction
-    /// open for longer), connect timeout 3 s unless the URL says otherwise.
+    /// Session settings ([`SESSION_OPTIONS`]): `application_name = board <host>`,
+    /// `statement_timeout` 5 s, `idle_in_transaction_session_timeout` 10 s (a vanished or
+    /// frozen board never holds the store's write lock for longer), the server's keepalives
+    /// and `tcp_user_timeout` on its end of the connection; connect timeout 3 s, and the
+    /// same keepalives on this end, unless the URL says otherwise.
     ///
     /// Errors: `usage` for a URL that does not parse, `unavailable` when the server cannot be
     /// reached, `internal` for a refused migration.
@@ -206,7 +211,7 @@ impl PgStore {
             ))
         })?;
         config.application_name(&format!("board {host}"));
-        config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
+        config.options(SESSION_OPTIONS);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(3));
         }
@@ -360,56 +365,6 @@ impl PgStore {
         Ok(())
     }
 
-    /// Why a connect failed, as the caller must react to it: a setting to fix (the URL lacks
-    /// a password the server asks for, the credentials or the database are refused) is
-    /// `usage` (exit 2) naming what is wrong; anything else (no server, a server starting,
-    /// stopping or refusing connections for now: SQLSTATE 08…, 53…, 55000, 57P…) is
-    /// `unavailable` (exit 8), whatever its SQLSTATE.
-    fn connect_error(&self, e: &postgres::Error) -> BoardError {
-        let at = &self.location;
-        if let Some(db) = e.as_db_error() {
-            let code = db.code().code();
-            let what = match code {
-                "28P01" => Some("the password is refused"),
-                "28000" => Some("the user is not allowed in"),
-                "3D000" => Some("the database does not exist"),
-                "42501" => Some("the user may not connect to the database"),
-                _ => None,
-            };
-            return match what {
-                Some(what) => BoardError::usage(format!(
-                    "the PostgreSQL store at {at} refused the connection: {what} ({}); \
-                     fix [store] url or {}",
-                    db.message(),
-                    crate::proto::config_store::STORE_URL_ENV
-                ))
-                .with("store", at.clone())
-                .with("sqlstate", code),
-                None => BoardError::unavailable(format!("PostgreSQL store: {}", db.message()))
-                    .with("sqlstate", code),
-            };
-        }
-        let reason = driver_reason(e);
-        if e.to_string() == "invalid configuration" {
-            let hint = if reason.contains("password") {
-                format!(
-                    "the server asks for a password and the URL has none: put it in {}",
-                    crate::proto::config_store::STORE_URL_ENV
-                )
-            } else {
-                format!(
-                    "fix [store] url or {}",
-                    crate::proto::config_store::STORE_URL_ENV
-                )
-            };
-            return BoardError::usage(format!(
-                "the PostgreSQL store at {at} cannot be used: {reason}; {hint}"
-            ))
-            .with("store", at.clone());
-        }
-        BoardError::unavailable(format!("PostgreSQL store: {e}: {reason}"))
-    }
-
     /// A connection opened in era `lost` was found gone: the pool's connections of that era are
     /// reopened before their next call. Only a connection of the current era says something
     /// new about the server.
@@ -529,47 +484,6 @@ impl PgStore {
             self.tx_shared(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
         Ok(ev)
     }
-}
-
-/// The server dropped the connection (class 08, or 57P01–57P03: shut down, crashed,
-/// starting), as opposed to a timeout or a refused statement.
-fn connection_lost(e: &BoardError) -> bool {
-    if e.kind != ErrorKind::Unavailable {
-        return false;
-    }
-    match e.data.get("sqlstate").and_then(|v| v.as_str()) {
-        Some(code) => code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03"),
-        // No answer at all: the socket broke (e.g. a broken pipe on write).
-        None => !e.message.contains("the last attempt failed"),
-    }
-}
-
-/// The driver's reason for `e`: its own text ("invalid connection string") hides the cause
-/// (the option, the value) in its source.
-fn driver_reason(e: &postgres::Error) -> String {
-    match std::error::Error::source(e) {
-        Some(cause) => cause.to_string(),
-        None => e.to_string(),
-    }
-}
-
-/// `postgres://user@host:port/db` from a parsed configuration: never the password.
-fn location(c: &postgres::Config) -> String {
-    let hosts: Vec<String> = c
-        .get_hosts()
-        .iter()
-        .map(|h| match h {
-            postgres::config::Host::Tcp(name) => name.clone(),
-            postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .collect();
-    let port = c.get_ports().first().copied().unwrap_or(5432);
-    format!(
-        "postgres://{}@{}:{port}/{}",
-        c.get_user().unwrap_or(""),
-        hosts.join(","),
-        c.get_dbname().unwrap_or("")
-    )
 }
 
 /// Appends one event in the open transaction and queues it for broadcast.
