@@ -1,4 +1,5 @@
-//! `board log --follow`: the event stream, across board restarts.
+//! `board log --follow`: the event stream, across board restarts and outages of a shared
+//! store of any length.
 
 use std::time::{Duration, Instant};
 
@@ -6,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{fail, print};
 use crate::proto::client::{self, Client};
-use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::error::{BoardError, BoardResult, STORE_DOWN};
 
 pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
     let run = || -> BoardResult<()> {
@@ -19,9 +20,13 @@ pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
             print_event(json_out, e, &names);
             last = e["id"].as_i64().unwrap_or(last);
         }
+        let mut outage = false;
         loop {
             let c = Client::connect(&target, true)?;
-            c.follow(Some(last), |e| {
+            let followed = c.follow(Some(last), |e| {
+                if std::mem::take(&mut outage) {
+                    eprintln!("board: the store is reachable again");
+                }
                 // A session that started since: learn its name.
                 if e["kind"] == "session_start" {
                     names = super::call::session_names(&target);
@@ -29,7 +34,23 @@ pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
                 print_event(json_out, e, &names);
                 last = last.max(e["id"].as_i64().unwrap_or(last));
                 true
-            })?;
+            });
+            match followed {
+                Ok(()) => {}
+                // The board runs but cannot reach its shared store: however long that lasts,
+                // say so once and follow again from the last event shown.
+                Err(e) if e.data.contains_key(STORE_DOWN) => {
+                    if !std::mem::replace(&mut outage, true) {
+                        eprintln!(
+                            "board: {}; following again once it is back",
+                            crate::proto::sanitize::inert(&e.message)
+                        );
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
             // The board went away (stopped or crashed): wait for it to come back, as the TUI
             // does, but do not start one: a deliberate `board stop` must stay stopped.
             let deadline = Instant::now() + Duration::from_secs(10);

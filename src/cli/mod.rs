@@ -157,7 +157,10 @@ fn serve(new_epoch: bool) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("board: {e:#}");
-            1
+            // A setting to fix (the store's URL, credentials) is a usage error (exit 2), a
+            // store that cannot be reached `unavailable` (8); anything else is internal (1).
+            e.downcast_ref::<BoardError>()
+                .map_or(ErrorKind::Internal.exit_code(), |b| b.kind.exit_code())
         }
     }
 }

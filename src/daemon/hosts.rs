@@ -116,6 +116,11 @@ pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat, store: 
             }
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "heartbeat failed");
+                if board.store_unreachable().is_none() {
+                    // Streams read the log only when woken: woken as the store is lost, they
+                    // find it gone and tell their followers (`board log --follow` waits).
+                    board.events().wake(0);
+                }
                 board.set_store_unreachable(Some(e.message.clone()));
             }
             Err(e) => tracing::error!(error = %e, "heartbeat task failed"),

@@ -221,10 +221,9 @@ fn by_token_only(
 
 /// The stored session `agent` if `token` is its token.
 fn verified(board: &Board, off: &OffReactor, agent: &str, token: &str) -> BoardResult<SessionRow> {
-    let row = board
-        .store(off)
-        .session(agent)?
-        .ok_or_else(|| BoardError::unauthorized(format!("no agent session {}", shown(agent))))?;
+    let Some(row) = board.store(off).session(agent)? else {
+        return Err(unknown_session(board, off, agent));
+    };
     if row.token_hash != hash_token(token) {
         return Err(BoardError::unauthorized(format!(
             "wrong token for agent session {}",
@@ -232,6 +231,35 @@ fn verified(board: &Board, off: &OffReactor, agent: &str, token: &str) -> BoardR
         )));
     }
     Ok(row)
+}
+
+/// `unauthorized` for an agent session the store does not know. On a store that opened an
+/// epoch (restored from an older copy, failed over), the likeliest cause is that the session
+/// began after the copy was taken: the message says so, and that the agent must be started
+/// again (`data.epoch`, and `data.epoch_at` when the store keeps it).
+fn unknown_session(board: &Board, off: &OffReactor, agent: &str) -> BoardError {
+    let unknown = format!("no agent session {}", shown(agent));
+    let store = board.store(off);
+    let epoch = store.meta("epoch").ok().flatten().unwrap_or_default();
+    let at = store.meta("epoch_at").ok().flatten();
+    // The embedded store starts at epoch 1; the shared one records when each epoch opened.
+    if at.is_none() && epoch.parse::<i64>().unwrap_or(0) <= 1 {
+        return BoardError::unauthorized(unknown);
+    }
+    let when = at
+        .as_deref()
+        .map(|a| format!(" at {a}"))
+        .unwrap_or_default();
+    let err = BoardError::unauthorized(format!(
+        "{unknown}: the store was restored to an older copy or failed over (new epoch \
+         {epoch}{when}), which does not know this session or its claims; start the agent \
+         again with `board run`"
+    ))
+    .with("epoch", epoch);
+    match at {
+        Some(a) => err.with("epoch_at", a),
+        None => err,
+    }
 }
 
 fn partial_identity(agent: Option<&str>, token: Option<&str>) -> BoardError {

@@ -135,10 +135,9 @@ type Opened = (Vec<Box<dyn Store>>, Arc<dyn Clock>, Option<Shared>);
 /// clock for the embedded SQLite file; for a shared PostgreSQL store, the server's clock (see
 /// [`hosts`]).
 fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Opened> {
-    let choice = cfg
-        .store
-        .choice()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", paths.config.display()))?;
+    let choice = cfg.store.choice().map_err(|e| {
+        crate::proto::error::BoardError::usage(format!("{}: {e}", paths.config.display()))
+    })?;
     match choice {
         StoreChoice::Sqlite => {
             let (store, opened) = SqliteStore::open_board(&paths.db, new_epoch)?;

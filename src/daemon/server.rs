@@ -231,8 +231,12 @@ async fn subscribe(
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) => {
-                    let e =
-                        BoardError::unavailable(format!("reading the event log: {}", e.message));
+                    // Its fields stay (`store_down`: a follower waits for the store).
+                    let e = BoardError {
+                        kind: crate::proto::error::ErrorKind::Unavailable,
+                        message: format!("reading the event log: {}", e.message),
+                        ..e
+                    };
                     let line = error_line(&Id::null(), &e);
                     wr.write_all(format!("{line}\n").as_bytes()).await?;
                     return Ok(());

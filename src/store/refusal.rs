@@ -31,6 +31,14 @@ pub(crate) fn now_held_by(task: i64, holder: &str, generation: i64) -> String {
     format!("task {task} is now held by {holder} (generation {generation})")
 }
 
+/// `task 7 is done (by b)`, `task 7 is open`: where an unclaimed task stands, for a refusal.
+pub(crate) fn unclaimed_stands(task: i64, state: TaskState, done_by: Option<&str>) -> String {
+    match state {
+        TaskState::Done => format!("task {task} is done (by {})", done_by.unwrap_or("?")),
+        s => format!("task {task} is {s}"),
+    }
+}
+
 /// `lapsed`: the claiming agent session has ended, with its stored end reason.
 pub(crate) fn session_ended(agent: &str, reason: Option<String>) -> BoardError {
     BoardError::new(
@@ -143,13 +151,7 @@ pub(crate) fn write_refused(
     let now_held = match &live {
         Some((h, g)) if h != agent => now_held_by(task, h, *g),
         Some((_, g)) => format!("task {task} is at generation {g}"),
-        None => match state {
-            TaskState::Done => format!(
-                "task {task} is done (by {})",
-                done_by.unwrap_or_else(|| "?".into())
-            ),
-            s => format!("task {task} is {s}"),
-        },
+        None => unclaimed_stands(task, state, done_by.as_deref()),
     };
     let mut err = match (&live, mine) {
         // The caller holds the live claim, so the generation it gave is stale, or the claim's

@@ -423,6 +423,12 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
         let error = match outcome {
             Ok(false) => return,
             Ok(true) => "the board closed the event stream".to_string(),
+            // The board runs but its shared store is unreachable: the refreshes show that
+            // banner; the stream follows again once the store is back.
+            Err(e) if e.data.contains_key(crate::proto::error::STORE_DOWN) => {
+                std::thread::sleep(Duration::from_millis(500));
+                continue;
+            }
             Err(e) => e.message,
         };
         failures = failures.saturating_add(1);

@@ -35,6 +35,7 @@ mod expel_on_hard_signals;
 mod friendly_edges;
 mod harness;
 mod honest_refusals;
+mod hosts_ride_out_the_store;
 mod hosts_share_one_store;
 mod human_keeps_claim_while_typing;
 mod identity;

@@ -142,7 +142,7 @@ pub fn handle(
         Access::Read | Access::Write => {}
     }
     let caller = authenticate(board, off, &req.identity, peer)
-        .map_err(|e| with_current_holder(board, off, &req.call, e))?;
+        .map_err(|e| refuse_ended_session(board, off, req, e))?;
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it. This is the permission prompt only: a question
@@ -215,7 +215,7 @@ pub fn handle(
             events.clear();
             let out = write(&cx, store, &mut events, &req.call);
             if let Err(e) = &out {
-                record_rejection(store, &mut events, &req.call, &caller, e);
+                record_rejection(store, &mut events, &req.call, caller.agent(), e);
             }
             out
         };
@@ -344,7 +344,7 @@ fn record_rejection(
     store: &mut dyn Store,
     events: &mut Events,
     call: &Call,
-    caller: &Caller,
+    agent: Option<&str>,
     e: &BoardError,
 ) {
     if !matches!(e.kind, ErrorKind::Lapsed | ErrorKind::Conflict) {
@@ -360,7 +360,7 @@ fn record_rejection(
     match store.record(
         crate::store::EventKind::Reject,
         Some(task),
-        caller.agent(),
+        agent,
         generation,
         &reason,
     ) {
@@ -369,9 +369,29 @@ fn record_rejection(
     }
 }
 
-/// A holder write of an ended agent session (`lapsed` from authentication) also says who holds
-/// the task it names now, as a refusal from the store does: `…; task 3 is now held by codex
-/// (generation 4)`, with `data.holder` and `data.generation`. Any other error passes unchanged.
+/// A request of an ended agent session (`lapsed` from authentication): a holder write says
+/// where its task stands now (see [`with_current_holder`]) and is logged as a `reject` event,
+/// as a write the store's fence refused is. Any other error passes unchanged.
+fn refuse_ended_session(
+    board: &Board,
+    off: &OffReactor,
+    req: &Request,
+    e: BoardError,
+) -> BoardError {
+    let e = with_current_holder(board, off, &req.call, e);
+    if e.kind == ErrorKind::Lapsed {
+        let mut events = Events::new();
+        let agent = req.identity.agent.as_deref();
+        record_rejection(&mut **board.store(off), &mut events, &req.call, agent, &e);
+        board.publish(events);
+    }
+    e
+}
+
+/// A holder write of an ended agent session (`lapsed` from authentication) also says where
+/// the task it names stands now, as a refusal from the store does: `…; task 3 is now held by
+/// codex (generation 4)` with `data.holder` and `data.generation`, or `…; task 3 is done (by
+/// codex)` once nobody holds it. Any other error passes unchanged.
 fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardError) -> BoardError {
     let (ErrorKind::Lapsed, Some(task)) = (e.kind, call.held_task()) else {
         return e;
@@ -380,7 +400,13 @@ fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardErr
         return e;
     };
     let Some(holder) = view.holder else {
-        return e.with("task", task).with("generation", view.generation);
+        let stands =
+            crate::store::refusal::unclaimed_stands(task, view.state, view.done_by.as_deref());
+        let message = format!("{}; {stands}", e.message);
+        return BoardError { message, ..e }
+            .with("task", task)
+            .with("state", view.state.as_str())
+            .with("generation", view.generation);
     };
     let message = format!(
         "{}; {}",

@@ -8,7 +8,8 @@
 //!   the database: a database that lacks it was restored from an older state, or lost
 //!   acknowledged writes in an asynchronous failover.
 //!
-//! Any difference opens a new epoch, in the same transaction: every live claim ends (end
+//! Any difference opens a new epoch, in the same transaction (one per restore: a host whose
+//! last event predates the newest epoch, `meta.epoch_at`, finds its loss covered by it): every live claim ends (end
 //! `epoch`; holders are told on their next call), and every task's generation is raised by a
 //! gap above the highest one the database knows ([`GAP`]), as is the floor later grants start
 //! from, so a generation issued on the lost timeline (which this database never saw) is never
@@ -173,12 +174,23 @@ fn decide(store: &PgStore, hwm: &Hwm, c: &mut Conn, ev: &mut Events) -> BoardRes
         }
     }
     if hwm.event > 0 && hwm.system.as_deref() == Some(system.as_str()) {
-        let found = c.opt("SELECT at FROM events WHERE id = $1", &[&hwm.event])?;
-        let at: Option<String> = match &found {
-            Some(r) => Some(col(r, 0)?),
-            None => None,
-        };
-        if at.is_none() || (hwm.at.is_some() && at != hwm.at) {
+        // One statement decides: the database lacks this host's last event (or has another
+        // under its id), and no epoch opened since that event was written already covers the
+        // loss. Several hosts that lost writes to one restore each notice it; the first opens
+        // the epoch (its gap covers every grant of the lost stretch, whoever made it), and the
+        // others, whose last events are older than that epoch, find it and open none.
+        let lost: bool = col(
+            &c.one(
+                "SELECT NOT EXISTS (SELECT 1 FROM events
+                                    WHERE id = $1 AND ($2::text IS NULL OR at = $2))
+                    AND NOT EXISTS (SELECT 1 FROM meta
+                                    WHERE key = 'epoch_at' AND $2::text IS NOT NULL
+                                      AND value > $2)",
+                &[&hwm.event, &hwm.at],
+            )?,
+            0,
+        )?;
+        if lost {
             reasons.push(format!(
                 "host {} wrote event {} that the database does not have (restored from an older \
                  state, or writes lost in a failover)",
@@ -237,7 +249,8 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
         &[&floor],
     )?;
     c.exec(
-        "INSERT INTO meta (key, value) VALUES ('generation_floor', $1), ('epoch', $2)
+        "INSERT INTO meta (key, value)
+         VALUES ('generation_floor', $1), ('epoch', $2), ('epoch_at', board_wall())
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         &[&floor.to_string(), &epoch.to_string()],
     )?;

@@ -69,10 +69,7 @@ impl PgStore {
         }
         let ((id, ended_by_others), events) = self.tx(|c, ev| {
             if let Some(id) = mine {
-                let renewed = c.exec(
-                    RENEW,
-                    &[&id, &ttl_ms, &regained_gap_ms],
-                )?;
+                let renewed = c.exec(RENEW, &[&id, &ttl_ms, &regained_gap_ms])?;
                 if renewed == 1 {
                     return Ok((id, None));
                 }
@@ -89,7 +86,9 @@ impl PgStore {
                 if let Some(r) = taken {
                     let pid: i64 = col(&r, 0)?;
                     return Err(BoardError::usage(format!(
-                        "another board (pid {pid}) took host name {host} over on the shared                          store; two boards must not share one host name: set a host of its                          own in [store] host"
+                        "another board (pid {pid}) took host name {host} over on the shared \
+                         store; two boards must not share one host name: set a host of its \
+                         own in [store] host"
                     ))
                     .with("host_taken", host.clone()));
                 }

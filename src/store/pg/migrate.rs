@@ -54,11 +54,13 @@ const MIGRATIONS: &[(i64, &str)] = &[
 /// The advisory lock key migrations take ("migrate"), distinct from the write lock.
 const MIGRATE_LOCK: i64 = 0x006D_6967_7261_7465;
 
-/// Applies every pending migration. Errors: the refused statement (`internal`), or
+/// Applies every pending migration (the server's notice that `schema_migrations` exists
+/// already is not asked for: every connect would log it). Errors: the refused statement (`internal`), or
 /// `unavailable` when the server is lost meanwhile.
 pub(super) fn run(c: &mut Conn) -> BoardResult<()> {
     c.batch(&format!(
         "BEGIN; SELECT pg_advisory_xact_lock({MIGRATE_LOCK});
+         SET LOCAL client_min_messages = warning;
          CREATE TABLE IF NOT EXISTS schema_migrations (
              version    bigint PRIMARY KEY,
              applied_at timestamptz NOT NULL DEFAULT now())"

@@ -35,6 +35,7 @@ pub(crate) mod cluster;
 
 mod at_once;
 mod claims;
+mod connect;
 mod epoch;
 mod events;
 mod holder_writes;
@@ -68,8 +69,20 @@ use postgres::{Client, Row, Statement};
 use super::{EventKind, Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::EventView;
+use connect::{connection_lost, driver_reason, location, Retry};
 use transactions::Lock;
 pub(super) use transactions::{retryable, RETRIES};
+
+/// The settings each connection asks the server for. A statement runs at most 5 s, a
+/// transaction idles at most 10 s: a board that froze or vanished mid-transaction (its host
+/// crashed, its link cut) holds the write lock, and so stops the other hosts' writes, for at
+/// most 10 s. The server's end of a connection over TCP probes a silent peer after 5 s idle,
+/// every 2 s, twice, and gives up on unacknowledged data after 5 s, so even a session that
+/// is not in a transaction (a LISTEN) is reaped within about 10 s of a cut link.
+const SESSION_OPTIONS: &str =
+    "-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000 \
+     -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2 \
+     -c tcp_user_timeout=5000";
 
 /// Parameters of one statement.
 pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -174,7 +187,7 @@ pub struct PgStore {
     /// After a failed connect: no new attempt before this instant, and the current backoff
     /// (100 ms doubling to 1 s), so calls during an outage answer at once instead of each
     /// waiting for a connect timeout.
-    retry: Cell<Option<(Instant, Duration)>>,
+    retry: RefCell<Option<Retry>>,
 }
 
 impl PgStore {
@@ -182,18 +195,23 @@ impl PgStore {
     /// `key=value` settings) as host `host`, applies pending schema migrations, and checks the
     /// epoch against `hwm_path` (this host's high-water mark, created when missing).
     ///
-    /// Session settings: `application_name = board <host>`, `statement_timeout` 5 s,
-    /// `idle_in_transaction_session_timeout` 10 s (a vanished board never leaves a transaction
-    /// open for longer), connect timeout 3 s unless the URL says otherwise.
+    /// Session settings ([`SESSION_OPTIONS`]): `application_name = board <host>`,
+    /// `statement_timeout` 5 s, `idle_in_transaction_session_timeout` 10 s (a vanished or
+    /// frozen board never holds the store's write lock for longer), the server's keepalives
+    /// and `tcp_user_timeout` on its end of the connection; connect timeout 3 s, and the
+    /// same keepalives on this end, unless the URL says otherwise.
     ///
     /// Errors: `usage` for a URL that does not parse, `unavailable` when the server cannot be
     /// reached, `internal` for a refused migration.
     pub fn connect(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
-            BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
+            BoardError::usage(format!(
+                "the PostgreSQL store URL does not parse: {}",
+                driver_reason(&e)
+            ))
         })?;
         config.application_name(&format!("board {host}"));
-        config.options("-c statement_timeout=5000 -c idle_in_transaction_session_timeout=10000");
+        config.options(SESSION_OPTIONS);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(3));
         }
@@ -229,7 +247,7 @@ impl PgStore {
             notify: None,
             pending_hwm: None,
             caller_clock: Cell::new(None),
-            retry: Cell::new(None),
+            retry: RefCell::new(None),
         };
         store.ensure_connected()?;
         Ok(store)
@@ -250,7 +268,7 @@ impl PgStore {
             notify: None,
             pending_hwm: None,
             caller_clock: Cell::new(self.caller_clock.get()),
-            retry: Cell::new(None),
+            retry: RefCell::new(None),
         }
     }
 
@@ -303,27 +321,35 @@ impl PgStore {
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
-        if let Some((at, _)) = self.retry.get() {
+        if let Some(r) = &*self.retry.borrow() {
             let now = Instant::now();
-            if now < at {
-                return Err(self.unreachable(&format!(
-                    "the last attempt failed; the next in {} ms",
-                    (at - now).as_millis()
-                )));
+            if now < r.at {
+                let mut again = r.failure.clone();
+                again.message = format!(
+                    "{} (the last attempt failed; the next in {} ms)",
+                    again.message,
+                    (r.at - now).as_millis()
+                );
+                return Err(again);
             }
         }
         let client = match self.config.connect(tls::connector()?) {
             Ok(c) => c,
             Err(e) => {
-                let backoff = match self.retry.get() {
-                    Some((_, b)) => (b * 2).min(Duration::from_secs(1)),
+                let backoff = match &*self.retry.borrow() {
+                    Some(r) => (r.backoff * 2).min(Duration::from_secs(1)),
                     None => Duration::from_millis(100),
                 };
-                self.retry.set(Some((Instant::now() + backoff, backoff)));
-                return Err(self.shown(BoardError::from(e)));
+                let failure = self.shown(self.connect_error(&e));
+                *self.retry.borrow_mut() = Some(Retry {
+                    at: Instant::now() + backoff,
+                    backoff,
+                    failure: failure.clone(),
+                });
+                return Err(failure);
             }
         };
-        self.retry.set(None);
+        *self.retry.borrow_mut() = None;
         let mut c = Conn {
             client,
             cache: HashMap::new(),
@@ -458,38 +484,6 @@ impl PgStore {
             self.tx_shared(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
         Ok(ev)
     }
-}
-
-/// The server dropped the connection (class 08, or 57P01–57P03: shut down, crashed,
-/// starting), as opposed to a timeout or a refused statement.
-fn connection_lost(e: &BoardError) -> bool {
-    if e.kind != ErrorKind::Unavailable {
-        return false;
-    }
-    match e.data.get("sqlstate").and_then(|v| v.as_str()) {
-        Some(code) => code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03"),
-        // No answer at all: the socket broke (e.g. a broken pipe on write).
-        None => !e.message.contains("the last attempt failed"),
-    }
-}
-
-/// `postgres://user@host:port/db` from a parsed configuration: never the password.
-fn location(c: &postgres::Config) -> String {
-    let hosts: Vec<String> = c
-        .get_hosts()
-        .iter()
-        .map(|h| match h {
-            postgres::config::Host::Tcp(name) => name.clone(),
-            postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .collect();
-    let port = c.get_ports().first().copied().unwrap_or(5432);
-    format!(
-        "postgres://{}@{}:{port}/{}",
-        c.get_user().unwrap_or(""),
-        hosts.join(","),
-        c.get_dbname().unwrap_or("")
-    )
 }
 
 /// Appends one event in the open transaction and queues it for broadcast.
