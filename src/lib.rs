@@ -1,6 +1,6 @@
 //! `board`: a local teamwork board for terminal coding agents.
 //!
-//! Layout, by the processes of DESIGN.md:
+//! Layout, by the processes of ARCHITECTURE.md:
 //! - [`daemon`] — `board serve`, the board process: socket server, one handler per method, the
 //!   lease rules as pure functions over a clock, sweep, process watchers, event broadcast,
 //!   config reload. It alone opens the [`store`].

@@ -5,7 +5,7 @@
 //! reference; Codex: developers.openai.com/codex/hooks; Gemini CLI: geminicli.com/docs/hooks),
 //! or, for Codex's `notify` program, as its last argument. The event becomes one `activity`
 //! call: `renew` (a prompt was submitted, a tool ran, the session started), `waiting` with the
-//! CLI's own message (a permission prompt: design rule 12), or `idle` (the turn finished).
+//! CLI's own message (a permission prompt: ARCHITECTURE.md rule 12), or `idle` (the turn finished).
 //!
 //! A hook must never block or fail its CLI: this command always exits 0, never starts a board,
 //! and bounds every step (stdin, connect, answer) by a short deadline. It prints nothing, except

@@ -1,4 +1,4 @@
-//! The fence where the work lands (design rule 14): git hooks that refuse a commit from an agent
+//! The fence where the work lands (ARCHITECTURE.md rule 14): git hooks that refuse a commit from an agent
 //! that holds no live claim, and mark an agent's commits with `Board-Task:` / `Board-Generation:`
 //! trailers.
 //!

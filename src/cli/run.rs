@@ -1,13 +1,13 @@
 //! `board run [--name N] -- CMD…`: the launcher that starts an agent under the board.
 //!
-//! It registers an agent session, makes itself a child subreaper (design rule 13), spawns CMD with
+//! It registers an agent session, makes itself a child subreaper (ARCHITECTURE.md rule 13), spawns CMD with
 //! `BOARD_SOCKET`, `BOARD_AGENT`, `BOARD_TOKEN` (and `BOARD_ROOT`, and `BOARD_AGENT_NAME`, the
 //! name people see, for its prompt) in its environment, with the `[env]` of the profile of a
 //! known agent CLI (as `board up` starts it: Gemini CLI's workspace trust), supervises
 //! it (signals, hangup grace, reaping: [`super::supervise`]), and when the child exits (SIGCHLD)
 //! reports the exit to the board at once so its claims are expelled, then terminates leftover
 //! descendants (TERM, then KILL) and exits with the child's status. It never renews claims: its own liveness proves nothing about the
-//! agent (design rule 2).
+//! agent (ARCHITECTURE.md rule 2).
 
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
@@ -323,7 +323,7 @@ async fn launch(
     let hung_up = std::cell::Cell::new(false);
     let on_hangup = || {
         hung_up.set(true);
-        // The terminal or tmux pane is gone: that is a hard signal (design rule 4), so the claims
+        // The terminal or tmux pane is gone: that is a hard signal (ARCHITECTURE.md rule 4), so the claims
         // go now, not when (or if) the agent decides to exit on SIGHUP.
         let reason = if pane.is_some() {
             "pane closed (SIGHUP)"
@@ -394,7 +394,7 @@ fn report_exit(
 ) -> Option<String> {
     let params = json!({ "agent": agent, "token": token, "code": code, "signal": sig });
     // The board may be restarting: retry briefly. If it stays away, it finds the dead process
-    // itself when it starts (design rule 8).
+    // itself when it starts (ARCHITECTURE.md rule 8).
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let out = connect(target).and_then(|mut c| c.call("session.exit", params.clone()));

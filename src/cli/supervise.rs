@@ -1,7 +1,7 @@
 //! How `board run` supervises its agent once it runs: signals a user may send to the launcher
 //! reach the agent, a hangup ends the agent within a grace period, and helpers the agent
 //! double-forked (adopted by the launcher as child subreaper) are reaped as they exit and
-//! terminated when the agent is gone (design rule 13).
+//! terminated when the agent is gone (ARCHITECTURE.md rule 13).
 //!
 //! Forwarded: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT — every
 //! catchable signal a user sends, and the launcher survives each unless the agent exits. A signal

@@ -1,5 +1,5 @@
 //! Messages that reach an idle agent, and the nudge of an agent that finished its turn while
-//! holding a claim (design rule 12, last sentence).
+//! holding a claim (ARCHITECTURE.md rule 12, last sentence).
 //!
 //! A message waits in the recipient's inbox and is told on its next board call (the `inbox`
 //! notice on every answer). An agent idle at its prompt makes no call, so this task tells it:

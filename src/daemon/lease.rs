@@ -208,7 +208,7 @@ impl LeaseRules {
         (self.duration_ms / 2).clamp(1_000, 10_000)
     }
 
-    /// Design rule 8, last sentence: whether the board was not running between the looks `last`
+    /// ARCHITECTURE.md rule 8, last sentence: whether the board was not running between the looks `last`
     /// and `now` (a sweep or tick that came far later than scheduled), and for how long.
     pub fn stall(&self, last: Tick, now: Tick) -> Option<Stall> {
         let gap = now.boot_ms - last.boot_ms;
@@ -246,7 +246,7 @@ impl LeaseRules {
         expiry_ms <= now_ms
     }
 
-    /// Design rule 3: gone or zombie → expel; waiting for a human → renew while the process
+    /// ARCHITECTURE.md rule 3: gone or zombie → expel; waiting for a human → renew while the process
     /// lives, even stopped (rule 12: a waiting session is never lapsed while its process
     /// lives); stopped → hold; idle (its CLI said its turn finished, rule 12) → renew only on
     /// a board call or input in its terminal, in either mode: an idle CLI's screen uses CPU

@@ -327,7 +327,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     Ok(())
 }
 
-/// Design rule 8: on start, re-check every live session's processes by pid *and* start time
+/// ARCHITECTURE.md rule 8: on start, re-check every live session's processes by pid *and* start time
 /// and boot id; expel the dead, re-attach watchers to the living. Stored expiries stand.
 fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
     let sessions = board.store(off).live_sessions()?;

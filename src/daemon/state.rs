@@ -20,7 +20,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
 
 /// What the board remembers between sweeps about one live agent session (not stored: after a
-/// restart every session starts with no credit, design rule 8).
+/// restart every session starts with no credit, ARCHITECTURE.md rule 8).
 #[derive(Debug, Clone, Default)]
 pub struct Activity {
     /// It made a request with its identity since the previous sweep.
@@ -322,7 +322,7 @@ impl Board {
         self.activity.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Suspend is not silence (design rule 8, last sentence): looks at the clocks, and when the
+    /// Suspend is not silence (ARCHITECTURE.md rule 8, last sentence): looks at the clocks, and when the
     /// board was not running since the last look (machine suspend, SIGSTOP of the board, a
     /// sweep far later than scheduled), moves every live claim's expiry by that time, leaving
     /// at least one sweep of grace. Called every [`crate::daemon::lease::STALL_TICK_MS`], at
@@ -365,7 +365,7 @@ impl Board {
         Ok(())
     }
 
-    /// Design rule 2: a request with `agent`'s identity renews all its live claims. The write is
+    /// ARCHITECTURE.md rule 2: a request with `agent`'s identity renews all its live claims. The write is
     /// coalesced (see [`LeaseRules::renew_slack_ms`]); the sweep sees `talked`. A write that
     /// renewed a claim is logged as a `renew` event naming `source` (the hook or the call), when
     /// [`LeaseRules::renew_log_due`] says so.
@@ -575,7 +575,7 @@ impl Board {
             a.cpu_ticks = cpu;
         }
         a.seen = Some(seen);
-        // A question and a permission prompt both keep the claims (design rule 12).
+        // A question and a permission prompt both keep the claims (ARCHITECTURE.md rule 12).
         (talked, prev, a.waiting || a.question)
     }
 

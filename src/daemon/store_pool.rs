@@ -1,5 +1,5 @@
 //! The board's stores, one connection each: a single one for the embedded SQLite file (its one
-//! writer, design rule 11), a few for a shared PostgreSQL store (`[store] connections`), so
+//! writer, ARCHITECTURE.md rule 11), a few for a shared PostgreSQL store (`[store] connections`), so
 //! requests of several agents run side by side instead of queueing behind one connection.
 
 use std::ops::{Deref, DerefMut};

@@ -1,4 +1,4 @@
-//! The liveness sweep (design rule 3): every `lease.sweep`, look at each live agent session's
+//! The liveness sweep (ARCHITECTURE.md rule 3): every `lease.sweep`, look at each live agent session's
 //! processes; expel the dead, hold the stopped, renew those showing progress; then lapse every
 //! claim whose expiry has passed.
 
@@ -118,7 +118,7 @@ pub fn sweep_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<BTreeSet<
             Verdict::NoRenew => {}
         }
     }
-    // All renewals of a sweep are one write transaction (design rule 10).
+    // All renewals of a sweep are one write transaction (ARCHITECTURE.md rule 10).
     let renewed: BTreeSet<String> = board
         .renew_many(off, &due, board.now_ms(), &rules)?
         .into_iter()

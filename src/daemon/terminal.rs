@@ -1,7 +1,7 @@
 //! A human at a terminal keeps a claim while reading, and is warned before it lapses.
 //!
 //! **Input counts as activity.** A person reading code in a shell pane types now and then but
-//! uses almost no CPU, so the sweep's CPU test (design rule 3) would let the claim lapse. The
+//! uses almost no CPU, so the sweep's CPU test (ARCHITECTURE.md rule 3) would let the claim lapse. The
 //! launcher records the terminal the agent runs on (`tty`, its own stdin); each sweep samples
 //! (a) the terminal's access time — the kernel touches it when a read returns input — and (b) the
 //! bytes read (`rchar` of `/proc/PID/io`) by the session's processes whose controlling terminal

@@ -1,5 +1,5 @@
 //! Process watchers: a pidfd per watched process, awaited on the tokio reactor, so the exit of an
-//! agent, its launcher or its pane's process expels the session's claims at once (design rule 4)
+//! agent, its launcher or its pane's process expels the session's claims at once (ARCHITECTURE.md rule 4)
 //! instead of after a lease.
 
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //!
 //! Every failure a client can see is a [`BoardError`] with an [`ErrorKind`]. The kind fixes the
 //! JSON-RPC error code (in `error.code`), the `data.kind` string and the CLI exit code, as listed in
-//! the design contract (`usage` 2, `no_ready_task` 3, `conflict` 4, `lapsed` 5, `not_found` 6,
+//! ARCHITECTURE.md "Exit codes" (`usage` 2, `no_ready_task` 3, `conflict` 4, `lapsed` 5, `not_found` 6,
 //! `unauthorized` 7, `unavailable` 8, `internal` and `invalid` 1).
 
 use serde::{Deserialize, Serialize};

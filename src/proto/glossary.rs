@@ -1,4 +1,4 @@
-//! The glossary as types (DESIGN.md "Words"): the states of a task and of an agent session, the
+//! The glossary as types (ARCHITECTURE.md "Words"): the states of a task and of an agent session, the
 //! kinds of events, how a claim ends, and the ids that would otherwise be bare numbers and
 //! strings. Each word is spelt here once: on the wire (serde), in the database (rusqlite
 //! `ToSql`/`FromSql`), in the JSON Schema and in the SQL text of the store (the `sql_*!`

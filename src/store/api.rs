@@ -5,7 +5,7 @@
 //! The embedded SQLite backend ([`SqliteStore`]) implements each operation in the module of its
 //! concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); [`store_api!`] declares
 //! the trait from the list below and forwards each method to it, so the list is the one place
-//! that says what a backend must do. Rules every backend keeps (DESIGN.md): each state change is
+//! that says what a backend must do. Rules every backend keeps (ARCHITECTURE.md): each state change is
 //! one conditional statement in one transaction that also appends its events; expiries are
 //! lease-clock milliseconds compared in the statement; generations never go backwards.
 
@@ -137,7 +137,7 @@ store_api! {
     // ----- claims: grants, renewals, checks (claims.rs) -------------------------
 
     /// Grants `agent` a claim on `task`, or on the best ready task when `task` is None (highest
-    /// priority, then oldest). Design rule 1: one conditional UPDATE decides; the generation is
+    /// priority, then oldest). ARCHITECTURE.md rule 1: one conditional UPDATE decides; the generation is
     /// incremented in the same transaction (and lifted above the floor of a new epoch, see
     /// `store::identity`). Claiming a task the caller already holds (live) answers
     /// `already: true` with the same generation; a named task whose live claim has expired is
@@ -166,7 +166,7 @@ store_api! {
     /// repeated `done` or explains the refusal.
     fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>>;
 
-    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (design rule 2)
+    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
     fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
 
@@ -178,7 +178,7 @@ store_api! {
     fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
 
     /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
-    /// are lapsed first (in the same transaction, design rule 5), and an agent left with no live
+    /// are lapsed first (in the same transaction, ARCHITECTURE.md rule 5), and an agent left with no live
     /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
     fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
 
@@ -193,7 +193,7 @@ store_api! {
 
     // ----- the fenced holder writes (holder_writes.rs) --------------------------
 
-    /// Finishes `task` for its holder `agent` (design rules 5 and 7). With `generation`, it must
+    /// Finishes `task` for its holder `agent` (ARCHITECTURE.md rules 5 and 7). With `generation`, it must
     /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
     /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
     fn done(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
@@ -233,7 +233,7 @@ store_api! {
 
     // ----- lapse and stall (lapse.rs) -------------------------------------------
 
-    /// Ends every live claim whose expiry is at or before `now_ms` (design rule 3, last step).
+    /// Ends every live claim whose expiry is at or before `now_ms` (ARCHITECTURE.md rule 3, last step).
     fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events>;
 
     /// The earliest expiry (lease clock, ms) among live claims.
@@ -246,7 +246,7 @@ store_api! {
     /// Returns the events.
     fn extend_after_stall(&mut self, stall_ms: i64, floor_ms: i64, reason: &str) -> BoardResult<Events>;
 
-    /// Design rule 8 at start: a living session gets one sweep of grace to show activity —
+    /// ARCHITECTURE.md rule 8 at start: a living session gets one sweep of grace to show activity —
     /// its live claims expire no earlier than `until_ms`; a restart never shortens nor, beyond
     /// that, extends a lease.
     fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()>;
@@ -272,7 +272,7 @@ store_api! {
     /// Records the agent's process (and pane) once the launcher has spawned it.
     fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
 
-    /// Ends session `id` and expels its live claims with `reason` (design rule 4). Idempotent:
+    /// Ends session `id` and expels its live claims with `reason` (ARCHITECTURE.md rule 4). Idempotent:
     /// a session that already ended is left alone (the first report wins). Returns whether this
     /// call ended it.
     fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;

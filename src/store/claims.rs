@@ -1,6 +1,6 @@
 //! Claims: grants, renewals, `check`, and the report of claims lost without asking. The fenced
 //! holder writes are in `holder_writes`, the end of expired claims in `lapse`. Every change is
-//! one conditional statement (design rule 6).
+//! one conditional statement (ARCHITECTURE.md rule 6).
 
 use rusqlite::{params, OptionalExtension};
 
@@ -116,7 +116,7 @@ impl SqliteStore {
             let Some((id, generation)) = granted else {
                 return Err(explain_claim_refusal(tx, agent, task)?);
             };
-            // Design rule 8a: the high-water mark covers this generation before it is issued.
+            // ARCHITECTURE.md rule 8a: the high-water mark covers this generation before it is issued.
             if let Some(mark) = &mark {
                 let mut f = mark.lock().unwrap_or_else(|p| p.into_inner());
                 if generation > f.mark.reserved {

@@ -1,5 +1,5 @@
 //! The fenced holder writes: `done`, `release`, `note`. Each ends or checks the caller's own live,
-//! unexpired claim in one conditional statement (design rules 5, 6 and 7); a refused write first
+//! unexpired claim in one conditional statement (ARCHITECTURE.md rules 5, 6 and 7); a refused write first
 //! lapses the caller's own expired claim, so the log shows its end before the refusal.
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -238,7 +238,7 @@ pub(super) fn end_own_claim(
 
 /// A holder write found no live, unexpired claim of the caller at the given generation: lapse
 /// the caller's own expired claim on `task` now (so the log shows its end before the refusal,
-/// design rule 5), then answer why the write is refused. The refusal names the lapse itself,
+/// ARCHITECTURE.md rule 5), then answer why the write is refused. The refusal names the lapse itself,
 /// so that claim counts as told.
 pub(super) fn refuse_write<T>(
     tx: &Connection,

@@ -1,4 +1,4 @@
-//! Generations never go backwards (design rule 8a), not even across a restored backup.
+//! Generations never go backwards (ARCHITECTURE.md rule 8a), not even across a restored backup.
 //!
 //! A counter kept only inside `board.db` moves back with the file: restore yesterday's copy and
 //! a task that reached generation 4 is granted generation 2 again, so a fence that remembers 4

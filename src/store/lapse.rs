@@ -1,5 +1,5 @@
-//! The end of expired claims (design rule 3), the stall that does not count against a lease
-//! (design rule 8), and the helpers every path that ends a claim shares: reopening its task and
+//! The end of expired claims (ARCHITECTURE.md rule 3), the stall that does not count against a lease
+//! (ARCHITECTURE.md rule 8), and the helpers every path that ends a claim shares: reopening its task and
 //! appending its event in the same transaction.
 
 use rusqlite::{params, Connection, OptionalExtension};

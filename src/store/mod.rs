@@ -1,11 +1,11 @@
 //! The store: every SQL statement of the board, and its transactions.
 //!
 //! [`Store`] is the surface (`api`), [`SqliteStore`] the embedded backend: one [`SqliteStore`]
-//! owns the one write connection of the board process (design rule 11), so no
+//! owns the one write connection of the board process (ARCHITECTURE.md rule 11), so no
 //! `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE` transaction
 //! whose deciding step is one conditional statement (`UPDATE … WHERE <condition> RETURNING …`):
-//! the store never reads, compares in Rust, then writes (design rule 6). Each transition appends
-//! an event in the same transaction (design rule 9); the caller broadcasts the returned
+//! the store never reads, compares in Rust, then writes (ARCHITECTURE.md rule 6). Each transition appends
+//! an event in the same transaction (ARCHITECTURE.md rule 9); the caller broadcasts the returned
 //! [`EventView`]s after commit.
 
 use std::path::Path;
@@ -132,7 +132,7 @@ pub struct ClaimOutcome {
     /// The live claim.
     pub claim: ClaimInfo,
     /// True when the caller already held this live claim: nothing was granted, the generation is
-    /// the one it holds (design rule 1).
+    /// the one it holds (ARCHITECTURE.md rule 1).
     pub already: bool,
 }
 
@@ -245,7 +245,7 @@ impl SqliteStore {
     }
 
     /// Like [`SqliteStore::tx`] for a call that may be refused *after* changing something that must
-    /// stand (a refused write lapses the caller's expired claim first, design rule 5): `f`
+    /// stand (a refused write lapses the caller's expired claim first, ARCHITECTURE.md rule 5): `f`
     /// returns `Ok(Err(refusal))` to commit and answer the refusal; its events go to the
     /// [`Notify`] hook. An outer `Err` rolls back as usual.
     fn tx_refusable<T>(

@@ -1,7 +1,7 @@
 //! Review and land, in the store: a holder's `done` that puts its task in review with a commit,
 //! and the verdicts that end a review (accepted: done, with where it landed; rejected or
 //! conflicting: back to ready with a note). Each verdict is one conditional UPDATE on the task
-//! in review at the commit the reviewer saw (design rule 6).
+//! in review at the commit the reviewer saw (ARCHITECTURE.md rule 6).
 
 use rusqlite::{params, Connection, OptionalExtension};
 

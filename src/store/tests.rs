@@ -124,7 +124,7 @@ on_every_backend! {
             s.done(&a, TaskId(t.id), None, None, 1000).unwrap_err().kind,
             ErrorKind::Lapsed
         );
-        // The refusal ended the claim itself (design rule 5): the task is open, not left claimed.
+        // The refusal ended the claim itself (ARCHITECTURE.md rule 5): the task is open, not left claimed.
         assert_eq!(s.task(t.id, 1000).unwrap().state, TaskState::Open);
     }
 }

@@ -69,7 +69,7 @@ fn read_log(b: &TestBoard, agent: &str) -> AgentLog {
 fn sigkill_of_the_board_during_8_claim_loops_loses_no_acknowledged_write() {
     // The lease must outlast the board's downtime (the loops noticing the kill, two integrity
     // checks, the restart): a claim whose stored expiry passes while the board is down lapses
-    // at the first sweep after the restart (design rule 8), and the checks below would then see
+    // at the first sweep after the restart (ARCHITECTURE.md rule 8), and the checks below would then see
     // lapses instead of held claims. 3 s was too short for a loaded 2-core machine.
     let mut b = TestBoard::builder()
         .lease("15s")

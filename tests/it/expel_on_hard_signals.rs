@@ -1,4 +1,4 @@
-//! Hard signals expel at once (design rule 4), and `board run` cleans up
+//! Hard signals expel at once (ARCHITECTURE.md rule 4), and `board run` cleans up
 //! helpers after reporting the exit (rule 13).
 //!
 //! These boards use a long lease and a long sweep (30 s / 10 s, `process` liveness) on purpose:

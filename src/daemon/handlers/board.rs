@@ -33,7 +33,7 @@ pub fn status(cx: &Cx) -> BoardResult<StatusResult> {
 }
 
 /// `wait`: the caller asks a person a question; it stays open, and the caller's claims are
-/// kept, until it is answered, withdrawn or the session ends (design rule 12). `event` is the
+/// kept, until it is answered, withdrawn or the session ends (ARCHITECTURE.md rule 12). `event` is the
 /// newest event id once it is asked: its answer comes after it.
 pub fn wait(cx: &Cx, p: &WaitParams) -> BoardResult<WaitResult> {
     let agent = cx.caller.require_agent(Method::Wait)?;

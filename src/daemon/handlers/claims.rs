@@ -11,7 +11,7 @@ use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Generation, Store, TaskId};
 use serde_json::Value;
 
-/// `claim`: grants the caller a lease on the task, or on the best ready one (design rule 1).
+/// `claim`: grants the caller a lease on the task, or on the best ready one (ARCHITECTURE.md rule 1).
 pub fn claim(
     cx: &Cx,
     store: &mut dyn Store,

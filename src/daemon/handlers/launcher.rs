@@ -1,5 +1,5 @@
 //! `session.register`, `session.attach`, `session.exit`: the `board run` launcher's own calls.
-//! They never renew claims (design rule 2: the launcher's liveness proves nothing about the
+//! They never renew claims (ARCHITECTURE.md rule 2: the launcher's liveness proves nothing about the
 //! agent), and only the launcher that registered a session may attach or end it.
 
 use std::sync::Arc;
@@ -127,7 +127,7 @@ pub fn attach(
 }
 
 /// `session.exit`: the agent exited (or its pane closed); the session ends and its claims are
-/// expelled at once (design rule 4).
+/// expelled at once (ARCHITECTURE.md rule 4).
 pub fn exit(
     board: &Arc<Board>,
     off: &OffReactor,

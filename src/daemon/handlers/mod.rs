@@ -147,7 +147,7 @@ pub fn handle(
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it. This is the permission prompt only: a question
         // (`board wait`) ends by an answer, a withdrawal or the session's end, never by
-        // activity (design rule 12).
+        // activity (ARCHITECTURE.md rule 12).
         let activity = match &req.call {
             Call::Activity(p) => Some(p.kind),
             _ => None,
@@ -339,7 +339,7 @@ fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
     }
 }
 
-/// Logs a holder's write that the fence refused (design rule 9), in the same store scope.
+/// Logs a holder's write that the fence refused (ARCHITECTURE.md rule 9), in the same store scope.
 fn record_rejection(
     store: &mut dyn Store,
     events: &mut Events,

@@ -1,4 +1,4 @@
-//! Generations never go backwards across a failover or a restore (design rule 8a, on a shared
+//! Generations never go backwards across a failover or a restore (ARCHITECTURE.md rule 8a, on a shared
 //! store). On every (re)connect the store compares:
 //!
 //! - the server's `system_identifier` (`pg_control_system()`) and timeline (from the current

@@ -1,4 +1,4 @@
-//! The end of expired claims (design rule 3) on the server's clock, and the helpers every path
+//! The end of expired claims (ARCHITECTURE.md rule 3) on the server's clock, and the helpers every path
 //! that ends a claim shares: reopening its task and appending its event in the same
 //! transaction (PostgreSQL; see `store::lapse`).
 
