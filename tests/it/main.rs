@@ -19,6 +19,7 @@ mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod agents_panel_in_the_tui;
 mod answer_from_the_tui;
+mod applied_writes_are_never_reported_lost;
 mod backlog_import_export;
 mod board_crash_and_restart;
 mod board_outlives_agent;

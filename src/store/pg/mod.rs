@@ -150,6 +150,9 @@ struct Shared {
     /// before the loss (a restart, a failover) and are reopened before their next call, so one
     /// outage answers `unavailable` once per board instead of once per connection.
     era: AtomicU64,
+    /// Why the last connect failed (the server's refusal or the connection's error), told by
+    /// the calls that wait for the next attempt.
+    last_failure: Mutex<Option<String>>,
 }
 
 /// The board's store on a PostgreSQL server, shared by the boards of several hosts.
@@ -189,6 +192,17 @@ impl PgStore {
     /// Errors: `usage` for a URL that does not parse, `unavailable` when the server cannot be
     /// reached, `internal` for a refused migration.
     pub fn connect(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
+        let store = PgStore::open(url, host, hwm_path)?;
+        store.ensure_connected()?;
+        Ok(store)
+    }
+
+    /// [`PgStore::connect`] without connecting: the first call connects (and migrates, and
+    /// checks the epoch), so a board can start while its store is down and serve what it can.
+    ///
+    /// Errors: `usage` for a URL that does not parse; `internal` for an unreadable high-water
+    /// mark file.
+    pub fn open(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
             BoardError::usage(format!("the PostgreSQL store URL does not parse: {e}"))
         })?;
@@ -224,6 +238,7 @@ impl PgStore {
                 hwm: Mutex::new(hwm),
                 frontier: Mutex::new(events::Frontier::default()),
                 era: AtomicU64::new(0),
+                last_failure: Mutex::new(None),
             }),
             depth: 0,
             notify: None,
@@ -231,8 +246,13 @@ impl PgStore {
             caller_clock: Cell::new(None),
             retry: Cell::new(None),
         };
-        store.ensure_connected()?;
         Ok(store)
+    }
+
+    /// Connects now when not connected (see [`PgStore::open`]). Errors: as any call's when the
+    /// server cannot be reached or refuses the board.
+    pub fn try_connect(&self) -> BoardResult<()> {
+        self.ensure_connected()
     }
 
     /// Another store of this board's pool: its own connection (opened by its first call), the
@@ -257,6 +277,18 @@ impl PgStore {
     /// This host's high-water mark (shared by the pool).
     fn hwm(&self) -> MutexGuard<'_, epoch::Hwm> {
         self.shared.hwm.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Why the last connect of the pool failed (see `Shared::last_failure`).
+    fn failure(&self) -> MutexGuard<'_, Option<String>> {
+        self.shared
+            .last_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn last_failure(&self) -> Option<String> {
+        self.failure().clone()
     }
 
     /// This board's host session row, once taken (shared by the pool).
@@ -306,8 +338,9 @@ impl PgStore {
         if let Some((at, _)) = self.retry.get() {
             let now = Instant::now();
             if now < at {
+                let why = self.last_failure().unwrap_or_else(|| "no answer".into());
                 return Err(self.unreachable(&format!(
-                    "the last attempt failed; the next in {} ms",
+                    "{why} (the last attempt failed; the next in {} ms)",
                     (at - now).as_millis()
                 )));
             }
@@ -320,7 +353,14 @@ impl PgStore {
                     None => Duration::from_millis(100),
                 };
                 self.retry.set(Some((Instant::now() + backoff, backoff)));
-                return Err(self.shown(BoardError::from(e)));
+                let e = self.shown(BoardError::from(e));
+                *self.failure() = Some(
+                    e.message
+                        .rsplit_once(" is unreachable: ")
+                        .map_or(e.message.as_str(), |(_, why)| why)
+                        .to_string(),
+                );
+                return Err(e);
             }
         };
         self.retry.set(None);
