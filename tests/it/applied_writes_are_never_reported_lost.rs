@@ -45,7 +45,13 @@ struct Told {
 }
 
 /// Sends one write with its own `op_id` and records what the agent was told.
-fn write(agent: &mut JsonAgent, told: &Mutex<Told>, method: &str, mut params: Value, op: String) -> Value {
+fn write(
+    agent: &mut JsonAgent,
+    told: &Mutex<Told>,
+    method: &str,
+    mut params: Value,
+    op: String,
+) -> Value {
     params["op_id"] = json!(op);
     let r = agent.call(method, params);
     let key = (agent.id.clone(), op);
@@ -62,7 +68,13 @@ fn work(agent: &mut JsonAgent, told: &Mutex<Told>, progress: &AtomicUsize, give_
     let mut n = 0;
     while !give_up.load(Ordering::SeqCst) {
         n += 1;
-        let r = write(agent, told, "claim", json!({}), format!("{}-c{n}", agent.id));
+        let r = write(
+            agent,
+            told,
+            "claim",
+            json!({}),
+            format!("{}-c{n}", agent.id),
+        );
         let Some(task) = r["result"]["task"]["id"].as_i64() else {
             if r["error"]["data"]["remaining"] == json!(0) {
                 return;
@@ -71,7 +83,10 @@ fn work(agent: &mut JsonAgent, told: &Mutex<Told>, progress: &AtomicUsize, give_
             continue;
         };
         let generation = r["result"]["generation"].as_i64().expect("a generation");
-        told.lock().unwrap().claimed.push((agent.id.clone(), task, generation));
+        told.lock()
+            .unwrap()
+            .claimed
+            .push((agent.id.clone(), task, generation));
         // An agent told its `done` failed says it again (a new request): done is idempotent
         // for one holder and generation.
         let mut d = 0;
@@ -83,7 +98,10 @@ fn work(agent: &mut JsonAgent, told: &Mutex<Told>, progress: &AtomicUsize, give_
             if r.get("result").is_some() {
                 break;
             }
-            assert_eq!(r["error"]["data"]["kind"], "unavailable", "done of {task}: {r}");
+            assert_eq!(
+                r["error"]["data"]["kind"], "unavailable",
+                "done of {task}: {r}"
+            );
             if give_up.load(Ordering::SeqCst) {
                 return;
             }
@@ -100,8 +118,15 @@ fn psql(url: &str, sql: &str) -> Vec<String> {
         .args([url, "-Atc", sql])
         .output()
         .expect("psql");
-    assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect()
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
 }
 
 /// Figures of one run.
@@ -124,7 +149,11 @@ fn one_run(pg: &Cluster) -> Figures {
     let workers: Vec<_> = (0..AGENTS)
         .map(|i| {
             let mut agent = JsonAgent::start(&hosts[i % 2], &format!("w{i}"));
-            let (t, p, g) = (Arc::clone(&told), Arc::clone(&progress), Arc::clone(&give_up));
+            let (t, p, g) = (
+                Arc::clone(&told),
+                Arc::clone(&progress),
+                Arc::clone(&give_up),
+            );
             std::thread::spawn(move || work(&mut agent, &t, &p, &g))
         })
         .collect();
@@ -166,17 +195,27 @@ fn one_run(pg: &Cluster) -> Figures {
     .iter()
     .filter_map(|l| {
         let mut f = l.split(' ');
-        Some((f.next()?.to_string(), f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        Some((
+            f.next()?.to_string(),
+            f.next()?.parse().ok()?,
+            f.next()?.parse().ok()?,
+        ))
     })
     .collect();
     for c in &told.claimed {
-        assert!(grants.contains(c), "claim {c:?} was told ok but never granted");
+        assert!(
+            grants.contains(c),
+            "claim {c:?} was told ok but never granted"
+        );
     }
     // A saved answer only for a write whose caller got it: none for a write told failed.
     let saved: BTreeSet<(String, String)> =
         psql(&pg.url(), "SELECT identity || ' ' || op_id FROM op_results")
             .iter()
-            .filter_map(|l| l.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())))
+            .filter_map(|l| {
+                l.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+            })
             .collect();
     let agents: HashSet<&String> = told.claimed.iter().map(|c| &c.0).collect();
     for row in saved.iter().filter(|r| agents.contains(&r.0)) {
@@ -184,7 +223,10 @@ fn one_run(pg: &Cluster) -> Figures {
             !told.failed.contains(row),
             "{row:?} was told it failed (exit 8) but its write was applied"
         );
-        assert!(told.answered.contains(row), "{row:?} is saved but nobody got its answer");
+        assert!(
+            told.answered.contains(row),
+            "{row:?} is saved but nobody got its answer"
+        );
     }
     let resolved = hosts
         .iter()

@@ -185,7 +185,8 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
                 let why = crate::daemon::last_run::read(&record)
                     .filter(|r| i32::try_from(r.pid).is_ok_and(|p| p == pid))
                     .and_then(|r| r.reason);
-                let _ = tx.send(why.map_or_else(|| "exited".to_string(), |w| format!("exited: {w}")));
+                let _ =
+                    tx.send(why.map_or_else(|| "exited".to_string(), |w| format!("exited: {w}")));
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));
