@@ -18,6 +18,7 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod stop_agent;
+pub mod store_health;
 pub mod store_pool;
 pub mod sweep;
 pub mod team;

@@ -13,6 +13,7 @@
     clippy::disallowed_methods
 )]
 
+mod a_board_starts_before_its_store;
 mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;

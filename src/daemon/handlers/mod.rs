@@ -135,12 +135,30 @@ pub fn handle(
     peer: Peer,
 ) -> BoardResult<Answer> {
     let first = handle_once(board, off, req, peer);
+    note_store_health(board, req.method, &first);
     match &first {
         Err(e) if req.identity.op_id.is_some() && unknown_outcome(e) => {
             tracing::warn!(error = %e.message, method = %req.method, "a write's outcome is unknown; resolving it by its op_id");
             resolve(board, off, req, peer, first)
         }
         _ => first,
+    }
+}
+
+/// What a request's answer says of the shared store: a failure to reach it starts (or goes on
+/// with) the outage that `status` and the TUI show; an answer of a method that needs the store
+/// ends it at once, without waiting for the next heartbeat. `status`, `hello` and `stop` are
+/// answered without the store and say nothing.
+fn note_store_health(board: &Board, method: Method, out: &BoardResult<Answer>) {
+    if matches!(method, Method::Status | Method::Hello | Method::Stop) {
+        return;
+    }
+    match out {
+        Err(e) if e.data.contains_key(crate::proto::error::STORE_DOWN) => {
+            board.set_store_unreachable(Some(e.message.clone()));
+        }
+        Ok(_) if board.store_unreachable().is_some() => board.set_store_unreachable(None),
+        _ => {}
     }
 }
 
@@ -183,6 +201,7 @@ fn resolve(
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
         last = handle_once(board, off, req, peer);
+        note_store_health(board, req.method, &last);
         if let Err(e) = &mut last {
             if e.kind == ErrorKind::Unavailable && !unknown_outcome(e) {
                 // This attempt surely did not apply it, but an earlier one may have.
@@ -239,8 +258,17 @@ fn handle_once(
         }
         Access::Read | Access::Write => {}
     }
-    let caller = authenticate(board, off, &req.identity, peer)
-        .map_err(|e| with_current_holder(board, off, &req.call, e))?;
+    let caller = match authenticate(board, off, &req.identity, peer) {
+        // The shared store is down, so nobody can be told apart: `status` and the handshake
+        // before it are answered anyway, from what the board knows without the store.
+        Err(e)
+            if matches!(req.method, Method::Status | Method::Hello)
+                && e.data.contains_key(crate::proto::error::STORE_DOWN) =>
+        {
+            Caller::Operator
+        }
+        other => other.map_err(|e| with_current_holder(board, off, &req.call, e))?,
+    };
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it. This is the permission prompt only: a question

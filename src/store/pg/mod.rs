@@ -153,6 +153,9 @@ struct Shared {
     /// Why the last connect failed (the server's refusal or the connection's error), told by
     /// the calls that wait for the next attempt.
     last_failure: Mutex<Option<String>>,
+    /// Connections the pool opened so far: a store waiting out its backoff after a failed
+    /// connect tries at once when another store of the pool (the heartbeat's) connected since.
+    connects: AtomicU64,
 }
 
 /// The board's store on a PostgreSQL server, shared by the boards of several hosts.
@@ -177,7 +180,8 @@ pub struct PgStore {
     /// After a failed connect: no new attempt before this instant, and the current backoff
     /// (100 ms doubling to 1 s), so calls during an outage answer at once instead of each
     /// waiting for a connect timeout.
-    retry: Cell<Option<(Instant, Duration)>>,
+    /// With the pool's `connects` count at the failure.
+    retry: Cell<Option<(Instant, Duration, u64)>>,
 }
 
 impl PgStore {
@@ -239,6 +243,7 @@ impl PgStore {
                 frontier: Mutex::new(events::Frontier::default()),
                 era: AtomicU64::new(0),
                 last_failure: Mutex::new(None),
+                connects: AtomicU64::new(0),
             }),
             depth: 0,
             notify: None,
@@ -335,9 +340,10 @@ impl PgStore {
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
-        if let Some((at, _)) = self.retry.get() {
+        let connects = self.shared.connects.load(Ordering::SeqCst);
+        if let Some((at, _, seen)) = self.retry.get() {
             let now = Instant::now();
-            if now < at {
+            if now < at && seen == connects {
                 let why = self.last_failure().unwrap_or_else(|| "no answer".into());
                 return Err(self.unreachable(&format!(
                     "{why} (the last attempt failed; the next in {} ms)",
@@ -349,10 +355,11 @@ impl PgStore {
             Ok(c) => c,
             Err(e) => {
                 let backoff = match self.retry.get() {
-                    Some((_, b)) => (b * 2).min(Duration::from_secs(1)),
+                    Some((_, b, _)) => (b * 2).min(Duration::from_secs(1)),
                     None => Duration::from_millis(100),
                 };
-                self.retry.set(Some((Instant::now() + backoff, backoff)));
+                self.retry
+                    .set(Some((Instant::now() + backoff, backoff, connects)));
                 let e = self.shown(BoardError::from(e));
                 *self.failure() = Some(
                     e.message
@@ -364,6 +371,7 @@ impl PgStore {
             }
         };
         self.retry.set(None);
+        self.shared.connects.fetch_add(1, Ordering::SeqCst);
         let mut c = Conn {
             client,
             cache: HashMap::new(),
