@@ -165,7 +165,11 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             let store = PgStore::open(&url, &host, &paths.data_dir.join(PG_MARK))?;
             // A store that is down (or refuses the board) is no reason not to start: the
             // board serves what it can, says why, and connects when the store comes.
-            let down = store.try_connect().err();
+            let down = match store.try_connect() {
+                Ok(()) => None,
+                Err(e) if passes(&e) => Some(e),
+                Err(e) => return Err(e.into()),
+            };
             if let Some(e) = &down {
                 tracing::warn!(url = %redact_url(&url), error = %e.message, "the store is unreachable at start; serving without it until it comes");
             }
@@ -197,6 +201,13 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             Ok((stores, clock, Some(shared)))
         }
     }
+}
+
+/// Whether a board may start on a store that failed its first connect with `e` and wait for it:
+/// an outage (`unavailable`) may pass; a certificate that does not verify, a refused login or
+/// a refused migration stop the board with the reason.
+fn passes(e: &crate::proto::error::BoardError) -> bool {
+    e.kind == crate::proto::error::ErrorKind::Unavailable && !e.message.contains("certificate")
 }
 
 /// This host's mark of the shared store (the last event id it wrote), in the data directory:

@@ -147,3 +147,20 @@ fn psql(url: &str, sql: &str) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A board that cannot start at all (a store URL that does not parse), started by a client
+/// command: the command prints why, and `board.log` has it.
+#[test]
+fn an_autostarted_board_that_cannot_start_says_why_to_the_command() {
+    let url = "host=/nonexistent port=notanumber dbname=board";
+    let a = host_on(url, "a", &QUICK).unserved();
+    let add = a.board(&["add", "never"]);
+    assert_eq!(add.code, 8, "{add:?}");
+    assert!(
+        add.stderr
+            .contains("could not start: the PostgreSQL store URL does not parse"),
+        "the command prints why the board it started exited: {add:?}"
+    );
+    let log = std::fs::read_to_string(a.root().join(".board/board.log")).unwrap_or_default();
+    assert!(log.contains("the board cannot start"), "{log}");
+}
