@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::postgres::Cluster;
+use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
 use crate::hosts_share_one_store::{cluster, host, HostSettings, JsonAgent};
 
@@ -176,6 +177,27 @@ fn one_run(pg: &Cluster) -> Figures {
         "the backlog was not finished: {} of {TASKS} done; tasks still claimed: {held}",
         progress.load(Ordering::SeqCst)
     );
+    check(pg, &hosts, &told);
+    let resolved = hosts
+        .iter()
+        .map(|h| {
+            std::fs::read_to_string(h.root().join(".board/board.log"))
+                .unwrap_or_default()
+                .matches("outcome is unknown; resolving it")
+                .count()
+        })
+        .sum();
+    Figures {
+        claims_ok: told.claimed.len(),
+        told_failed: told.failed.len(),
+        resolved,
+    }
+}
+
+/// What the agents were `told` against what `pg` holds: every task told done once and done in
+/// the store, every claim told ok granted to its agent, and a saved answer only for a write
+/// whose caller got it.
+fn check(pg: &Cluster, hosts: &[TestBoard], told: &Told) {
     let mut done = told.done.clone();
     done.sort_unstable();
     let told_done = done.len();
@@ -227,20 +249,6 @@ fn one_run(pg: &Cluster) -> Figures {
             told.answered.contains(row),
             "{row:?} is saved but nobody got its answer"
         );
-    }
-    let resolved = hosts
-        .iter()
-        .map(|h| {
-            std::fs::read_to_string(h.root().join(".board/board.log"))
-                .unwrap_or_default()
-                .matches("outcome is unknown; resolving it")
-                .count()
-        })
-        .sum();
-    Figures {
-        claims_ok: told.claimed.len(),
-        told_failed: told.failed.len(),
-        resolved,
     }
 }
 
