@@ -478,8 +478,16 @@ fn store_lines(v: &Value) -> Vec<String> {
     )];
     if let Some(why) = v["store_unreachable"].as_str() {
         out.push(format!(
-            "STORE UNREACHABLE (claims, done and check fail closed, exit 8): {}",
+            "STORE UNREACHABLE since {} (claims, done and check fail closed, exit 8): {}",
+            s(&v["store_unreachable_since"]),
             one_line(why)
+        ));
+        let contact = match v["store_last_contact"].as_str() {
+            Some(at) => format!("last reached at {at}"),
+            None => "never reached since this board started".to_string(),
+        };
+        out.push(format!(
+            "         {contact}; sessions, tasks and hosts below are as last known"
         ));
     }
     for h in v["hosts"].as_array().into_iter().flatten() {

@@ -18,6 +18,7 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod stop_agent;
+pub mod store_health;
 pub mod store_pool;
 pub mod sweep;
 pub mod team;
@@ -82,7 +83,16 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
     let _log_guard = init_logging(&paths)?;
     last_run::started(&paths);
     // Opened before the runtime starts: opening migrates, and nothing else runs yet.
-    let (stores, clock, shared) = open_store(&cfg, &paths, new_epoch)?;
+    let (stores, clock, shared) = match open_store(&cfg, &paths, new_epoch) {
+        Ok(opened) => opened,
+        Err(e) => {
+            // An autostarted board has no terminal: the log and the record say why, and the
+            // client that started it prints the record's reason.
+            tracing::error!(error = %format!("{e:#}"), "the board cannot start");
+            last_run::stopped(&paths, &format!("could not start: {e:#}"));
+            return Err(e);
+        }
+    };
     let boot_id = procfs::boot_id().unwrap_or_else(|_| "unknown".into());
     let pidfd = crate::os::pidfd::supported();
     let connections = stores.len();
@@ -151,19 +161,32 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             heartbeat_ms,
             connections,
         } => {
-            let store = PgStore::connect(&url, &host, &paths.data_dir.join(PG_MARK))?;
+            let store = PgStore::open(&url, &host, &paths.data_dir.join(PG_MARK))?;
+            // A store that is down (or refuses the board) is no reason not to start: the
+            // board serves what it can, says why, and connects when the store comes.
+            let down = match store.try_connect() {
+                Ok(()) => None,
+                Err(e) if passes(&e) => Some(e),
+                Err(e) => return Err(e.into()),
+            };
+            if let Some(e) = &down {
+                tracing::warn!(url = %redact_url(&url), error = %e.message, "the store is unreachable at start; serving without it until it comes");
+            }
             let heartbeat_store: Box<dyn Store> = Box::new(store.sibling());
             let mut stores: Vec<Box<dyn Store>> = (1..connections)
                 .map(|_| Box::new(store.sibling()) as Box<dyn Store>)
                 .collect();
             stores.push(Box::new(store));
-            tracing::info!(url = %redact_url(&url), %host, "store opened");
             let clock = Arc::new(hosts::ServerClock::default());
-            // The server's clock before the board's first tick: set by the first heartbeat
-            // instead, the jump from boot time to the server's time looked like a 57-year stall.
-            let before = BootClock.now_ms();
-            if let Some(server) = stores[0].clock_ms()? {
-                clock.observe(before, server, BootClock.now_ms());
+            if down.is_none() {
+                tracing::info!(url = %redact_url(&url), %host, "store opened");
+                // The server's clock before the board's first tick: set by the first heartbeat
+                // instead, the jump from boot time to the server's time looked like a 57-year
+                // stall.
+                let before = BootClock.now_ms();
+                if let Some(server) = stores[0].clock_ms()? {
+                    clock.observe(before, server, BootClock.now_ms());
+                }
             }
             let shared = Shared {
                 url,
@@ -177,6 +200,13 @@ fn open_store(cfg: &Config, paths: &Paths, new_epoch: bool) -> anyhow::Result<Op
             Ok((stores, clock, Some(shared)))
         }
     }
+}
+
+/// Whether a board may start on a store that failed its first connect with `e` and wait for it:
+/// an outage (`unavailable`) may pass; a certificate that does not verify, a refused login or
+/// a refused migration stop the board with the reason.
+fn passes(e: &crate::proto::error::BoardError) -> bool {
+    e.kind == crate::proto::error::ErrorKind::Unavailable && !e.message.contains("certificate")
 }
 
 /// This host's mark of the shared store (the last event id it wrote), in the data directory:
@@ -231,26 +261,46 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
         .with_context(|| format!("binding {}", paths.socket.display()))?;
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
-    if let Some(sh) = &shared {
+    let reached = match &shared {
         // Before anything else: the host session exists and the clock is the server's.
-        let (clock, beat) = (Arc::clone(&sh.clock), sh.beat);
-        board
-            .blocking(move |b, off| hosts::beat_once(b, &mut **b.store(off), &clock, beat, false))
-            .await??;
+        Some(sh) => {
+            let (clock, beat) = (Arc::clone(&sh.clock), sh.beat);
+            let beaten = board
+                .blocking(move |b, off| {
+                    hosts::beat_once(b, &mut **b.store(off), &clock, beat, false)
+                })
+                .await?;
+            match beaten {
+                Ok(()) => true,
+                Err(e) if e.data.contains_key("host_taken") => return Err(e.into()),
+                Err(e) => {
+                    board.set_store_unreachable(Some(e.message.clone()));
+                    false
+                }
+            }
+        }
+        None => true,
+    };
+    if reached {
+        board.blocking(started).await??;
+    } else {
+        // The board start and the recovery of this host's sessions wait for the store; the
+        // heartbeat says when it is back.
+        let b = Arc::clone(&board);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                if b.store_unreachable().is_some() {
+                    continue;
+                }
+                match b.blocking(started).await {
+                    Ok(Ok(())) => return tracing::info!("the store came: board started on it"),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "starting on the store failed"),
+                    Err(e) => tracing::warn!(error = %e, "starting on the store failed"),
+                }
+            }
+        });
     }
-    board
-        .blocking(|board, off| -> anyhow::Result<()> {
-            let ev = board.store(off).record(
-                crate::store::EventKind::BoardStart,
-                None,
-                None,
-                None,
-                &format!("board started (pid {})", std::process::id()),
-            )?;
-            board.publish(ev);
-            recover(board, off)
-        })
-        .await??;
     tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
 
     let ticker = Arc::clone(&board);
@@ -325,6 +375,19 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     tracing::info!("board stopped");
     last_run::stopped(&paths, why);
     Ok(())
+}
+
+/// The board's start on its store: the `board_start` event, then [`recover`].
+fn started(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
+    let ev = board.store(off).record(
+        crate::store::EventKind::BoardStart,
+        None,
+        None,
+        None,
+        &format!("board started (pid {})", std::process::id()),
+    )?;
+    board.publish(ev);
+    recover(board, off)
 }
 
 /// ARCHITECTURE.md rule 8: on start, re-check every live session's processes by pid *and* start time

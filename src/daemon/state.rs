@@ -77,7 +77,8 @@ pub struct Board {
     config: RwLock<Config>,
     /// The last invalid edit of `board.toml`, shown by `status` until a valid edit.
     config_error: RwLock<Option<String>>,
-    store_unreachable: RwLock<Option<String>>,
+    /// Whether the shared store is reached (see [`super::store_health`]).
+    health: super::store_health::StoreHealth,
     /// Where the board's files are.
     paths: Paths,
     /// Event fan-out.
@@ -126,7 +127,7 @@ impl Board {
             clock: Arc::clone(&clock),
             config: RwLock::new(config),
             config_error: RwLock::new(None),
-            store_unreachable: RwLock::new(None),
+            health: super::store_health::StoreHealth::default(),
             paths,
             events,
             activity: Mutex::new(HashMap::new()),
@@ -236,26 +237,18 @@ impl Board {
     /// Why the last heartbeat could not reach the shared store, while it cannot (None when it
     /// could, and always for the embedded store).
     pub fn store_unreachable(&self) -> Option<String> {
-        self.store_unreachable
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.health.why()
     }
 
-    /// Records whether the last heartbeat reached the shared store (None: it did).
+    /// Records whether the board's last call of the shared store reached it (None: it did).
     pub fn set_store_unreachable(&self, why: Option<String>) {
-        let mut cur = self
-            .store_unreachable
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        if *cur != why {
-            match &why {
-                Some(w) => tracing::warn!(why = %w, "the store is unreachable"),
-                None if cur.is_some() => tracing::info!("the store is reachable again"),
-                None => {}
-            }
-            *cur = why;
-        }
+        self.health.set(why);
+    }
+
+    /// The shared store's health: since when it is unreachable, when it was last reached, what
+    /// `status` last read of it.
+    pub fn store_health(&self) -> &super::store_health::StoreHealth {
+        &self.health
     }
 
     /// Where the board's files are.

@@ -1,7 +1,9 @@
 //! `board status`: what the board process is and how it is configured right now.
 
 use super::state::Board;
+use super::store_health::LastKnown;
 use crate::daemon::state::OffReactor;
+use crate::proto::error::BoardResult;
 use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};
 
 /// The status document: pid, uptime (s), paths, lease settings in force (ms), config error,
@@ -11,23 +13,22 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
     let cfg = board.config().clone();
     let config_error = board.config_error();
     let store = board.store(off);
-    let sessions = store.live_sessions().map(|s| s.len()).unwrap_or(0);
-    // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
-    let agents: Vec<StatusAgent> = store
-        .sessions(Some(0), &|_| None)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| s.ended_at.is_none())
-        .map(|s| StatusAgent {
-            id: s.id,
-            name: s.name,
-            branch: s.branch,
-        })
-        .collect();
-    let unfinished = store.unfinished_count().unwrap_or(0);
-    let goal = store.goal().ok().flatten();
     let store_info = store.describe();
-    let hosts = store.hosts().unwrap_or_default();
+    let health = board.store_health();
+    // While the shared store is unreachable, what `status` last read of it: each read would
+    // only wait for a connect that fails.
+    let known = match board.store_unreachable() {
+        Some(_) => health.last_known().unwrap_or_default(),
+        None => match read_store(&**store) {
+            Ok(known) => {
+                health.remember(known.clone());
+                known
+            }
+            // Lost since the last heartbeat: as for an outage.
+            Err(_) => health.last_known().unwrap_or_default(),
+        },
+    };
+    drop(store);
     let liveness = serde_json::to_value(rules.liveness)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
@@ -51,12 +52,38 @@ pub fn status(board: &Board, off: &OffReactor) -> StatusResult {
         check_process_tree: cfg.identity.check_process_tree,
         config_error,
         pidfd: board.pidfd(),
-        live_sessions: sessions as u64,
-        agents,
-        unfinished_tasks: unfinished,
-        goal,
+        live_sessions: known.live_sessions,
+        agents: known.agents,
+        unfinished_tasks: known.unfinished_tasks,
+        goal: known.goal,
         store: store_info,
         store_unreachable: board.store_unreachable(),
-        hosts,
+        store_unreachable_since: health.since(),
+        store_last_contact: health.last_contact(),
+        hosts: known.hosts,
     }
+}
+
+/// What `status` reads of the store: sessions, agents, unfinished tasks, goal, hosts.
+/// Errors: the first read that failed (the store's).
+fn read_store(store: &dyn crate::store::Store) -> BoardResult<LastKnown> {
+    let live_sessions = store.live_sessions()?.len() as u64;
+    // Each live agent with the branch it started on (its worktree's, with `worktree = true`).
+    let agents: Vec<StatusAgent> = store
+        .sessions(Some(0), &|_| None)?
+        .into_iter()
+        .filter(|s| s.ended_at.is_none())
+        .map(|s| StatusAgent {
+            id: s.id,
+            name: s.name,
+            branch: s.branch,
+        })
+        .collect();
+    Ok(LastKnown {
+        live_sessions,
+        agents,
+        unfinished_tasks: store.unfinished_count()?,
+        goal: store.goal()?,
+        hosts: store.hosts()?,
+    })
 }

@@ -95,6 +95,11 @@ pub struct StatusResult {
     /// Why the board cannot reach its shared store right now (None when it can): writes and
     /// `board check` fail closed (exit 8) meanwhile.
     pub store_unreachable: Option<String>,
+    /// Since when (RFC 3339 UTC) the store is unreachable, or null. Meanwhile `live_sessions`,
+    /// `agents`, `unfinished_tasks`, `goal` and `hosts` are as the board last read them.
+    pub store_unreachable_since: Option<String>,
+    /// When the board last reached its shared store (RFC 3339 UTC), or null (never, or SQLite).
+    pub store_last_contact: Option<String>,
     /// The host sessions of a shared store, live ones first (none for SQLite).
     pub hosts: Vec<HostView>,
 }

@@ -52,6 +52,12 @@ use crate::proto::{EventView, TaskView};
 
 pub use crate::proto::labels::{check_label, MAX_LABEL};
 pub use api::Store;
+
+/// `error.data` key of an `unavailable` error whose write may have been applied: the store went
+/// away after the write was sent (its commit, or its one statement) and before it answered.
+/// Only the write's `op_id` can tell: asking again with it finds the saved answer if it was
+/// applied, and applies it now if it was not.
+pub const OUTCOME_UNKNOWN: &str = "outcome_unknown";
 pub use import::Imported;
 pub use messages::{Sent, Unread};
 pub use pg::PgStore;

@@ -320,9 +320,15 @@ fn event_loop(
             // Whole seconds since start, so countdowns tick together.
             let secs = now.saturating_duration_since(start).as_secs() + 1;
             next_tick = start + Duration::from_secs(secs);
+            // While the store is unreachable, every tick: the banner clears with the first
+            // snapshot the store answers again.
+            let every = match app.store_error {
+                Some(_) => Duration::ZERO,
+                None => PERIODIC_REFRESH,
+            };
             let stale = refreshes
                 .last_sent
-                .is_none_or(|t| now.saturating_duration_since(t) >= PERIODIC_REFRESH);
+                .is_none_or(|t| now.saturating_duration_since(t) >= every);
             if stale && app.conn == app::Conn::Live {
                 refreshes.request(jobs);
             }

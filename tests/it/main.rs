@@ -13,12 +13,14 @@
     clippy::disallowed_methods
 )]
 
+mod a_board_starts_before_its_store;
 mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
 mod agent_worktrees;
 mod agents_panel_in_the_tui;
 mod answer_from_the_tui;
+mod applied_writes_are_never_reported_lost;
 mod backlog_import_export;
 mod board_crash_and_restart;
 mod board_outlives_agent;

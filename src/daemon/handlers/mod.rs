@@ -122,7 +122,124 @@ fn answer<T: Serialize>(r: BoardResult<T>) -> BoardResult<Value> {
 
 /// Answers one request (everything but `subscribe`, which the server streams), on the blocking
 /// pool (`off`).
+///
+/// A write whose outcome the store left unknown (it went away around the commit, see
+/// [`crate::store::OUTCOME_UNKNOWN`]) is never answered as failed: the board asks the store
+/// again with the same `op_id` (which finds the saved answer, or applies the write now that it
+/// surely was not) for up to [`RESOLVE_FOR`]; when the store is still away by then, the answer
+/// is `unavailable` marked `answer_lost`, which every client asks again with the same `op_id`.
 pub fn handle(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    req: &Request,
+    peer: Peer,
+) -> BoardResult<Answer> {
+    let first = handle_once(board, off, req, peer);
+    note_store_health(board, req.method, &first);
+    match &first {
+        Err(e) if req.identity.op_id.is_some() && unknown_outcome(e) => {
+            tracing::warn!(error = %e.message, method = %req.method, "a write's outcome is unknown; resolving it by its op_id");
+            resolve(board, off, req, peer, first)
+        }
+        _ => first,
+    }
+}
+
+/// What a request's answer says of the shared store: a failure to reach it starts (or goes on
+/// with) the outage that `status` and the TUI show; an answer of a method that needs the store
+/// ends it at once, without waiting for the next heartbeat. `status`, `hello` and `stop` are
+/// answered without the store and say nothing.
+fn note_store_health(board: &Board, method: Method, out: &BoardResult<Answer>) {
+    if matches!(method, Method::Status | Method::Hello | Method::Stop) {
+        return;
+    }
+    match out {
+        Err(e) if e.data.contains_key(crate::proto::error::STORE_DOWN) => {
+            board.set_store_unreachable(Some(e.message.clone()));
+        }
+        Ok(_) if board.store_unreachable().is_some() => board.set_store_unreachable(None),
+        _ => {}
+    }
+}
+
+/// How long the board asks the store again for a write of unknown outcome before it leaves
+/// that to the client: well under the clients' answer timeout (5 s by default).
+pub const RESOLVE_FOR: std::time::Duration = std::time::Duration::from_millis(2_500);
+
+fn unknown_outcome(e: &BoardError) -> bool {
+    e.kind == ErrorKind::Unavailable && e.data.contains_key(crate::store::OUTCOME_UNKNOWN)
+}
+
+/// Asks again (same request, same `op_id`) until the store answers something else than
+/// `unavailable` or [`RESOLVE_FOR`] has passed; see [`handle`]. Claims the caller lost that an
+/// earlier attempt told in its error are kept in the answer.
+fn resolve(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    req: &Request,
+    peer: Peer,
+    first: BoardResult<Answer>,
+) -> BoardResult<Answer> {
+    let deadline = std::time::Instant::now() + RESOLVE_FOR;
+    let mut told = Vec::new();
+    let mut last = first;
+    loop {
+        let e = match last {
+            Err(e) if e.kind == ErrorKind::Unavailable => e,
+            other => return with_told(other, told),
+        };
+        if let Some(Value::Array(lost)) = e.data.get("lost") {
+            told.extend(lost.iter().cloned());
+        }
+        if std::time::Instant::now() >= deadline {
+            tracing::warn!(error = %e.message, "a write's outcome is still unknown; the client asks again");
+            let e = e.with(crate::proto::client::ANSWER_LOST, true);
+            return match told.is_empty() {
+                true => Err(e),
+                false => Err(e.with("lost", Value::Array(told))),
+            };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        last = handle_once(board, off, req, peer);
+        note_store_health(board, req.method, &last);
+        if let Err(e) = &mut last {
+            if e.kind == ErrorKind::Unavailable && !unknown_outcome(e) {
+                // This attempt surely did not apply it, but an earlier one may have.
+                *e = e.clone().with(crate::store::OUTCOME_UNKNOWN, true);
+            }
+        }
+    }
+}
+
+/// `out` with the claims `told` (lost, told by an earlier attempt's error) in front of its own.
+fn with_told(out: BoardResult<Answer>, told: Vec<Value>) -> BoardResult<Answer> {
+    if told.is_empty() {
+        return out;
+    }
+    let merge = |own: Option<&Value>| {
+        let mut all = told.clone();
+        if let Some(Value::Array(own)) = own {
+            all.extend(own.iter().cloned());
+        }
+        Value::Array(all)
+    };
+    match out {
+        Ok(mut a) => {
+            if let Value::Object(m) = &mut a.value {
+                let all = merge(m.get("lost"));
+                m.insert("lost".into(), all);
+            }
+            Ok(a)
+        }
+        Err(e) => {
+            let all = merge(e.data.get("lost"));
+            Err(e.with("lost", all))
+        }
+    }
+}
+
+/// One attempt of [`handle`].
+fn handle_once(
     board: &Arc<Board>,
     off: &OffReactor,
     req: &Request,
@@ -141,8 +258,17 @@ pub fn handle(
         }
         Access::Read | Access::Write => {}
     }
-    let caller = authenticate(board, off, &req.identity, peer)
-        .map_err(|e| refuse_ended_session(board, off, req, e))?;
+    let caller = match authenticate(board, off, &req.identity, peer) {
+        // The shared store is down, so nobody can be told apart: `status` and the handshake
+        // before it are answered anyway, from what the board knows without the store.
+        Err(e)
+            if matches!(req.method, Method::Status | Method::Hello)
+                && e.data.contains_key(crate::proto::error::STORE_DOWN) =>
+        {
+            Caller::Operator
+        }
+        other => other.map_err(|e| refuse_ended_session(board, off, req, e))?,
+    };
     if let Caller::Agent(a) = &caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it. This is the permission prompt only: a question

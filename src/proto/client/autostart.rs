@@ -77,12 +77,15 @@ pub(super) fn start_and_connect(target: &Target, paths: &Paths) -> BoardResult<U
             // The board it started gave up: waiting out the deadline would only stall
             // the caller.
             Err(e) if exited.is_some() => {
+                let exited = exited.unwrap_or_default();
+                let see = match exited.strip_prefix("exited: ") {
+                    Some(_) => format!("see {}", paths.log.display()),
+                    None => "run `board serve` in the project to see why".to_string(),
+                };
                 return Err(BoardError::unavailable(format!(
-                    "started a board but it exited ({}) without answering at {} ({e}); \
-                     run `board serve` in the project to see why",
-                    exited.unwrap_or_default(),
+                    "started a board but it {exited}, without answering at {} ({e}); {see}",
                     target.socket.display()
-                )))
+                )));
             }
             Err(e) if Instant::now() > deadline => {
                 return Err(BoardError::unavailable(format!(
@@ -166,6 +169,7 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     };
     let start = crate::os::procfs::start_time(pid).ok();
     let (tx, rx) = mpsc::channel();
+    let record = crate::daemon::last_run::path(paths);
     std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -177,7 +181,12 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
                 None => true,
             };
             if gone {
-                let _ = tx.send("exited".to_string());
+                // The reason the board recorded, when it could not start.
+                let why = crate::daemon::last_run::read(&record)
+                    .filter(|r| i32::try_from(r.pid).is_ok_and(|p| p == pid))
+                    .and_then(|r| r.reason);
+                let _ =
+                    tx.send(why.map_or_else(|| "exited".to_string(), |w| format!("exited: {w}")));
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));

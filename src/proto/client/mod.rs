@@ -31,7 +31,7 @@ pub use retry::{answer_was_lost, call_once, new_op_id, retrying, with_op_id};
 /// Marks an `unavailable` error whose request may or may not have been applied because the
 /// board closed the connection before answering (it stopped, crashed or restarted): asking
 /// again with the same `op_id` tells which.
-const ANSWER_LOST: &str = "answer_lost";
+pub const ANSWER_LOST: &str = "answer_lost";
 
 /// Marks an `unavailable` answer of a board that is stopping (nothing was applied).
 const STOPPING: &str = "stopping";

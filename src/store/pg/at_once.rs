@@ -9,7 +9,7 @@ use postgres::Row;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::op_results::saved_twice;
+use super::op_results::{outcome_unknown, saved_twice};
 use super::transactions::WRITE_LOCK;
 use super::{col, retryable, Params, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
@@ -39,6 +39,7 @@ impl PgStore {
         self.at(now_ms);
         let lease = expires_ms - now_ms;
         let row = self.at_once(
+            op_id,
             "SELECT out_saved, out_event_id, out_event_at, out_task, out_generation,
                     out_lost, out_unread
              FROM board_claim_next($1, $2, $3, $4, $5)",
@@ -59,6 +60,7 @@ impl PgStore {
     ) -> BoardResult<Option<AtOnce>> {
         self.at(now_ms);
         let row = self.at_once(
+            op_id,
             "SELECT out_saved, out_event_id, out_event_at, $4::bigint, out_generation,
                     out_lost, out_unread
              FROM board_done_at_once($1, $2, $3, $4, $5, $6)",
@@ -70,14 +72,27 @@ impl PgStore {
 
     /// Runs one server function's statement, again after a deadlock, a serialization failure
     /// or a racing attempt that saved its answer first.
-    fn at_once(&mut self, sql: &'static str, params: Params) -> BoardResult<Option<Row>> {
+    fn at_once(
+        &mut self,
+        op_id: &str,
+        sql: &'static str,
+        params: Params,
+    ) -> BoardResult<Option<Row>> {
         let mut attempt = 0;
         loop {
             // As a read: on a connection the server dropped it runs once more on a new one,
             // which is safe for these writes too: a first attempt that did commit is found by
             // its op_id and answered as saved.
-            match self.read(|c| c.opt(sql, params)) {
+            // Whether the statement went out on a connection: a write the server may have
+            // committed whatever answer comes back (or none).
+            let sent = std::cell::Cell::new(false);
+            let out = self.read(|c| {
+                sent.set(true);
+                c.opt(sql, params)
+            });
+            match out {
                 Err(e) if attempt < RETRIES && (retryable(&e) || saved_twice(&e)) => attempt += 1,
+                Err(e) if sent.get() => return Err(outcome_unknown(e, op_id)),
                 other => return other,
             }
         }

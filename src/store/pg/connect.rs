@@ -14,6 +14,9 @@ pub(super) struct Retry {
     pub(super) backoff: Duration,
     /// What the failed attempt answered, repeated (with its SQLSTATE) until the next one.
     pub(super) failure: BoardError,
+    /// The pool's count of successful connects at the failure: when another connection
+    /// succeeds meanwhile, the next attempt comes at once.
+    pub(super) connects: u64,
 }
 
 impl PgStore {

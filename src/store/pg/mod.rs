@@ -163,6 +163,9 @@ struct Shared {
     /// before the loss (a restart, a failover) and are reopened before their next call, so one
     /// outage answers `unavailable` once per board instead of once per connection.
     era: AtomicU64,
+    /// Connections the pool opened so far: a store waiting out its backoff after a failed
+    /// connect tries at once when another store of the pool (the heartbeat's) connected since.
+    connects: AtomicU64,
 }
 
 /// The board's store on a PostgreSQL server, shared by the boards of several hosts.
@@ -204,6 +207,17 @@ impl PgStore {
     /// Errors: `usage` for a URL that does not parse, `unavailable` when the server cannot be
     /// reached, `internal` for a refused migration.
     pub fn connect(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
+        let store = PgStore::open(url, host, hwm_path)?;
+        store.ensure_connected()?;
+        Ok(store)
+    }
+
+    /// [`PgStore::connect`] without connecting: the first call connects (and migrates, and
+    /// checks the epoch), so a board can start while its store is down and serve what it can.
+    ///
+    /// Errors: `usage` for a URL that does not parse; `internal` for an unreadable high-water
+    /// mark file.
+    pub fn open(url: &str, host: &str, hwm_path: &Path) -> BoardResult<PgStore> {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
             BoardError::usage(format!(
                 "the PostgreSQL store URL does not parse: {}",
@@ -242,6 +256,7 @@ impl PgStore {
                 hwm: Mutex::new(hwm),
                 frontier: Mutex::new(events::Frontier::default()),
                 era: AtomicU64::new(0),
+                connects: AtomicU64::new(0),
             }),
             depth: 0,
             notify: None,
@@ -249,8 +264,13 @@ impl PgStore {
             caller_clock: Cell::new(None),
             retry: RefCell::new(None),
         };
-        store.ensure_connected()?;
         Ok(store)
+    }
+
+    /// Connects now when not connected (see [`PgStore::open`]). Errors: as any call's when the
+    /// server cannot be reached or refuses the board.
+    pub fn try_connect(&self) -> BoardResult<()> {
+        self.ensure_connected()
     }
 
     /// Another store of this board's pool: its own connection (opened by its first call), the
@@ -321,9 +341,11 @@ impl PgStore {
         if self.depth > 0 {
             return Err(self.unreachable("the connection was lost inside a transaction"));
         }
+        let connects = self.shared.connects.load(Ordering::SeqCst);
         if let Some(r) = &*self.retry.borrow() {
             let now = Instant::now();
-            if now < r.at {
+            // Another connection of the board reached the store since: try at once.
+            if now < r.at && r.connects == connects {
                 let mut again = r.failure.clone();
                 again.message = format!(
                     "{} (the last attempt failed; the next in {} ms)",
@@ -345,11 +367,13 @@ impl PgStore {
                     at: Instant::now() + backoff,
                     backoff,
                     failure: failure.clone(),
+                    connects,
                 });
                 return Err(failure);
             }
         };
         *self.retry.borrow_mut() = None;
+        self.shared.connects.fetch_add(1, Ordering::SeqCst);
         let mut c = Conn {
             client,
             cache: HashMap::new(),

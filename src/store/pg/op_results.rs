@@ -8,7 +8,7 @@
 use super::{col, retryable, Conn, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::op_results::{decode, encode, Answer};
-use crate::store::Store;
+use crate::store::{Store, OUTCOME_UNKNOWN};
 
 impl PgStore {
     pub(in crate::store) fn with_op(
@@ -45,6 +45,11 @@ impl PgStore {
         // Still inside the transaction: a connection lost by now must fail the COMMIT, never
         // be replaced by a new one on which `COMMIT` would answer ok for nothing.
         let committed = match &out {
+            // The COMMIT of a write that would stand was sent: if its answer is lost, only the
+            // saved answer can tell whether it was applied.
+            Ok(a) if encode(a).is_some() => self
+                .read(|c| c.batch("COMMIT"))
+                .map_err(|e| outcome_unknown(e, op_id)),
             Ok(_) => self.read(|c| c.batch("COMMIT")),
             Err(_) => Ok(()),
         };
@@ -107,4 +112,19 @@ fn lookup(c: &mut Conn, identity: &str, op_id: &str) -> BoardResult<Option<Strin
 pub(super) fn saved_twice(e: &BoardError) -> bool {
     e.data.get("sqlstate").and_then(|v| v.as_str()) == Some("23505")
         && e.message.contains("op_results")
+}
+
+/// `e` marked [`OUTCOME_UNKNOWN`] when the store went away (`unavailable`) while a write that
+/// may have been applied was waiting for its answer; other errors unchanged.
+pub(super) fn outcome_unknown(e: BoardError, op_id: &str) -> BoardError {
+    if e.kind != crate::proto::error::ErrorKind::Unavailable {
+        return e;
+    }
+    let message = format!(
+        "{}; the write (op_id {op_id}) may have been applied: ask again with the same op_id",
+        e.message
+    );
+    let mut out = BoardError::new(e.kind, message);
+    out.data = e.data;
+    out.with(OUTCOME_UNKNOWN, true)
 }
