@@ -4,7 +4,7 @@
 //! takes its task, resumes it (its late `done` is rejected: the fence), prints the timeline as
 //! the board reports it, and checks the outcome: every task done exactly once, one expulsion,
 //! its task finished by another, the paused agent's claim lapsed and its late writes rejected.
-//! Then it ends with review and a fenced land in a real git repository ([`land`]): an accepted
+//! Then it ends with review and a fenced land in a real git repository (`land.rs`): an accepted
 //! commit lands on `main`, and a paused agent's stale commit is refused there.
 
 mod ending_git;

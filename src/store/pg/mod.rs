@@ -198,7 +198,7 @@ impl PgStore {
     /// `key=value` settings) as host `host`, applies pending schema migrations, and checks the
     /// epoch against `hwm_path` (this host's high-water mark, created when missing).
     ///
-    /// Session settings ([`SESSION_OPTIONS`]): `application_name = board <host>`,
+    /// Session settings (`SESSION_OPTIONS`): `application_name = board <host>`,
     /// `statement_timeout` 5 s, `idle_in_transaction_session_timeout` 10 s (a vanished or
     /// frozen board never holds the store's write lock for longer), the server's keepalives
     /// and `tcp_user_timeout` on its end of the connection; connect timeout 3 s, and the
