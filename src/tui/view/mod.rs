@@ -213,6 +213,9 @@ fn draw_header(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
         format!(" board · {} ", truncate_width(&app.board_name, 24))
     };
     let (live, live_style) = match app.conn {
+        // The board answers, but its store does not: "live" beside the red banner would say
+        // the opposite of it.
+        Conn::Live if app.store_error.is_some() => ("✖ store down", t.bold(Color::Red)),
         Conn::Live => ("● live", t.fg(Color::Green)),
         Conn::Connecting => ("… connecting", t.bold(Color::Yellow)),
         Conn::Reconnecting { .. } => ("⟳ reconnecting", t.bold(Color::Red)),

@@ -41,6 +41,17 @@ fn reconnecting_80x24() {
 }
 
 #[test]
+fn a_store_outage_shows_in_the_header_not_live() {
+    let mut app = fixture::sample_app(true);
+    app.store_error = Some("the PostgreSQL store at db:5432/board is unreachable".into());
+    let s = screen(&app, 120, 40);
+    let header = s.lines().next().unwrap_or_default();
+    assert!(header.contains("✖ store down"), "{header}");
+    assert!(!s.contains("● live"), "{s}");
+    assert!(s.contains("STORE UNREACHABLE"), "{s}");
+}
+
+#[test]
 fn details_120x40() {
     let mut app = fixture::sample_app(true);
     // Task 14: the one with escape sequences in its title.
