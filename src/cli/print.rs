@@ -490,21 +490,40 @@ fn store_lines(v: &Value) -> Vec<String> {
             "         {contact}; sessions, tasks and hosts below are as last known"
         ));
     }
-    for h in v["hosts"].as_array().into_iter().flatten() {
-        let state = match h["ended_at"].as_str() {
-            Some(_) => format!("ended ({})", s(&h["end_reason"])),
-            None => format!(
-                "live, last heartbeat {} ms ago, expires in {} ms",
-                h["beat_age_ms"], h["expires_in_ms"]
-            ),
-        };
+    let hosts: Vec<&Value> = v["hosts"].as_array().into_iter().flatten().collect();
+    let (ended, live): (Vec<&Value>, Vec<&Value>) =
+        hosts.into_iter().partition(|h| h["ended_at"].is_string());
+    for h in live {
         out.push(format!(
-            "host     {} (pid {}): {state}",
+            "host     {} (pid {}): live, last heartbeat {} ms ago, expires in {} ms",
             s(&h["name"]),
-            h["pid"]
+            h["pid"],
+            h["beat_age_ms"],
+            h["expires_in_ms"]
         ));
     }
+    out.extend(ended_hosts_line(&ended));
     out
+}
+
+/// Ended host sessions pile up over restarts: one line with their count and the newest few
+/// (`--json` has them all).
+fn ended_hosts_line(ended: &[&Value]) -> Option<String> {
+    const SHOWN: usize = 3;
+    let newest: Vec<String> = ended
+        .iter()
+        .rev()
+        .take(SHOWN)
+        .map(|h| format!("{} ({})", s(&h["name"]), s(&h["end_reason"])))
+        .collect();
+    let more = if ended.len() > SHOWN { ", …" } else { "" };
+    (!ended.is_empty()).then(|| {
+        format!(
+            "ended    {} host session(s), newest: {}{more}",
+            ended.len(),
+            newest.join("; ")
+        )
+    })
 }
 
 #[cfg(test)]
@@ -519,6 +538,27 @@ mod tests {
         let line = task_line(&t);
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(!line.contains('\u{7}'), "{line:?}");
+    }
+
+    #[test]
+    fn ended_hosts_are_one_line_with_the_newest_three() {
+        let v = json!({"store": {"kind": "postgres", "location": "db/board", "host": "a"},
+            "hosts": [
+                {"name": "a", "pid": 1, "ended_at": null, "beat_age_ms": 10, "expires_in_ms": 900},
+                {"name": "b", "pid": 2, "ended_at": "t1", "end_reason": "stopped"},
+                {"name": "c", "pid": 3, "ended_at": "t2", "end_reason": "lost"},
+                {"name": "d", "pid": 4, "ended_at": "t3", "end_reason": "lost"},
+                {"name": "e", "pid": 5, "ended_at": "t4", "end_reason": "lost"}]});
+        let lines = store_lines(&v);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(
+            lines[1].starts_with("host     a (pid 1): live"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines[2],
+            "ended    4 host session(s), newest: e (lost); d (lost); c (lost), …"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 
 use crate::proto::config::LandMode;
 use crate::proto::error::{BoardError, ErrorKind};
+use crate::proto::glossary::TaskState;
 use crate::proto::sanitize;
 use crate::store::ReviewFacts;
 
@@ -73,6 +74,25 @@ pub enum LandError {
         stale: i64,
         /// The generation that finished the task.
         finished: i64,
+        /// The base branch.
+        base: String,
+    },
+    /// A commit in the range belongs to another task that has not landed (in review, ready,
+    /// claimed or cancelled): landing this one would bring that work onto the base unreviewed.
+    #[error(
+        "commit {commit} carries Board-Task: {other}, and task {other} is {state}, not done: \
+         landing task {task} would bring its work onto {base} with it; land task {other} \
+         first, or finish task {task} from a branch without that commit"
+    )]
+    OtherTask {
+        /// The commit of the other task (full SHA).
+        commit: String,
+        /// The other task.
+        other: i64,
+        /// Its state, as people read it ("in review", "ready", …).
+        state: String,
+        /// The task being landed.
+        task: i64,
         /// The base branch.
         base: String,
     },
@@ -153,7 +173,14 @@ impl From<LandError> for BoardError {
 ///
 /// # Errors
 /// [`LandError`]; the base is untouched.
-pub fn land(to: &Target, facts: &ReviewFacts) -> Result<Landed, LandError> {
+///
+/// `state_of(id)` is the state of another task whose `Board-Task` trailer shows up in the range
+/// (None for a task the board does not know): only a `done` task's commits may come along.
+pub fn land(
+    to: &Target,
+    facts: &ReviewFacts,
+    state_of: &dyn Fn(i64) -> Option<TaskState>,
+) -> Result<Landed, LandError> {
     let commit = facts
         .commit
         .as_deref()
@@ -161,7 +188,7 @@ pub fn land(to: &Target, facts: &ReviewFacts) -> Result<Landed, LandError> {
     let checkout = checkout_of(to)?;
     for _ in 0..ATTEMPTS {
         let old = rev_parse(to.repo, &format!("refs/heads/{}", to.base))?;
-        check_generations(to, facts, &old, commit)?;
+        check_generations(to, facts, &old, commit, state_of)?;
         if is_ancestor(to.repo, commit, &old)? {
             return Ok(Landed::At(old));
         }
@@ -187,6 +214,17 @@ pub fn land(to: &Target, facts: &ReviewFacts) -> Result<Landed, LandError> {
     })
 }
 
+/// A task state as people read it in a sentence ("task 6 is in review").
+fn state_words(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Open => "ready or waiting",
+        TaskState::Claimed => "claimed",
+        TaskState::Review => "in review",
+        TaskState::Done => "done",
+        TaskState::Cancelled => "cancelled",
+    }
+}
+
 /// The prepared result: the new head, or the conflicting paths.
 enum Prepared {
     Head(String),
@@ -200,10 +238,9 @@ fn check_generations(
     facts: &ReviewFacts,
     old: &str,
     commit: &str,
+    state_of: &dyn Fn(i64) -> Option<TaskState>,
 ) -> Result<(), LandError> {
-    let Some(finished) = facts.done_generation else {
-        return Ok(());
-    };
+    let finished = facts.done_generation;
     let out = git(
         to.repo,
         &[
@@ -218,15 +255,34 @@ fn check_generations(
         let (Some(sha), Some(tasks), Some(gens)) = (f.next(), f.next(), f.next()) else {
             continue;
         };
-        let mine = tasks
+        let named: Vec<i64> = tasks
             .split(',')
-            .any(|t| t.trim().parse::<i64>() == Ok(facts.task));
+            .filter_map(|t| t.trim().parse::<i64>().ok())
+            .collect();
+        for &other in named.iter().filter(|t| **t != facts.task) {
+            match state_of(other) {
+                Some(TaskState::Done) | None => {}
+                Some(state) => {
+                    return Err(LandError::OtherTask {
+                        commit: sha.to_string(),
+                        other,
+                        state: state_words(state).to_string(),
+                        task: facts.task,
+                        base: to.base.to_string(),
+                    })
+                }
+            }
+        }
+        let Some(finished) = finished else {
+            continue;
+        };
+        let mine = named.contains(&facts.task);
         let oldest = gens
             .split(',')
             .filter_map(|g| g.trim().parse::<i64>().ok())
             .min();
         if let (true, Some(g)) = (mine, oldest) {
-            if g < finished {
+            if g < finished && !facts.finished_generations.contains(&g) {
                 return Err(LandError::Stale {
                     commit: sha.to_string(),
                     task: facts.task,

@@ -241,9 +241,20 @@ fn review_facts(c: &Connection, task: i64) -> BoardResult<ReviewFacts> {
                 done_by: r.get(3)?,
                 done_generation: r.get(4)?,
                 landed: r.get(5)?,
+                finished_generations: Vec::new(),
             })
         },
     )
     .optional()?
     .ok_or_else(|| task_not_found(task))
+    .and_then(|mut facts| {
+        let mut st = c.prepare_cached(
+            "SELECT DISTINCT generation FROM events
+             WHERE task_id = ?1 AND kind = 'review' AND generation IS NOT NULL",
+        )?;
+        facts.finished_generations = st
+            .query_map([task], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(facts)
+    })
 }

@@ -24,6 +24,10 @@ pub struct ReviewFacts {
     pub done_generation: Option<i64>,
     /// The base branch's head right after its commit landed.
     pub landed: Option<String>,
+    /// Every generation at which a holder finished the task (a `review` event): commits made
+    /// at these came from a holder who finished its work, not from one whose claim lapsed, and
+    /// may land after a reject or a conflict sent the task back.
+    pub finished_generations: Vec<i64>,
 }
 
 /// Checks a commit name as the wire carries it: a full SHA-1 or SHA-256 object name in lowercase

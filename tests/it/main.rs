@@ -72,6 +72,7 @@ mod restored_database;
 mod review_and_land;
 mod review_in_the_tui;
 mod review_per_task;
+mod rework_at_land;
 mod sandboxed_socket;
 mod shared_store_claims;
 mod shared_store_outages;

@@ -50,7 +50,10 @@ fn a_review_task_waits_in_review_on_a_board_that_lands_without_review() {
     assert_eq!(t["landed"], serde_json::Value::Null, "{t}");
     assert_eq!(main_head(&b), before, "main untouched until it is accepted");
 
-    finish_with_commit(&b, &wt, plain, "two.md");
+    // From a branch of its own: on `w`'s branch it would carry the reviewed task's commit,
+    // which must not reach main before a person accepts it.
+    let wt2 = worktree(&b, "w2", "main");
+    finish_with_commit(&b, &wt2, plain, "two.md");
     let t = task(&b, plain);
     assert_eq!(
         t["state"], "done",

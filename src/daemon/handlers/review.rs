@@ -159,7 +159,8 @@ fn land_or_send_back(cx: &Cx, facts: &ReviewFacts) -> BoardResult<(Option<String
         base: &base,
         mode,
     };
-    match land::land(&target, facts)? {
+    let state_of = |other: i64| cx.store().review_facts(TaskId(other)).ok().map(|f| f.state);
+    match land::land(&target, facts, &state_of)? {
         Landed::At(head) => Ok((Some(head), base)),
         Landed::Conflict(conflicts) => Err(send_back_conflict(cx, facts, &base, &conflicts)),
     }

@@ -232,5 +232,14 @@ fn review_facts(c: &mut Conn, task: i64) -> BoardResult<ReviewFacts> {
         done_by: col(&r, 3)?,
         done_generation: col(&r, 4)?,
         landed: col(&r, 5)?,
+        finished_generations: c
+            .rows(
+                "SELECT DISTINCT generation FROM events
+                 WHERE task_id = $1 AND kind = 'review' AND generation IS NOT NULL",
+                &[&task],
+            )?
+            .iter()
+            .map(|r| col(r, 0))
+            .collect::<BoardResult<_>>()?,
     })
 }
