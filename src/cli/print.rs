@@ -221,6 +221,14 @@ fn human_result(method: &str, v: &Value) -> String {
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
             s(&v["task"]["title"])
         ),
+        Some(Method::Done)
+            if v["already"].as_bool() == Some(true) && v["task"]["state"] == "review" =>
+        {
+            format!(
+                "#{} already waits for review (generation {})",
+                v["task"]["id"], v["generation"]
+            )
+        }
         Some(Method::Done) if v["already"].as_bool() == Some(true) => {
             format!(
                 "#{} was already done (generation {})",

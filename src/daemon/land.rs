@@ -489,6 +489,12 @@ pub fn head_of(repo: &Path, branch: &str) -> Option<String> {
     rev_parse(repo, &format!("refs/heads/{branch}")).ok()
 }
 
+/// Whether `commit` is already on `branch` (an ancestor of its head, or the head itself);
+/// false when either is unknown.
+pub fn on_branch(repo: &Path, commit: &str, branch: &str) -> bool {
+    head_of(repo, branch).is_some_and(|head| is_ancestor(repo, commit, &head).unwrap_or(false))
+}
+
 /// Whether `commit` names a commit in the repository at `repo`.
 pub fn commit_exists(repo: &Path, commit: &str) -> bool {
     rev_parse(repo, commit).is_ok()

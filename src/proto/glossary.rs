@@ -114,6 +114,17 @@ words! {
     }
 }
 
+impl TaskState {
+    /// The state as a sentence reads it after "is": "in review" where the word alone
+    /// ("task 4 is review") would not read.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            TaskState::Review => "in review",
+            other => other.as_str(),
+        }
+    }
+}
+
 words! {
     /// The state of a task in an imported or exported backlog: it is either still to do or
     /// finished; a claim does not travel with a backlog.

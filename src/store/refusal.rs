@@ -35,7 +35,7 @@ pub(crate) fn now_held_by(task: i64, holder: &str, generation: i64) -> String {
 pub(crate) fn unclaimed_stands(task: i64, state: TaskState, done_by: Option<&str>) -> String {
     match state {
         TaskState::Done => format!("task {task} is done (by {})", done_by.unwrap_or("?")),
-        s => format!("task {task} is {s}"),
+        s => format!("task {task} is {}", s.phrase()),
     }
 }
 
@@ -58,7 +58,8 @@ pub(crate) fn none_ready(remaining: i64) -> BoardError {
             "no ready task: the backlog is finished".to_string()
         } else {
             format!(
-                "no ready task right now ({remaining} unfinished: claimed or waiting on dependencies)"
+                "no ready task for you right now ({remaining} unfinished: claimed, waiting on \
+                 dependencies, or meant for another agent or role; `board list` shows which)"
             )
         },
     )
@@ -228,7 +229,10 @@ pub(crate) fn force_refused(task: i64, given: Option<i64>, facts: TaskFacts) -> 
         .with("given_generation", given),
         _ => BoardError::new(
             ErrorKind::Conflict,
-            format!("task {task} is {state}, not claimed: nothing to release"),
+            format!(
+                "task {task} is {}, not claimed: nothing to release",
+                state.phrase()
+            ),
         )
         .with("holder", serde_json::Value::Null),
     };

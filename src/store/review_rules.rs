@@ -44,8 +44,9 @@ pub(crate) fn check_commit(commit: &str) -> BoardResult<()> {
     }
     let shown: String = commit.chars().take(80).collect();
     Err(BoardError::invalid(format!(
-        "commit {shown:?} is not a full commit id (40 or 64 lowercase hex digits): \
-         name it with `board done ID --commit REV`, which resolves REV in your repository"
+        "commit {shown:?} names no commit: `board done --commit REV` resolves REV with git \
+         in the directory it runs in (a branch, a tag, HEAD~1, a short or full id), and git \
+         found none there; over the wire a commit is its full id (40 or 64 lowercase hex digits)"
     )))
 }
 
@@ -53,7 +54,10 @@ pub(crate) fn check_commit(commit: &str) -> BoardResult<()> {
 pub(crate) fn not_in_review(task: i64, state: TaskState, verb: &str) -> BoardError {
     BoardError::new(
         ErrorKind::Conflict,
-        format!("task {task} is {state}; only a task in review can be {verb}ed"),
+        format!(
+            "task {task} is {}; only a task in review can be {verb}ed",
+            state.phrase()
+        ),
     )
     .with("task", task)
     .with("state", state.as_str())
@@ -125,7 +129,7 @@ mod tests {
         assert!(check_commit(&"0f".repeat(32)).is_ok());
         for bad in ["HEAD", "abc123", &"A".repeat(40), &"g".repeat(40), ""] {
             let e = check_commit(bad).unwrap_err();
-            assert!(e.message.contains("not a full commit id"), "{bad}: {e:?}");
+            assert!(e.message.contains("names no commit"), "{bad}: {e:?}");
         }
     }
 }

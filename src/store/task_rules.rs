@@ -25,7 +25,10 @@ pub(crate) fn check_task_text(title: Option<&str>, body: Option<&str>) -> BoardR
 pub(crate) fn not_cancellable(id: i64, state: TaskState) -> BoardError {
     BoardError::new(
         ErrorKind::Conflict,
-        format!("task {id} is {state}; only open or claimed tasks can be cancelled"),
+        format!(
+            "task {id} is {}; only open or claimed tasks can be cancelled",
+            state.phrase()
+        ),
     )
     .with("state", state.as_str())
 }

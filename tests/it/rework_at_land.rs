@@ -94,3 +94,25 @@ fn another_tasks_unreviewed_commit_never_lands_under_this_one() {
     let seven_commit = task(&b, seven)["commit"].as_str().unwrap().to_string();
     assert!(is_ancestor(&b, &seven_commit, "main"));
 }
+
+#[test]
+fn a_done_naming_a_commit_already_on_main_is_refused_and_the_claim_stands() {
+    let b = repo("60s", REVIEW_AND_MERGE);
+    let id = b.add("forgot to commit");
+    let wt = worktree(&b, "n", "main");
+    // Nothing committed: the branch's head is main's head.
+    agent_in(
+        &b,
+        &wt,
+        "n",
+        &format!(
+            "board claim {id} >/dev/null\ncode=0; board done {id} --json > done.json 2>&1 || code=$?\n\
+             echo $code > done.code\nboard check {id}"
+        ),
+    );
+    let code = std::fs::read_to_string(wt.join("done.code")).unwrap();
+    let answer = std::fs::read_to_string(wt.join("done.json")).unwrap();
+    assert_eq!(code.trim(), "2", "{answer}");
+    assert!(answer.contains("already on main"), "{answer}");
+    assert_ne!(task(&b, id)["state"], "review");
+}

@@ -134,6 +134,7 @@ fn done_with_commit(
             root.display()
         )));
     }
+    refuse_commit_on_base(cx, store, p.task, commit)?;
     let (out, e) = store.submit_for_review(
         agent,
         TaskId(p.task),
@@ -148,6 +149,32 @@ fn done_with_commit(
         generation: out.generation,
         already: out.already,
     })
+}
+
+/// Refuses a `done` of a task still claimed whose commit is already on the base branch: it
+/// would go to review (and "land") with nothing of the task in it, usually because the agent
+/// has not committed yet or works on the base itself. A repeated `done` of a task already in
+/// review or done is left to the store, which answers `already`.
+fn refuse_commit_on_base(
+    cx: &Cx,
+    store: &mut dyn Store,
+    task: i64,
+    commit: &str,
+) -> BoardResult<()> {
+    let base = cx.board.config().git.base.clone();
+    let root = &cx.board.paths().root;
+    if !crate::daemon::land::on_branch(root, commit, &base) {
+        return Ok(());
+    }
+    if store.review_facts(TaskId(task))?.state != crate::store::TaskState::Claimed {
+        return Ok(());
+    }
+    Err(BoardError::invalid(format!(
+        "commit {} is already on {base}: task {task} has nothing to review or land; commit \
+         the task's work (on a branch of your own, not {base}), then `board done {task}`",
+        &commit[..commit.len().min(12)]
+    ))
+    .with("commit", commit.to_string()))
 }
 
 /// The head of the branch `agent` started on (its worktree's `board/NAME`), when it started on
