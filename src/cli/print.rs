@@ -236,12 +236,13 @@ fn human_result(method: &str, v: &Value) -> String {
             )
         }
         Some(Method::Done) => match v["task"]["state"].as_str() {
+            // Said to the agent that finished it, which may not review its own work.
             Some("review") => format!(
-                "#{} waits for review at commit {} (generation {}): `board accept {}` or `board reject {} --note …`",
+                "#{} waits for review at commit {} (generation {}): a person or another agent \
+                 accepts it (`board accept {}`) or sends it back",
                 v["task"]["id"],
                 short_commit(&v["task"]["commit"]),
                 v["generation"],
-                v["task"]["id"],
                 v["task"]["id"]
             ),
             _ if !v["task"]["landed"].is_null() => format!(

@@ -398,6 +398,13 @@ timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIM
 # command_timeout = "10s"
 # events = ["question", "permission", "attention", "message", "review", "expel", "finished"]
 
+# Done means landed: a person (or another agent) reviews, the board merges into the base.
+# [review]
+# required = true      # board done waits in review for board accept / board reject
+# [git]
+# base = "main"        # the branch finished work lands on
+# land = "merge"       # or "rebase", "ff-only"; "none" (default) lands nothing
+
 # What `board up` starts, one tmux pane each:
 # [[agents]]
 # name = "claude"
@@ -408,6 +415,7 @@ timeout = "5s"         # longest wait for an answer (exit 8 after it); BOARD_TIM
 # include = [".env"]   # ignored files copied into a new worktree
 # setup = "npm ci"     # run in a new worktree before the agent starts (output in its pane)
 # teardown = "make clean"  # run in the worktree before `board down` removes it
+# role = "reviewer"    # may claim tasks added with --for reviewer
 "#
         )
     }
