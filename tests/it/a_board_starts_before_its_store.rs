@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::harness::postgres::psql;
 use crate::harness::{poll, poll_until, STEP};
 use crate::hosts_share_one_store::{cluster, host, host_on, JsonAgent, QUICK};
 
@@ -132,20 +133,6 @@ fn an_autostart_with_a_wrong_password_prints_the_servers_refusal() {
     );
     let log = std::fs::read_to_string(a.root().join(".board/board.log")).unwrap_or_default();
     assert!(log.contains("password authentication failed"), "{log}");
-}
-
-/// `psql -Atc SQL` against `url`: its output, trimmed.
-fn psql(url: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([url, "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// A board that cannot start at all (a store URL that does not parse), started by a client

@@ -10,24 +10,11 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::harness::postgres::psql;
 use crate::harness::postgres::Cluster;
 use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
 use crate::hosts_share_one_store::{cluster, host, host_on, HostSettings, JsonAgent, QUICK};
-
-/// `psql -Atc SQL` against `url`.
-pub(crate) fn psql(url: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([url, "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// While the store's database refuses connections (`ALLOW_CONNECTIONS false`: SQLSTATE 55000
 /// on connect) every call answers `unavailable` (exit 8) naming the store, never `internal`;

@@ -11,6 +11,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
 
+use crate::harness::postgres::psql;
 use crate::harness::postgres::Cluster;
 use crate::harness::test_board::{Builder, TestBoard};
 use crate::harness::{poll, poll_until, BOARD, STEP};
@@ -514,20 +515,6 @@ fn an_outage_longer_than_the_host_ttl_ends_no_host() {
         r.get("result").is_some(),
         "the claim ended for the outage: {r}"
     );
-}
-
-/// `psql -Atc SQL` against `url`.
-fn psql(url: &str, sql: &str) -> String {
-    let out = Command::new("psql")
-        .args([url, "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The live host names in `board`'s status, and every ended host's reason.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::harness::postgres::psql;
 use crate::harness::test_board::TestBoard;
 use crate::harness::{poll_until, STEP};
 use crate::hosts_share_one_store::{cluster, host, host_on, HostSettings, JsonAgent};
@@ -143,20 +144,6 @@ fn the_store_restarted_and_crashed_under_load_loses_no_acknowledged_write() {
     eprintln!(
         "{TASKS} tasks done once each across a restart and a crash of the server; {unavailable} requests answered unavailable while it was down, none internal"
     );
-}
-
-/// `psql -Atc SQL` against `url`.
-fn psql(url: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([url, "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Claims and releases `task` `times` times through `agent` (asking again while the store is
