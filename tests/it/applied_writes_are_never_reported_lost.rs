@@ -115,16 +115,7 @@ fn work(agent: &mut JsonAgent, told: &Mutex<Told>, progress: &AtomicUsize, give_
 
 /// `psql -Atc SQL` against `url`: its output lines.
 fn psql(url: &str, sql: &str) -> Vec<String> {
-    let out = std::process::Command::new("psql")
-        .args([url, "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    crate::harness::postgres::psql(url, sql)
         .lines()
         .map(String::from)
         .collect()
