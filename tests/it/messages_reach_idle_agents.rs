@@ -249,12 +249,13 @@ fn a_message_to_a_shell_at_its_prompt_shows_in_its_pane_but_not_while_a_person_t
 fn a_message_to_a_cli_idle_at_its_prompt_in_a_pane_is_typed_as_its_next_prompt() {
     let mut b = TestBoard::builder().lease("120s").sweep("1s").start();
     // A stand-in for an agent CLI (not a shell): its turn-end hook reports idle, then it reads
-    // its next prompt from the terminal, as Claude Code at its prompt does.
+    // its next prompt from the terminal, as Claude Code at its prompt does. It writes what it
+    // read under another name and renames it, so the test never reads a half-written file.
     let cli = b.root().join("fakecli");
     std::fs::copy("/bin/sh", &cli).unwrap();
     let script = "printf '%s' '{\"hook_event_name\":\"Stop\",\"stop_hook_active\":false}' \
-                  | board hook claude Stop; read -r prompt; printf '%s\\n' \"$prompt\" > prompt.txt; \
-                  exec sleep 300";
+                  | board hook claude Stop; read -r prompt; printf '%s\\n' \"$prompt\" > prompt.part; \
+                  mv prompt.part prompt.txt; exec sleep 300";
     let cmd = format!(
         "PATH={} board run --name cli -- ./fakecli -c {}",
         sh_quote(&crate::harness::path_env()),
