@@ -133,13 +133,13 @@ fn down_worktree(
     slot: &str,
     wt: &team::worktree::Worktree,
 ) -> BoardResult<Option<Value>> {
-    use team::worktree::Removed;
-    let (removed, uncommitted, teardown_failed) = match team::worktree::remove(root, wt)? {
+    use team::worktree_removal::Removed;
+    let (removed, uncommitted, teardown_failed) = match team::worktree_removal::remove(root, wt)? {
         Removed::Absent => return Ok(None),
         Removed::Removed { teardown_failed } => (true, Vec::new(), teardown_failed),
         Removed::Kept(paths) => (false, paths, None),
     };
-    let ahead = team::worktree::commits_not_on_base(root, wt);
+    let ahead = team::worktree_removal::commits_not_on_base(root, wt);
     Ok(Some(json!({
         "agent": slot, "path": wt.path, "branch": wt.branch, "removed": removed,
         "uncommitted": uncommitted,

@@ -16,6 +16,7 @@ pub mod panes;
 pub mod tmux;
 pub mod worktree;
 pub mod worktree_files;
+pub mod worktree_removal;
 
 pub use panes::{attach, open_pane, respawn, start_slot};
 
