@@ -246,10 +246,10 @@ fn not_running(target: &client::Target) -> BoardError {
     let last = target
         .paths
         .as_ref()
-        .and_then(|p| crate::daemon::last_run::read(&crate::daemon::last_run::path(p)));
+        .and_then(|p| crate::proto::last_run::read(&crate::proto::last_run::path(p)));
     let mut message = format!("no board is running (socket {})", target.socket.display());
     if let Some(run) = &last {
-        message.push_str(&format!("; {}", crate::daemon::last_run::describe(run)));
+        message.push_str(&format!("; {}", crate::proto::last_run::describe(run)));
     }
     let mut e = BoardError::unavailable(message).with("running", false);
     if let Some(run) = last {

@@ -11,7 +11,6 @@ pub mod host_reaper;
 pub mod hosts;
 pub mod identity;
 pub mod land;
-pub mod last_run;
 pub mod notify;
 pub mod reload;
 pub mod server;
@@ -28,6 +27,8 @@ pub mod watchers;
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::sync::Arc;
+
+use crate::proto::last_run;
 
 use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};

@@ -27,6 +27,7 @@ pub mod config_worktree;
 pub mod error;
 pub mod glossary;
 pub mod labels;
+pub mod last_run;
 pub mod line;
 pub mod methods;
 pub mod question_wait;

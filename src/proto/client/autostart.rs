@@ -169,7 +169,7 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
     };
     let start = crate::os::procfs::start_time(pid).ok();
     let (tx, rx) = mpsc::channel();
-    let record = crate::daemon::last_run::path(paths);
+    let record = crate::proto::last_run::path(paths);
     std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -182,7 +182,7 @@ pub fn start_board(paths: &Paths) -> BoardResult<mpsc::Receiver<String>> {
             };
             if gone {
                 // The reason the board recorded, when it could not start.
-                let why = crate::daemon::last_run::read(&record)
+                let why = crate::proto::last_run::read(&record)
                     .filter(|r| i32::try_from(r.pid).is_ok_and(|p| p == pid))
                     .and_then(|r| r.reason);
                 let _ =
