@@ -1,6 +1,6 @@
 //! The worktree options of an `[[agents]]` entry (`base`, `include`, `setup`, `teardown`
-//! beside `worktree = true`): their checks. What they do is in
-//! `agent_tools::team::worktree`.
+//! beside `worktree = true`): their checks. What they do is `board up`'s and `board down`'s
+//! business (the agent tools' team module).
 
 use std::path::{Component, Path};
 
