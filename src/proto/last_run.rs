@@ -38,7 +38,7 @@ pub fn started(paths: &Paths) {
         &path(paths),
         &LastRun {
             pid: std::process::id(),
-            started_at: crate::store::now_wall(),
+            started_at: now_wall(),
             stopped_at: None,
             reason: None,
         },
@@ -50,13 +50,13 @@ pub fn stopped(paths: &Paths, reason: &str) {
     let file = path(paths);
     let started_at = read(&file)
         .filter(|r| r.pid == std::process::id())
-        .map_or_else(crate::store::now_wall, |r| r.started_at);
+        .map_or_else(now_wall, |r| r.started_at);
     write(
         &file,
         &LastRun {
             pid: std::process::id(),
             started_at,
-            stopped_at: Some(crate::store::now_wall()),
+            stopped_at: Some(now_wall()),
             reason: Some(reason.chars().take(500).collect()),
         },
     );
@@ -80,6 +80,11 @@ pub fn describe(run: &LastRun) -> String {
             run.pid, run.started_at
         ),
     }
+}
+
+/// Now, as an RFC 3339 UTC time with milliseconds (the form the store's times take).
+fn now_wall() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 fn write(file: &Path, run: &LastRun) {
