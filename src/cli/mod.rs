@@ -20,6 +20,7 @@ pub mod init;
 mod list;
 mod log;
 pub mod print;
+mod print_status;
 mod question;
 pub mod run;
 pub mod supervise;

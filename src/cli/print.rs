@@ -171,124 +171,14 @@ fn human_result(method: &str, v: &Value) -> String {
         Some(Method::Edit) => format!("edited {}", task_line(&v["task"])),
         Some(Method::Cancel) => format!("cancelled {}", task_line(&v["task"])),
         Some(Method::List | Method::Ready) => tasks(v),
-        Some(Method::Show) => {
-            let t = &v["task"];
-            let mut out = vec![task_line(t)];
-            match t["review"].as_bool() {
-                Some(true) => out.push("review: its done waits for a person (--review)".into()),
-                Some(false) => out.push("review: its done skips review (--no-review)".into()),
-                None => {}
-            }
-            if let Some(c) = t["commit"].as_str() {
-                let landed = t["landed"].as_str().map_or(String::new(), |l| {
-                    format!(" · landed, base at {}", one_line(l))
-                });
-                out.push(format!("commit {}{landed}", one_line(c)));
-            }
-            if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
-                out.push(String::new());
-                out.extend(b.lines().map(|l| format!("  {}", one_line(l))));
-            }
-            let notes = v["notes"].as_array().cloned().unwrap_or_default();
-            if !notes.is_empty() {
-                out.push("\nnotes:".into());
-                for n in notes {
-                    out.push(format!(
-                        "  {} {}: {}",
-                        s(&n["at"]),
-                        s(&n["author"]),
-                        s(&n["text"])
-                    ));
-                }
-            }
-            out.push("\nhistory:".into());
-            for e in v["events"].as_array().into_iter().flatten() {
-                out.push(format!("  {}", event_line(e)));
-            }
-            out.join("\n")
-        }
-        Some(Method::Claim) if v["already"].as_bool() == Some(true) => format!(
-            "you already hold #{} at generation {} (lease {}): {}",
-            v["task"]["id"],
-            v["generation"],
-            countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
-            s(&v["task"]["title"])
-        ),
-        Some(Method::Claim) => format!(
-            "claimed #{} generation {} (lease {}): {}",
-            v["task"]["id"],
-            v["generation"],
-            countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
-            s(&v["task"]["title"])
-        ),
-        Some(Method::Done)
-            if v["already"].as_bool() == Some(true) && v["task"]["state"] == "review" =>
-        {
-            format!(
-                "#{} already waits for review (generation {})",
-                v["task"]["id"], v["generation"]
-            )
-        }
-        Some(Method::Done) if v["already"].as_bool() == Some(true) => {
-            format!(
-                "#{} was already done (generation {})",
-                v["task"]["id"], v["generation"]
-            )
-        }
-        Some(Method::Done) => match v["task"]["state"].as_str() {
-            // Said to the agent that finished it, which may not review its own work.
-            Some("review") => format!(
-                "#{} waits for review at commit {} (generation {}): a person or another agent \
-                 accepts it (`board accept {}`) or sends it back",
-                v["task"]["id"],
-                short_commit(&v["task"]["commit"]),
-                v["generation"],
-                v["task"]["id"]
-            ),
-            _ if !v["task"]["landed"].is_null() => format!(
-                "done #{} (generation {}); landed, base now at {}",
-                v["task"]["id"],
-                v["generation"],
-                short_commit(&v["task"]["landed"])
-            ),
-            _ => format!("done #{} (generation {})", v["task"]["id"], v["generation"]),
-        },
-        Some(Method::Accept) => match v["landed"].as_str() {
-            Some(_) => format!(
-                "accepted #{}: commit {} landed on {}, now at {}",
-                v["task"]["id"],
-                short_commit(&v["task"]["commit"]),
-                s(&v["base"]),
-                short_commit(&v["landed"])
-            ),
-            None => format!(
-                "accepted #{} at commit {} (the board lands nothing: [git] land = \"none\")",
-                v["task"]["id"],
-                short_commit(&v["task"]["commit"])
-            ),
-        },
+        Some(Method::Show) => show(v),
+        Some(Method::Claim) => claim(v),
+        Some(Method::Done) => done(v),
+        Some(Method::Accept) => accept(v),
         Some(Method::Reject) => format!("rejected, back to ready: {}", task_line(&v["task"])),
         Some(Method::Release) => format!("released {}", task_line(&v["task"])),
         Some(Method::Note) => format!("noted on #{}", v["note"]["task"]),
-        Some(Method::Renew) => {
-            let claims = v["claims"].as_array().cloned().unwrap_or_default();
-            if claims.is_empty() {
-                "no live claims to renew".into()
-            } else {
-                claims
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "renewed #{} g{} ({})",
-                            c["task"],
-                            c["generation"],
-                            countdown(c["expires_in_ms"].as_i64().unwrap_or(0))
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }
-        }
+        Some(Method::Renew) => renew(v),
         Some(Method::Check) => format!(
             "{} holds #{} at generation {} ({} left)",
             s(&v["holder"]),
@@ -311,103 +201,10 @@ fn human_result(method: &str, v: &Value) -> String {
             s(&v["question"]),
             s(&v["message"]["id"])
         ),
-        Some(Method::Send) => {
-            let mut line = format!(
-                "sent message #{} to {}",
-                s(&v["message"]["id"]),
-                s(&v["message"]["to"])
-            );
-            if v["ended_wait"] == serde_json::json!(true) {
-                line.push_str(" (its wait for a human ended)");
-            }
-            line
-        }
-        Some(Method::Inbox) => {
-            let list = v["messages"].as_array().cloned().unwrap_or_default();
-            if list.is_empty() {
-                return "no unread messages".into();
-            }
-            list.iter()
-                .map(|m| {
-                    let kind = if m["answer"] == serde_json::json!(true) {
-                        "answer"
-                    } else {
-                        "message"
-                    };
-                    format!(
-                        "{kind} #{} from {} at {}: {}",
-                        s(&m["id"]),
-                        s(&m["from"]),
-                        s(&m["sent_at"]),
-                        s(&m["text"])
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
-        Some(Method::Agents) => {
-            let list = v["agents"].as_array().cloned().unwrap_or_default();
-            if list.is_empty() {
-                return crate::cli::hints::agents_all(v)
-                    .unwrap_or_else(|| "no agent sessions".into());
-            }
-            let rows = list
-                .iter()
-                .map(|a| {
-                    let claims = task_refs(&a["claims"]);
-                    // People see the name; the unique id only in the full list.
-                    let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
-                    let mut line = format!(
-                        "{:<16} {:<8} pid {:<8} claims {}",
-                        shown,
-                        s(&a["state"]),
-                        s(&a["pid"]),
-                        if claims.is_empty() {
-                            "-".into()
-                        } else {
-                            claims.join(" ")
-                        }
-                    );
-                    if v["all"] == serde_json::json!(true) {
-                        line.push_str(&format!("  id {}", s(&a["id"])));
-                    }
-                    match a["restarts"].as_i64() {
-                        Some(1) => line.push_str("  restarted once"),
-                        Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
-                        _ => {}
-                    }
-                    if a["branch"].is_string() {
-                        line.push_str(&format!("  branch {}", s(&a["branch"])));
-                    }
-                    if let Some(q) = a["question"].as_str() {
-                        line.push_str(&format!("  ASKS: {}", one_line(q)));
-                    }
-                    if let Some(q) = a["waiting"].as_str() {
-                        line.push_str(&format!("  WAITING: {}", one_line(q)));
-                    }
-                    if let Some(why) = a["attention"].as_str() {
-                        line.push_str(&format!("  NEEDS ATTENTION: {}", one_line(why)));
-                    }
-                    if let Some(r) = a["end_reason"].as_str() {
-                        line.push_str(&format!("  ended: {}", one_line(r)));
-                    }
-                    line
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            match crate::cli::hints::agents_all(v) {
-                Some(hint) => format!("{rows}\n{hint}"),
-                None => rows,
-            }
-        }
-        Some(Method::AgentsPrune) => {
-            let n = v["pruned"].as_array().map_or(0, Vec::len);
-            match n {
-                0 => "no ended agent session to forget".into(),
-                1 => "forgot 1 ended agent session (the event log keeps it)".into(),
-                n => format!("forgot {n} ended agent sessions (the event log keeps them)"),
-            }
-        }
+        Some(Method::Send) => send(v),
+        Some(Method::Inbox) => inbox(v),
+        Some(Method::Agents) => agents(v),
+        Some(Method::AgentsPrune) => prune(v),
         Some(Method::Log) => v["events"]
             .as_array()
             .into_iter()
@@ -415,53 +212,7 @@ fn human_result(method: &str, v: &Value) -> String {
             .map(event_line)
             .collect::<Vec<_>>()
             .join("\n"),
-        Some(Method::Status) => {
-            let mut out = vec![
-                format!(
-                    "board {} (pid {}, up {} s)",
-                    s(&v["name"]),
-                    v["pid"],
-                    v["uptime_s"]
-                ),
-                format!("socket   {}", s(&v["socket"])),
-                format!("log      {}", s(&v["log"])),
-                format!(
-                    "lease    {} ms, sweep {} ms, liveness {}",
-                    v["lease"]["duration_ms"],
-                    v["lease"]["sweep_ms"],
-                    s(&v["lease"]["liveness"])
-                ),
-                format!(
-                    "pidfd    {}",
-                    if v["pidfd"].as_bool() == Some(true) {
-                        "active"
-                    } else {
-                        "unavailable (sweep only)"
-                    }
-                ),
-                format!(
-                    "sessions {} live; {} unfinished tasks",
-                    v["live_sessions"], v["unfinished_tasks"]
-                ),
-            ];
-            out.splice(2..2, store_lines(v));
-            for a in v["agents"].as_array().into_iter().flatten() {
-                if a["branch"].is_string() {
-                    out.push(format!(
-                        "agent    {} on branch {}",
-                        s(&a["id"]),
-                        s(&a["branch"])
-                    ));
-                }
-            }
-            if let Some(e) = v["config_error"].as_str() {
-                out.push(format!(
-                    "CONFIG ERROR (previous settings in force): {}",
-                    one_line(e)
-                ));
-            }
-            out.join("\n")
-        }
+        Some(Method::Status) => super::print_status::status(v),
         Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
         Some(Method::SessionStop) => format!(
             "stopping {} (pid {}): SIGTERM sent, SIGKILL in {:.1}s if it keeps running",
@@ -473,66 +224,227 @@ fn human_result(method: &str, v: &Value) -> String {
     }
 }
 
-/// `board status` lines about the store: the SQLite file; or the shared PostgreSQL store, this
-/// host, whether the board reaches it, and every host session.
-fn store_lines(v: &Value) -> Vec<String> {
-    let st = &v["store"];
-    if st["kind"] != "postgres" {
-        return vec![format!("database {}", s(&v["db"]))];
-    }
-    let mut out = vec![format!(
-        "store    postgres {} (this host: {})",
-        s(&st["location"]),
-        s(&st["host"])
-    )];
-    if let Some(why) = v["store_unreachable"].as_str() {
-        out.push(format!(
-            "STORE UNREACHABLE since {} (claims, done and check fail closed, exit 8): {}",
-            s(&v["store_unreachable_since"]),
-            one_line(why)
-        ));
-        let contact = match v["store_last_contact"].as_str() {
-            Some(at) => format!("last reached at {at}"),
-            None => "never reached since this board started".to_string(),
-        };
-        out.push(format!(
-            "         {contact}; sessions, tasks and hosts below are as last known"
-        ));
-    }
-    let hosts: Vec<&Value> = v["hosts"].as_array().into_iter().flatten().collect();
-    let (ended, live): (Vec<&Value>, Vec<&Value>) =
-        hosts.into_iter().partition(|h| h["ended_at"].is_string());
-    for h in live {
-        out.push(format!(
-            "host     {} (pid {}): live, last heartbeat {} ms ago, expires in {} ms",
-            s(&h["name"]),
-            h["pid"],
-            h["beat_age_ms"],
-            h["expires_in_ms"]
-        ));
-    }
-    out.extend(ended_hosts_line(&ended));
-    out
+/// `claim`: the task, its generation and the lease left (or that the caller holds it already).
+fn claim(v: &Value) -> String {
+    let what = match v["already"].as_bool() == Some(true) {
+        true => "you already hold #",
+        false => "claimed #",
+    };
+    let at = match v["already"].as_bool() == Some(true) {
+        true => "at generation",
+        false => "generation",
+    };
+    format!(
+        "{what}{} {at} {} (lease {}): {}",
+        v["task"]["id"],
+        v["generation"],
+        countdown(v["expires_in_ms"].as_i64().unwrap_or(0)),
+        s(&v["task"]["title"])
+    )
 }
 
-/// Ended host sessions pile up over restarts: one line with their count and the newest few
-/// (`--json` has them all).
-fn ended_hosts_line(ended: &[&Value]) -> Option<String> {
-    const SHOWN: usize = 3;
-    let newest: Vec<String> = ended
+/// `agents prune`: how many ended sessions were forgotten.
+fn prune(v: &Value) -> String {
+    match v["pruned"].as_array().map_or(0, Vec::len) {
+        0 => "no ended agent session to forget".into(),
+        1 => "forgot 1 ended agent session (the event log keeps it)".into(),
+        n => format!("forgot {n} ended agent sessions (the event log keeps them)"),
+    }
+}
+
+/// `show`: the task's line, review override, commit, body, notes and history.
+fn show(v: &Value) -> String {
+    let t = &v["task"];
+    let mut out = vec![task_line(t)];
+    match t["review"].as_bool() {
+        Some(true) => out.push("review: its done waits for a person (--review)".into()),
+        Some(false) => out.push("review: its done skips review (--no-review)".into()),
+        None => {}
+    }
+    if let Some(c) = t["commit"].as_str() {
+        let landed = t["landed"].as_str().map_or(String::new(), |l| {
+            format!(" · landed, base at {}", one_line(l))
+        });
+        out.push(format!("commit {}{landed}", one_line(c)));
+    }
+    if let Some(b) = t["body"].as_str().filter(|b| !b.is_empty()) {
+        out.push(String::new());
+        out.extend(b.lines().map(|l| format!("  {}", one_line(l))));
+    }
+    let notes = v["notes"].as_array().cloned().unwrap_or_default();
+    if !notes.is_empty() {
+        out.push("\nnotes:".into());
+        for n in notes {
+            out.push(format!(
+                "  {} {}: {}",
+                s(&n["at"]),
+                s(&n["author"]),
+                s(&n["text"])
+            ));
+        }
+    }
+    out.push("\nhistory:".into());
+    for e in v["events"].as_array().into_iter().flatten() {
+        out.push(format!("  {}", event_line(e)));
+    }
+    out.join("\n")
+}
+
+/// `done`: finished, waiting for review, landed, or already so.
+fn done(v: &Value) -> String {
+    let (id, generation) = (&v["task"]["id"], &v["generation"]);
+    if v["already"].as_bool() == Some(true) {
+        return match v["task"]["state"] == "review" {
+            true => format!("#{id} already waits for review (generation {generation})"),
+            false => format!("#{id} was already done (generation {generation})"),
+        };
+    }
+    match v["task"]["state"].as_str() {
+        // Said to the agent that finished it, which may not review its own work.
+        Some("review") => format!(
+            "#{id} waits for review at commit {} (generation {generation}): a person or another \
+             agent accepts it (`board accept {id}`) or sends it back",
+            short_commit(&v["task"]["commit"]),
+        ),
+        _ if !v["task"]["landed"].is_null() => format!(
+            "done #{id} (generation {generation}); landed, base now at {}",
+            short_commit(&v["task"]["landed"])
+        ),
+        _ => format!("done #{id} (generation {generation})"),
+    }
+}
+
+/// `accept`: what landed where, or that the board lands nothing.
+fn accept(v: &Value) -> String {
+    match v["landed"].as_str() {
+        Some(_) => format!(
+            "accepted #{}: commit {} landed on {}, now at {}",
+            v["task"]["id"],
+            short_commit(&v["task"]["commit"]),
+            s(&v["base"]),
+            short_commit(&v["landed"])
+        ),
+        None => format!(
+            "accepted #{} at commit {} (the board lands nothing: [git] land = \"none\")",
+            v["task"]["id"],
+            short_commit(&v["task"]["commit"])
+        ),
+    }
+}
+
+/// `renew`: one line per renewed claim.
+fn renew(v: &Value) -> String {
+    let claims = v["claims"].as_array().cloned().unwrap_or_default();
+    if claims.is_empty() {
+        "no live claims to renew".into()
+    } else {
+        claims
+            .iter()
+            .map(|c| {
+                format!(
+                    "renewed #{} g{} ({})",
+                    c["task"],
+                    c["generation"],
+                    countdown(c["expires_in_ms"].as_i64().unwrap_or(0))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// `send`: the message's id and recipient.
+fn send(v: &Value) -> String {
+    let mut line = format!(
+        "sent message #{} to {}",
+        s(&v["message"]["id"]),
+        s(&v["message"]["to"])
+    );
+    if v["ended_wait"] == serde_json::json!(true) {
+        line.push_str(" (its wait for a human ended)");
+    }
+    line
+}
+
+/// `inbox`: one line per unread message or answer.
+fn inbox(v: &Value) -> String {
+    let list = v["messages"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        return "no unread messages".into();
+    }
+    list.iter()
+        .map(|m| {
+            let kind = if m["answer"] == serde_json::json!(true) {
+                "answer"
+            } else {
+                "message"
+            };
+            format!(
+                "{kind} #{} from {} at {}: {}",
+                s(&m["id"]),
+                s(&m["from"]),
+                s(&m["sent_at"]),
+                s(&m["text"])
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `agents`: one line per agent session, then a hint about ended ones.
+fn agents(v: &Value) -> String {
+    let list = v["agents"].as_array().cloned().unwrap_or_default();
+    if list.is_empty() {
+        return crate::cli::hints::agents_all(v).unwrap_or_else(|| "no agent sessions".into());
+    }
+    let rows = list
         .iter()
-        .rev()
-        .take(SHOWN)
-        .map(|h| format!("{} ({})", s(&h["name"]), s(&h["end_reason"])))
-        .collect();
-    let more = if ended.len() > SHOWN { ", …" } else { "" };
-    (!ended.is_empty()).then(|| {
-        format!(
-            "ended    {} host session(s), newest: {}{more}",
-            ended.len(),
-            newest.join("; ")
-        )
-    })
+        .map(|a| {
+            let claims = task_refs(&a["claims"]);
+            // People see the name; the unique id only in the full list.
+            let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
+            let mut line = format!(
+                "{:<16} {:<8} pid {:<8} claims {}",
+                shown,
+                s(&a["state"]),
+                s(&a["pid"]),
+                if claims.is_empty() {
+                    "-".into()
+                } else {
+                    claims.join(" ")
+                }
+            );
+            if v["all"] == serde_json::json!(true) {
+                line.push_str(&format!("  id {}", s(&a["id"])));
+            }
+            match a["restarts"].as_i64() {
+                Some(1) => line.push_str("  restarted once"),
+                Some(n) if n > 1 => line.push_str(&format!("  restarted {n} times")),
+                _ => {}
+            }
+            if a["branch"].is_string() {
+                line.push_str(&format!("  branch {}", s(&a["branch"])));
+            }
+            if let Some(q) = a["question"].as_str() {
+                line.push_str(&format!("  ASKS: {}", one_line(q)));
+            }
+            if let Some(q) = a["waiting"].as_str() {
+                line.push_str(&format!("  WAITING: {}", one_line(q)));
+            }
+            if let Some(why) = a["attention"].as_str() {
+                line.push_str(&format!("  NEEDS ATTENTION: {}", one_line(why)));
+            }
+            if let Some(r) = a["end_reason"].as_str() {
+                line.push_str(&format!("  ended: {}", one_line(r)));
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    match crate::cli::hints::agents_all(v) {
+        Some(hint) => format!("{rows}\n{hint}"),
+        None => rows,
+    }
 }
 
 #[cfg(test)]
@@ -547,27 +459,6 @@ mod tests {
         let line = task_line(&t);
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(!line.contains('\u{7}'), "{line:?}");
-    }
-
-    #[test]
-    fn ended_hosts_are_one_line_with_the_newest_three() {
-        let v = json!({"store": {"kind": "postgres", "location": "db/board", "host": "a"},
-            "hosts": [
-                {"name": "a", "pid": 1, "ended_at": null, "beat_age_ms": 10, "expires_in_ms": 900},
-                {"name": "b", "pid": 2, "ended_at": "t1", "end_reason": "stopped"},
-                {"name": "c", "pid": 3, "ended_at": "t2", "end_reason": "lost"},
-                {"name": "d", "pid": 4, "ended_at": "t3", "end_reason": "lost"},
-                {"name": "e", "pid": 5, "ended_at": "t4", "end_reason": "lost"}]});
-        let lines = store_lines(&v);
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert!(
-            lines[1].starts_with("host     a (pid 1): live"),
-            "{lines:?}"
-        );
-        assert_eq!(
-            lines[2],
-            "ended    4 host session(s), newest: e (lost); d (lost); c (lost), …"
-        );
     }
 
     #[test]
