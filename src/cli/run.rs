@@ -261,36 +261,7 @@ async fn launch(
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
         tracing::debug!(error = %e, "cannot become a child subreaper");
     }
-    let root = target.paths.as_ref().map(|p| p.root.clone());
-    let mut command = tokio::process::Command::new(&cmd[0]);
-    command
-        .args(&cmd[1..])
-        .env("BOARD_SOCKET", &target.socket)
-        .env("BOARD_AGENT", &agent)
-        .env("BOARD_AGENT_NAME", &shown)
-        .env("BOARD_TOKEN", &token);
-    if let Some(r) = &root {
-        command.env("BOARD_ROOT", r);
-        command.envs(profile_env(r, &cmd[0]));
-    }
-    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
-    // missing: the instructions tell agents to fall back on this absolute path.
-    if let Ok(exe) = std::env::current_exe() {
-        command.env("BOARD_BIN", exe);
-    }
-    // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
-    // has already expelled its claims: ask the kernel to end the agent too.
-    #[allow(
-        unsafe_code,
-        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
-    )]
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
-    unsafe {
-        command.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)?;
-            Ok(())
-        });
-    }
+    let mut command = agent_command(&target, cmd, (&agent, &shown, &token));
     let mut child = match command.spawn() {
         Ok(ch) => ch,
         Err(e) => {
@@ -303,21 +274,7 @@ async fn launch(
         }
     };
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
-    let pane = pane
-        .map(str::to_string)
-        .or_else(|| std::env::var("TMUX_PANE").ok());
-    let pane_pid = pane.as_ref().and_then(|p| tmux_pane_pid(p));
-    let attach = c.call(
-        "session.attach",
-        json!({ "agent": agent, "token": token, "pid": pid, "pane": pane, "pane_pid": pane_pid,
-                "tty": stdin_tty() }),
-    );
-    if let Err(e) = attach {
-        eprintln!(
-            "board run: could not attach the agent's process: {}",
-            e.message
-        );
-    }
+    let pane = attach(&mut c, (&agent, &token), pid, pane);
     drop(c);
 
     let hung_up = std::cell::Cell::new(false);
@@ -346,6 +303,73 @@ async fn launch(
         reason,
         hung_up: hung_up.get(),
     })
+}
+
+/// Tells the board the agent's process `pid`, its tmux pane (`pane`, else `TMUX_PANE`) and
+/// terminal; returns the pane. A failure is printed, not fatal: the session runs unwatched.
+fn attach(
+    c: &mut Client,
+    (agent, token): (&str, &str),
+    pid: i32,
+    pane: Option<&str>,
+) -> Option<String> {
+    let pane = pane
+        .map(str::to_string)
+        .or_else(|| std::env::var("TMUX_PANE").ok());
+    let pane_pid = pane.as_ref().and_then(|p| tmux_pane_pid(p));
+    let attach = c.call(
+        "session.attach",
+        json!({ "agent": agent, "token": token, "pid": pid, "pane": pane, "pane_pid": pane_pid,
+                "tty": stdin_tty() }),
+    );
+    if let Err(e) = attach {
+        eprintln!(
+            "board run: could not attach the agent's process: {}",
+            e.message
+        );
+    }
+    pane
+}
+
+/// The agent's command `cmd` (program and arguments) with its session's environment
+/// (`BOARD_SOCKET`, `BOARD_AGENT` = the session id, `BOARD_AGENT_NAME`, `BOARD_TOKEN`,
+/// `BOARD_ROOT`, the profile's `[env]`, `BOARD_BIN`), set to end with its launcher.
+fn agent_command(
+    target: &client::Target,
+    cmd: &[String],
+    (agent, shown, token): (&str, &str, &str),
+) -> tokio::process::Command {
+    let root = target.paths.as_ref().map(|p| p.root.clone());
+    let mut command = tokio::process::Command::new(&cmd[0]);
+    command
+        .args(&cmd[1..])
+        .env("BOARD_SOCKET", &target.socket)
+        .env("BOARD_AGENT", agent)
+        .env("BOARD_AGENT_NAME", shown)
+        .env("BOARD_TOKEN", token);
+    if let Some(r) = &root {
+        command.env("BOARD_ROOT", r);
+        command.envs(profile_env(r, &cmd[0]));
+    }
+    // Agent CLIs may rebuild PATH from the login shell (Codex does), where `board` may be
+    // missing: the instructions tell agents to fall back on this absolute path.
+    if let Ok(exe) = std::env::current_exe() {
+        command.env("BOARD_BIN", exe);
+    }
+    // If the launcher itself is killed (-9), nobody supervises the agent any more and the board
+    // has already expelled its claims: ask the kernel to end the agent too.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs between fork and exec; the closure only calls prctl"
+    )]
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    command
 }
 
 /// The `[env]` of the profile of the CLI `program` is (by file name: `gemini` is the `gemini`
