@@ -83,43 +83,9 @@ pub fn schema() -> Value {
     let mut pgen = SchemaGenerator::new(SchemaSettings::draft2020_12());
     let mut rgen = SchemaGenerator::new(SchemaSettings::draft2020_12().for_serialize());
     let identity = Identity::json_schema(&mut pgen).to_value();
-    let mut error = ErrorObject::json_schema(&mut pgen).to_value();
-    let codes: Vec<i64> = [-32700, -32600, -32601, -32602]
-        .into_iter()
-        .chain(ErrorKind::ALL.iter().map(|k| k.code()))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    error["properties"]["code"]["enum"] = json!(codes);
+    let error = error_schema(&mut pgen);
 
-    let mut params = Map::new();
-    let mut results = Map::new();
-    let mut branches = Vec::new();
-    for (method, p, r) in method_schemas(&mut pgen, &mut rgen) {
-        let mut p = p.to_value();
-        let own_required = p
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| !r.is_empty());
-        add_identity(&mut p, &identity, method.access());
-        if !own_required {
-            p["type"] = json!(["object", "null"]);
-        }
-        let name = method.name();
-        params.insert(name.into(), p);
-        let mut r = r.to_value();
-        add_lost(&mut r);
-        results.insert(name.into(), r);
-        let mut then =
-            json!({ "properties": { "params": { "$ref": format!("#/$defs/params/{name}") } } });
-        if own_required {
-            then["required"] = json!(["params"]);
-        }
-        branches.push(json!({
-            "if": { "properties": { "method": { "const": name } } },
-            "then": then,
-        }));
-    }
+    let (params, results, branches) = method_defs(&mut pgen, &mut rgen, &identity);
 
     let lost_item = LostClaim::json_schema(&mut pgen).to_value();
     // Named, so it lands in the definitions as `inbox_notice`.
@@ -142,6 +108,103 @@ pub fn schema() -> Value {
             "type": "array",
             "items": lost_item
         },
+        "notification": {
+            "description": "Sent to a connection after `subscribe`: one event of the append-only log, in id order.",
+            "type": "object",
+            "required": ["jsonrpc", "method", "params"],
+            "additionalProperties": false,
+            "properties": {
+                "jsonrpc": { "const": "2.0" },
+                "method": { "const": "event" },
+                "params": { "$ref": "#/$defs/event" }
+            }
+        },
+        "any_result": {
+            "description": "The result of some method (responses do not name their method; see $defs.results for each one).",
+            "anyOf": any_result
+        },
+        "error": error,
+        "params": params,
+        "results": results,
+    });
+    for part in [ours, message_defs(&names, branches)] {
+        if let Value::Object(o) = part {
+            defs.extend(o);
+        }
+    }
+    if let Ok(Value::Object(cli)) = serde_json::from_str::<Value>(CLI_FRAGMENT) {
+        defs.extend(cli);
+    }
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": format!("https://board.invalid/schema/protocol-{}.json", crate::proto::PROTOCOL_VERSION),
+        "title": format!("board wire protocol, version {}", crate::proto::PROTOCOL_VERSION),
+        "description": "JSON-RPC 2.0, one message per line (UTF-8, at most 1 MiB a line), the same on the board's Unix socket and on `board json` stdin/stdout. A document is a request, a response or an event notification. Method names are the CLI's verbs; identity travels in params (`agent`, `token`) or, for the CLI, `board json` and `board mcp`, comes from BOARD_AGENT/BOARD_TOKEN. Writes carry an `op_id`: a retry with the same one is answered from the first attempt and applied once. The `--json` output of a client command is the `result` (see $defs.results) or `error` (see $defs.error) object of its call. Timestamps are UTC RFC 3339; durations are integers in milliseconds (`*_ms`) or seconds (`*_s`).",
+        "anyOf": [
+            { "$ref": "#/$defs/request" },
+            { "$ref": "#/$defs/response" },
+            { "$ref": "#/$defs/notification" }
+        ],
+        "$defs": defs,
+    })
+}
+
+/// The schema of an error object, its `code` limited to the codes the board answers.
+fn error_schema(pgen: &mut SchemaGenerator) -> Value {
+    let mut error = ErrorObject::json_schema(pgen).to_value();
+    let codes: Vec<i64> = [-32700, -32600, -32601, -32602]
+        .into_iter()
+        .chain(ErrorKind::ALL.iter().map(|k| k.code()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    error["properties"]["code"]["enum"] = json!(codes);
+    error
+}
+
+/// Per method: its params schema (with the identity members it accepts), its result schema
+/// (with `lost`), and the `if method … then params` branch of the request schema.
+fn method_defs(
+    pgen: &mut SchemaGenerator,
+    rgen: &mut SchemaGenerator,
+    identity: &Value,
+) -> (Map<String, Value>, Map<String, Value>, Vec<Value>) {
+    let mut params = Map::new();
+    let mut results = Map::new();
+    let mut branches = Vec::new();
+    for (method, p, r) in method_schemas(pgen, rgen) {
+        let mut p = p.to_value();
+        let own_required = p
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
+        add_identity(&mut p, identity, method.access());
+        if !own_required {
+            p["type"] = json!(["object", "null"]);
+        }
+        let name = method.name();
+        params.insert(name.into(), p);
+        let mut r = r.to_value();
+        add_lost(&mut r);
+        results.insert(name.into(), r);
+        let mut then =
+            json!({ "properties": { "params": { "$ref": format!("#/$defs/params/{name}") } } });
+        if own_required {
+            then["required"] = json!(["params"]);
+        }
+        branches.push(json!({
+            "if": { "properties": { "method": { "const": name } } },
+            "then": then,
+        }));
+    }
+
+    (params, results, branches)
+}
+
+/// The envelope: `request` (method `names`, params by `branches`), `response`, `success` and
+/// `failure`.
+fn message_defs(names: &[&str], branches: Vec<Value>) -> Value {
+    json!({
         "request": {
             "description": "One request line. `params` must be an object when present; members not listed for its method are refused (`invalid`, naming the member).",
             "type": "object",
@@ -177,43 +240,7 @@ pub fn schema() -> Value {
                 "id": { "$ref": "#/$defs/id" },
                 "error": { "$ref": "#/$defs/error" }
             }
-        },
-        "notification": {
-            "description": "Sent to a connection after `subscribe`: one event of the append-only log, in id order.",
-            "type": "object",
-            "required": ["jsonrpc", "method", "params"],
-            "additionalProperties": false,
-            "properties": {
-                "jsonrpc": { "const": "2.0" },
-                "method": { "const": "event" },
-                "params": { "$ref": "#/$defs/event" }
-            }
-        },
-        "any_result": {
-            "description": "The result of some method (responses do not name their method; see $defs.results for each one).",
-            "anyOf": any_result
-        },
-        "error": error,
-        "params": params,
-        "results": results,
-    });
-    if let Value::Object(o) = ours {
-        defs.extend(o);
-    }
-    if let Ok(Value::Object(cli)) = serde_json::from_str::<Value>(CLI_FRAGMENT) {
-        defs.extend(cli);
-    }
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": format!("https://board.invalid/schema/protocol-{}.json", crate::proto::PROTOCOL_VERSION),
-        "title": format!("board wire protocol, version {}", crate::proto::PROTOCOL_VERSION),
-        "description": "JSON-RPC 2.0, one message per line (UTF-8, at most 1 MiB a line), the same on the board's Unix socket and on `board json` stdin/stdout. A document is a request, a response or an event notification. Method names are the CLI's verbs; identity travels in params (`agent`, `token`) or, for the CLI, `board json` and `board mcp`, comes from BOARD_AGENT/BOARD_TOKEN. Writes carry an `op_id`: a retry with the same one is answered from the first attempt and applied once. The `--json` output of a client command is the `result` (see $defs.results) or `error` (see $defs.error) object of its call. Timestamps are UTC RFC 3339; durations are integers in milliseconds (`*_ms`) or seconds (`*_s`).",
-        "anyOf": [
-            { "$ref": "#/$defs/request" },
-            { "$ref": "#/$defs/response" },
-            { "$ref": "#/$defs/notification" }
-        ],
-        "$defs": defs,
+        }
     })
 }
 
