@@ -12,6 +12,7 @@ pub mod hosts;
 pub mod identity;
 pub mod land;
 pub mod notify;
+pub mod recover;
 pub mod reload;
 pub mod server;
 pub mod state;
@@ -35,7 +36,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use crate::daemon::lease::{BootClock, Clock};
 use crate::daemon::state::OffReactor;
-use crate::os::procfs::{self, Liveness};
+use crate::os::procfs;
 use crate::proto::config::{Config, Paths, StoreChoice};
 use crate::proto::config_store::redact_url;
 use crate::store::{PgStore, SqliteStore, Store};
@@ -388,101 +389,5 @@ fn started(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
         &format!("board started (pid {})", std::process::id()),
     )?;
     board.publish(ev);
-    recover(board, off)
-}
-
-/// ARCHITECTURE.md rule 8: on start, re-check every live session's processes by pid *and* start time
-/// and boot id; expel the dead, re-attach watchers to the living. Stored expiries stand.
-fn recover(board: &Arc<Board>, off: &OffReactor) -> anyhow::Result<()> {
-    let sessions = board.store(off).live_sessions()?;
-    /// Why a session found at start is over; `pid_reused`: its pid now names another process
-    /// (so no report of the old one can come).
-    struct Over {
-        reason: String,
-        pid_reused: bool,
-    }
-    let over = |reason: String, pid_reused: bool| Some(Over { reason, pid_reused });
-    for row in sessions {
-        let found = if row.boot_id != board.boot_id() {
-            over("gone (the machine rebooted)".to_string(), false)
-        } else {
-            let dead = |p: Option<(i32, u64)>, what: &str| -> Option<Over> {
-                let (pid, start) = p?;
-                match procfs::liveness(pid, start) {
-                    Liveness::Gone if procfs::start_time(pid).is_ok() => over(
-                        format!(
-                            "{what} pid {pid} now belongs to another process (found at board start)"
-                        ),
-                        true,
-                    ),
-                    Liveness::Gone | Liveness::Zombie => {
-                        over(format!("{what} gone (found at board start)"), false)
-                    }
-                    _ => None,
-                }
-            };
-            dead(row.agent, "agent")
-                .or_else(|| dead(row.launcher, "launcher"))
-                .or_else(|| dead(row.pane.as_ref().map(|p| (p.1, p.2)), "pane"))
-                .or_else(|| {
-                    (row.agent.is_none() && row.launcher.is_none())
-                        .then(|| over("no process recorded".to_string(), false))
-                        .flatten()
-                })
-        };
-        let launcher_alive = row.launcher.is_some_and(|(pid, start)| {
-            matches!(
-                procfs::liveness(pid, start),
-                Liveness::Alive | Liveness::Stopped
-            )
-        });
-        match found {
-            // The agent died while the board was down but its launcher lives: the launcher's
-            // report (which may be what started this board) carries the exit status.
-            Some(Over {
-                reason: r,
-                pid_reused: false,
-            }) if launcher_alive && row.boot_id == board.boot_id() => {
-                let (board, id) = (Arc::clone(board), row.id.clone());
-                tokio::spawn(async move {
-                    watchers::wait_for_report(&board, &id).await;
-                    let expelled = board.blocking(move |b, off| b.expel(off, &id, &r)).await;
-                    if let Err(e) = expelled.and_then(|r| r) {
-                        tracing::error!(error = %e, "expel at start failed");
-                    }
-                });
-            }
-            Some(Over { reason: r, .. }) => {
-                board.expel(off, &row.id, &r)?;
-            }
-            None => {
-                board.set_waiting_flag(&row.id, row.waiting.is_some());
-                board.set_question_flag(&row.id, row.question.is_some());
-                board.set_idle_flag(&row.id, row.idle_since.is_some());
-                // Rule 8: a living (not stopped) session gets one sweep of grace to show
-                // activity; the stored expiry stands otherwise.
-                let running = row
-                    .agent
-                    .or(row.launcher)
-                    .is_some_and(|(pid, start)| procfs::liveness(pid, start) == Liveness::Alive);
-                if running {
-                    let rules = board.rules();
-                    board
-                        .store(off)
-                        .grace_session(&row.id, board.now_ms() + rules.sweep_ms)?;
-                }
-                if let Some((pid, start)) = row.launcher {
-                    watchers::watch(board, off, &row.id, pid, start, watchers::Role::Launcher);
-                }
-                if let Some((pid, start)) = row.agent {
-                    watchers::watch(board, off, &row.id, pid, start, watchers::Role::Agent);
-                }
-                if let Some((_, pid, start)) = &row.pane {
-                    watchers::watch(board, off, &row.id, *pid, *start, watchers::Role::Pane);
-                }
-                tracing::info!(agent = %row.id, "re-attached to a living session");
-            }
-        }
-    }
-    Ok(())
+    recover::recover(board, off)
 }
