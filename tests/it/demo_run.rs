@@ -31,12 +31,12 @@ fn the_demo_finishes_every_task_once_with_one_expulsion_then_lands_a_reviewed_co
             .unwrap_or_else(|| panic!("no {label:?} line in the summary:\n{summary}"))
             .to_string()
     };
-    let tasks_done = line("tasks done:");
+    let tasks_done = line("backlog done:");
     let (done, total) = tasks_done
         .split_whitespace()
         .nth(2)
         .and_then(|f| f.split_once('/'))
-        .expect("tasks done: N/M");
+        .expect("backlog done: N/M");
     assert_eq!(done, total, "{tasks_done}");
     assert!(tasks_done.ends_with('✓'), "{tasks_done}");
     assert!(line("each done once:").contains("yes ✓"), "{summary}");

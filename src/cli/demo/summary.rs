@@ -43,7 +43,7 @@ pub(super) fn print(
     let ok = b.all_done && b.once && b.expels.len() == 1 && b.reclaimed && fenced && ending.holds();
     println!("\nsummary after {:.1} s", start.elapsed().as_secs_f64());
     println!(
-        "  tasks done:        {}/{} {}",
+        "  backlog done:      {}/{} {}",
         b.done,
         b.total,
         mark(b.all_done)
@@ -95,7 +95,7 @@ pub(super) fn print(
         .map(|(a, n)| format!("{a} {n}"))
         .collect::<Vec<_>>()
         .join(", ");
-    println!("  done per agent:    {per}");
+    println!("  backlog per agent: {per}");
     println!("{}", if ok { "demo OK" } else { "demo FAILED" });
     Ok(ok)
 }
