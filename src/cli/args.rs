@@ -111,7 +111,7 @@ pub enum Cmd {
     List {
         /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
         #[arg(long)]
-        state: Vec<String>,
+        state: Vec<crate::proto::glossary::ListState>,
         /// One page of at most N tasks; the JSON result's `next` is the cursor for `--after`.
         #[arg(long, value_parser = clap::value_parser!(i64).range(1..=crate::proto::views::MAX_PAGE))]
         limit: Option<i64>,

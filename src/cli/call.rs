@@ -8,12 +8,13 @@ use super::args::Cmd;
 use super::print;
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::methods::*;
+use crate::proto::Method;
 
-/// The request a one-shot command sends: method and params.
-pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
+/// The request a one-shot command sends, typed by the method table.
+pub(super) fn request_of(cmd: &Cmd) -> Call {
     match cmd {
-        Cmd::Tooling(_) => ("hello", json!({})),
-        Cmd::Goal { text } => ("goal", json!({ "text": text })),
+        Cmd::Goal { text } => Call::Goal(GoalParams { text: text.clone() }),
         Cmd::Add {
             title,
             body,
@@ -23,111 +24,110 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
             meant_for,
             review,
             no_review,
-        } => (
-            "add",
-            json!({ "title": title, "body": body, "priority": priority, "after": after,
-                    "labels": labels, "for": meant_for,
-                    "review": review_choice(*review, *no_review) }),
-        ),
-        Cmd::Edit {
-            task,
-            title,
-            body,
-            priority,
-            after,
-            no_after,
-            labels,
-            no_labels,
-            meant_for,
-            for_anyone,
-            review,
-            no_review,
-        } => {
-            let after = if *no_after {
-                Some(Vec::new())
-            } else {
-                after.clone()
-            };
-            // Absent: unchanged; `[]` clears the labels and `""` makes it for anyone.
-            let labels = (*no_labels || !labels.is_empty()).then(|| labels.clone());
-            let meant_for = if *for_anyone {
-                Some(String::new())
-            } else {
-                meant_for.clone()
-            };
-            (
-                "edit",
-                json!({ "task": task, "title": title, "body": body, "priority": priority,
-                        "after": after, "labels": labels, "for": meant_for,
-                        "review": review_choice(*review, *no_review) }),
-            )
-        }
-        Cmd::Cancel { task } => ("cancel", json!({ "task": task })),
+        } => Call::Add(AddParams {
+            title: title.clone(),
+            body: Some(body.clone()),
+            priority: Some(*priority),
+            after: Some(after.clone()),
+            labels: Some(labels.clone()),
+            meant_for: meant_for.clone(),
+            review: review_choice(*review, *no_review),
+        }),
+        Cmd::Edit { .. } => edit_call(cmd),
+        Cmd::Cancel { task } => Call::Cancel(TaskParams { task: *task }),
         Cmd::List {
             state,
             limit,
             after,
             label,
-        } => {
-            let mut p = json!({ "limit": limit, "after": after, "label": label });
-            if !state.is_empty() {
-                p["state"] = json!(state);
-            }
-            ("list", p)
-        }
-        Cmd::Ready { limit, label } => ("ready", json!({ "limit": limit, "label": label })),
-        Cmd::Show { task } => ("show", json!({ "task": task })),
-        Cmd::Claim { task, label, .. } => ("claim", json!({ "task": task, "label": label })),
+        } => Call::List(ListParams {
+            state: (!state.is_empty()).then(|| StateFilter::Many(state.clone())),
+            limit: *limit,
+            after: *after,
+            label: label.clone(),
+        }),
+        Cmd::Ready { limit, label } => Call::Ready(ReadyParams {
+            limit: *limit,
+            label: label.clone(),
+        }),
+        Cmd::Show { task } => Call::Show(TaskParams { task: *task }),
+        Cmd::Claim { task, label, .. } => Call::Claim(ClaimParams {
+            task: *task,
+            label: label.clone(),
+        }),
         Cmd::Done {
             task,
             note,
             generation,
             commit,
-        } => (
-            "done",
-            json!({ "task": task, "note": note, "generation": generation,
-                    "commit": commit.as_deref().map(resolve_commit) }),
-        ),
-        Cmd::Accept { task, note } => ("accept", json!({ "task": task, "note": note })),
-        Cmd::Reject { task, note } => ("reject", json!({ "task": task, "note": note })),
+        } => Call::Done(DoneParams {
+            task: *task,
+            generation: *generation,
+            note: note.clone(),
+            commit: commit.as_deref().map(resolve_commit),
+        }),
+        Cmd::Accept { task, note } => Call::Accept(AcceptParams {
+            task: *task,
+            note: note.clone(),
+        }),
+        Cmd::Reject { task, note } => Call::Reject(RejectParams {
+            task: *task,
+            note: note.clone(),
+        }),
         Cmd::Release {
             task,
             note,
             force,
             generation,
-        } => (
-            "release",
-            json!({ "task": task, "note": note, "force": force, "generation": generation }),
-        ),
+        } => Call::Release(ReleaseParams {
+            task: *task,
+            generation: *generation,
+            note: note.clone(),
+            force: Some(*force),
+        }),
         Cmd::Note {
             task,
             text,
             generation,
-        } => (
-            "note",
-            json!({ "task": task, "text": text, "generation": generation }),
-        ),
-        Cmd::Renew => ("renew", json!({})),
-        Cmd::Check { task, generation } => {
-            ("check", json!({ "task": task, "generation": generation }))
-        }
-        Cmd::Wait { question, .. } => ("wait", json!({ "question": question })),
-        Cmd::Answer { agent, text } => ("answer", json!({ "to": agent, "text": text })),
-        Cmd::Resume => ("resume", json!({})),
+        } => Call::Note(NoteParams {
+            task: *task,
+            text: text.clone(),
+            generation: *generation,
+        }),
+        Cmd::Renew => Call::Renew(NoParams {}),
+        Cmd::Check { task, generation } => Call::Check(CheckParams {
+            task: *task,
+            generation: *generation,
+        }),
+        Cmd::Wait { question, .. } => Call::Wait(WaitParams {
+            question: question.clone(),
+        }),
+        Cmd::Answer { agent, text } => Call::Answer(AnswerParams {
+            to: agent.clone(),
+            text: text.clone(),
+        }),
+        Cmd::Resume => Call::Resume(NoParams {}),
         Cmd::Agents {
             prune: true, older, ..
-        } => (
-            "agents.prune",
-            json!({ "older_ms": older.map_or(0, |d| d.as_millis() as u64) }),
-        ),
-        Cmd::Agents { all, .. } => ("agents", json!({ "all": all })),
-        Cmd::Log { limit, .. } => ("log", json!({ "limit": limit })),
-        Cmd::Status => ("status", json!({})),
-        Cmd::Send { to, text } => ("send", json!({ "to": to, "text": text })),
-        Cmd::Inbox => ("inbox", json!({})),
-        Cmd::Stop { agent: None } => ("stop", json!({})),
-        Cmd::Stop { agent: Some(a) } => ("session.stop", json!({ "session": a })),
-        Cmd::Init { .. }
+        } => Call::AgentsPrune(AgentsPruneParams {
+            older_ms: Some(older.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))),
+        }),
+        Cmd::Agents { all, .. } => Call::Agents(AgentsParams { all: Some(*all) }),
+        Cmd::Log { limit, .. } => Call::Log(LogParams {
+            limit: Some(*limit),
+            after: None,
+        }),
+        Cmd::Status => Call::Status(NoParams {}),
+        Cmd::Send { to, text } => Call::Send(SendParams {
+            to: to.clone(),
+            text: text.clone(),
+            answer: None,
+        }),
+        Cmd::Inbox => Call::Inbox(InboxParams { answers: None }),
+        Cmd::Stop { agent: None } => Call::Stop(NoParams {}),
+        Cmd::Stop { agent: Some(a) } => Call::SessionStop(SessionStopParams { session: a.clone() }),
+        Cmd::Tooling(_)
+        | Cmd::Init { .. }
         | Cmd::Serve { .. }
         | Cmd::Tui
         | Cmd::Run { .. }
@@ -136,8 +136,48 @@ pub(super) fn request_of(cmd: &Cmd) -> (&'static str, Value) {
         | Cmd::Down
         | Cmd::Import { .. }
         | Cmd::Export { .. }
-        | Cmd::DemoAgent => ("hello", json!({})),
+        | Cmd::DemoAgent => Call::Hello(NoParams {}),
     }
+}
+
+/// `board edit`: only what the flags change (absent stays; `--no-after` and `--no-labels` clear,
+/// `--for-anyone` makes the task for any agent).
+fn edit_call(cmd: &Cmd) -> Call {
+    let Cmd::Edit {
+        task,
+        title,
+        body,
+        priority,
+        after,
+        no_after,
+        labels,
+        no_labels,
+        meant_for,
+        for_anyone,
+        review,
+        no_review,
+    } = cmd
+    else {
+        return Call::Hello(NoParams {});
+    };
+    Call::Edit(EditParams {
+        task: *task,
+        title: title.clone(),
+        body: body.clone(),
+        priority: *priority,
+        after: if *no_after {
+            Some(Vec::new())
+        } else {
+            after.clone()
+        },
+        labels: (*no_labels || !labels.is_empty()).then(|| labels.clone()),
+        meant_for: if *for_anyone {
+            Some(String::new())
+        } else {
+            meant_for.clone()
+        },
+        review: review_choice(*review, *no_review),
+    })
 }
 
 /// `--review` / `--no-review` as the wire's `review`: true, false, or None for neither.
@@ -165,7 +205,8 @@ fn resolve_commit(rev: &str) -> String {
 }
 
 pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
-    let (method, params) = request_of(cmd);
+    let (method, params) = request_of(cmd).wire();
+    let method = method.name();
     let target = client::target()?;
     if matches!(cmd, Cmd::Status) {
         return status(&target, method, params);
@@ -211,7 +252,10 @@ fn log_lines(target: &client::Target, v: &Value) -> String {
 /// Every session's name by id (empty when the board cannot say: lines then show ids).
 pub(super) fn session_names(target: &client::Target) -> print::Names {
     Client::connect(target, false)
-        .and_then(|mut c| c.call("agents", json!({ "all": true })))
+        .and_then(|mut c| {
+            let (method, params) = Call::Agents(AgentsParams { all: Some(true) }).wire();
+            c.call(method.name(), params)
+        })
         .map(|a| print::names_of(&a))
         .unwrap_or_default()
 }
@@ -229,7 +273,7 @@ fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(
     };
     let v = c.call(method, params)?;
     let mut human = print::human(method, &v);
-    if method == "status" {
+    if method == Method::Status.name() {
         for name in super::up::setup_failures() {
             human.push_str(&format!(
                 "\nagent {name} did not start: its worktree setup failed (its pane says why; \

@@ -14,7 +14,11 @@ pub(super) const LIST_PAGE: i64 = 1000;
 /// the whole backlog as one document. With `--json` the output is still one document,
 /// `{"tasks":[…]}`, as the result of an unpaged `list` call would be. Tasks added or changed
 /// while paging may or may not be shown; none is shown twice.
-pub(super) fn list_all(json_out: bool, states: &[String], label: Option<&str>) -> i32 {
+pub(super) fn list_all(
+    json_out: bool,
+    states: &[crate::proto::glossary::ListState],
+    label: Option<&str>,
+) -> i32 {
     use std::io::Write;
     let run = || -> BoardResult<()> {
         let target = client::target()?;

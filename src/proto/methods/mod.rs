@@ -85,6 +85,16 @@ macro_rules! methods {
             pub fn method(&self) -> Method {
                 match self { $(Call::$var(_) => Method::$var),* }
             }
+
+            /// The call as it goes on the wire: its method and its params object (members
+            /// left out where the params struct skips them).
+            pub fn wire(&self) -> (Method, Value) {
+                let params = match self {
+                    $(Call::$var(p) => serde_json::to_value(p),)*
+                };
+                // Serializing a params struct cannot fail: string keys, no custom serializer.
+                (self.method(), params.unwrap_or_else(|_| Value::Object(Map::new())))
+            }
         }
 
         impl Call {
