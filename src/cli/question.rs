@@ -31,7 +31,7 @@ pub(super) fn wait_block(json_out: bool, question: &str, timeout: Duration) -> i
 fn ask(question: &str, timeout: Duration) -> BoardResult<Waited> {
     let target = client::target()?;
     // Each request on a connection of its own, a write retried under its op_id.
-    let mut call = |method: &str, params: Value| client::call_once(&target, true, method, params);
+    let mut call = |call| client::send_once(&target, true, call);
     ask_and_wait(&target, question, timeout, &mut call)
 }
 

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::proto::client::{Client, Followed, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::glossary::QUESTION_WITHDRAWN;
+use crate::proto::methods::{Call, InboxParams, WaitParams};
 
 /// Exit code of `board wait --block` when no answer came in time (the question stays open).
 pub const EXIT_TIMED_OUT: i32 = 9;
@@ -68,8 +69,8 @@ pub struct Waited {
     pub doc: Value,
 }
 
-/// One request of the asking agent (`wait`, `inbox`), answered as its result.
-pub type Call<'a> = dyn FnMut(&str, Value) -> BoardResult<Value> + 'a;
+/// Sends one request of the asking agent (`wait`, `inbox`) and returns its result.
+pub type Asker<'a> = dyn FnMut(Call) -> BoardResult<Value> + 'a;
 
 /// Asks `question` with `call` and waits (at most `timeout`) until it ends, following the event
 /// stream of the board at `target`.
@@ -81,10 +82,12 @@ pub fn ask_and_wait(
     target: &Target,
     question: &str,
     timeout: Duration,
-    call: &mut Call<'_>,
+    call: &mut Asker<'_>,
 ) -> BoardResult<Waited> {
     let deadline = Instant::now() + timeout;
-    let asked = call("wait", json!({ "question": question }))?;
+    let asked = call(Call::Wait(WaitParams {
+        question: question.to_string(),
+    }))?;
     let agent = asked["agent"].as_str().unwrap_or_default().to_string();
     let after = asked["event"].as_i64().unwrap_or(0);
     let outcome = follow_question(target, &agent, after, deadline)?;
@@ -95,7 +98,9 @@ pub fn ask_and_wait(
     });
     match &outcome {
         Outcome::Answered(text) => {
-            let read = call("inbox", json!({ "answers": true }))?;
+            let read = call(Call::Inbox(InboxParams {
+                answers: Some(true),
+            }))?;
             let messages = read["messages"].as_array().cloned().unwrap_or_default();
             // The newest answer is the one that ended this question; it is also the event's.
             let from = messages

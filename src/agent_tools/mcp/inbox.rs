@@ -4,11 +4,11 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::{tool, tool_router};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
-use crate::proto::methods::{AnswerParams, NoParams, SendParams};
+use crate::proto::methods::{AnswerParams, Call, InboxParams, NoParams, SendParams};
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
 impl BoardTools {
@@ -22,8 +22,7 @@ impl BoardTools {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
-        self.forward("send", params).await
+        self.forward(Call::Send(a)).await
     }
 
     #[tool(
@@ -36,8 +35,7 @@ impl BoardTools {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
-        self.forward("answer", params).await
+        self.forward(Call::Answer(a)).await
     }
 
     #[tool(
@@ -49,7 +47,7 @@ impl BoardTools {
         if let Err(e) = parse::<NoParams>("board_inbox", raw) {
             return e;
         }
-        self.forward("inbox", json!({})).await
+        self.forward(Call::Inbox(InboxParams::default())).await
     }
 }
 

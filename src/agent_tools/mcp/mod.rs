@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use crate::agent_tools::json::Link;
 use crate::proto::error::BoardError;
+use crate::proto::methods::{Call, ClaimParams};
 
 pub mod args;
 mod inbox;
@@ -71,11 +72,12 @@ impl BoardTools {
     }
 
     /// Forwards one request on the shared link (blocking socket I/O, off the async threads).
-    async fn forward(&self, method: &'static str, params: Value) -> CallToolResult {
+    async fn forward(&self, call: Call) -> CallToolResult {
         let link = Arc::clone(&self.link);
         let out = tokio::task::spawn_blocking(move || {
             let mut link = link.lock().unwrap_or_else(|p| p.into_inner());
-            link.call(method, params)
+            let (method, params) = call.wire();
+            link.call(method.name(), params)
         })
         .await
         .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
@@ -89,9 +91,10 @@ impl BoardTools {
         let link = Arc::clone(&self.link);
         let out = tokio::task::spawn_blocking(move || {
             let target = crate::proto::client::target()?;
-            let mut call = |method: &str, params: Value| {
+            let mut call = |call: Call| {
                 let mut link = link.lock().unwrap_or_else(|p| p.into_inner());
-                link.call(method, params)
+                let (method, params) = call.wire();
+                link.call(method.name(), params)
             };
             crate::proto::question_wait::ask_and_wait(&target, &question, timeout, &mut call)
         })
@@ -104,7 +107,7 @@ impl BoardTools {
     /// attempt only, so other tool calls go through meanwhile).
     async fn claim_waiting(
         &self,
-        params: Value,
+        params: ClaimParams,
         task_given: bool,
         timeout: Duration,
     ) -> CallToolResult {
@@ -112,7 +115,8 @@ impl BoardTools {
         let out = tokio::task::spawn_blocking(move || {
             let claim = || {
                 let mut link = link.lock().unwrap_or_else(|p| p.into_inner());
-                link.call("claim", params.clone())
+                let (method, params) = Call::Claim(params.clone()).wire();
+                link.call(method.name(), params)
             };
             crate::proto::claim_wait::claim_waiting(claim, task_given, timeout)
         })

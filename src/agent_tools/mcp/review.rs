@@ -4,11 +4,10 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
-use serde_json::json;
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
-use crate::proto::methods::{AcceptParams, RejectParams};
+use crate::proto::methods::{AcceptParams, Call, RejectParams};
 
 #[tool_router(router = review_router, vis = "pub(super)")]
 impl BoardTools {
@@ -22,8 +21,7 @@ impl BoardTools {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
-        self.forward("accept", params).await
+        self.forward(Call::Accept(a)).await
     }
 
     #[tool(
@@ -36,7 +34,6 @@ impl BoardTools {
             Ok(a) => a,
             Err(e) => return e,
         };
-        let params = serde_json::to_value(&a).unwrap_or_else(|_| json!({}));
-        self.forward("reject", params).await
+        self.forward(Call::Reject(a)).await
     }
 }

@@ -11,13 +11,13 @@ use std::time::Duration;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
-use serde_json::{json, Value};
 
 use super::args::*;
 use super::BoardTools;
 use crate::proto::methods::{
-    AddParams, AgentsParams, CheckParams, DoneParams, EditParams, GoalParams, NoParams, NoteParams,
-    ReadyParams, ReleaseParams, ShowParams,
+    AddParams, AgentsParams, Call, CheckParams, ClaimParams, DoneParams, EditParams, GoalParams,
+    ListParams, NoParams, NoteParams, ReadyParams, ReleaseParams, ShowParams, StateFilter,
+    WaitParams,
 };
 
 macro_rules! args {
@@ -38,7 +38,7 @@ impl BoardTools {
     )]
     async fn board_status(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let _: NoParams = args!("board_status", NoParams, raw);
-        self.forward("status", json!({})).await
+        self.forward(Call::Status(NoParams {})).await
     }
 
     #[tool(
@@ -48,7 +48,7 @@ impl BoardTools {
     )]
     async fn board_goal(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_goal", GoalParams, raw);
-        self.forward("goal", wire(&p)).await
+        self.forward(Call::Goal(p)).await
     }
 
     #[tool(
@@ -58,7 +58,7 @@ impl BoardTools {
     )]
     async fn board_ready(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_ready", ReadyParams, raw);
-        self.forward("ready", wire(&p)).await
+        self.forward(Call::Ready(p)).await
     }
 
     #[tool(
@@ -68,13 +68,11 @@ impl BoardTools {
     )]
     async fn board_list(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let a = args!("board_list", ListArgs, raw);
-        let params = match a.state {
-            Some(states) => {
-                json!({ "state": states.iter().map(|s| s.as_str()).collect::<Vec<_>>() })
-            }
-            None => json!({}),
+        let params = ListParams {
+            state: a.state.map(StateFilter::Many),
+            ..ListParams::default()
         };
-        self.forward("list", params).await
+        self.forward(Call::List(params)).await
     }
 
     #[tool(
@@ -84,7 +82,7 @@ impl BoardTools {
     )]
     async fn board_show(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_show", ShowParams, raw);
-        self.forward("show", wire(&p)).await
+        self.forward(Call::Show(p)).await
     }
 
     #[tool(
@@ -94,13 +92,13 @@ impl BoardTools {
     )]
     async fn board_claim(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let a = args!("board_claim", ClaimArgs, raw);
-        let params = match (a.task, a.label) {
-            (Some(t), _) => json!({ "task": t }),
-            (None, Some(l)) => json!({ "label": l }),
-            (None, None) => json!({}),
+        // A named task wins over a label.
+        let params = ClaimParams {
+            label: a.label.filter(|_| a.task.is_none()),
+            task: a.task,
         };
         match a.wait_s.filter(|s| *s > 0) {
-            None => self.forward("claim", params).await,
+            None => self.forward(Call::Claim(params)).await,
             Some(s) => {
                 let timeout = Duration::from_secs(s.clamp(0, 600) as u64);
                 self.claim_waiting(params, a.task.is_some(), timeout).await
@@ -115,7 +113,7 @@ impl BoardTools {
     )]
     async fn board_renew(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let _: NoParams = args!("board_renew", NoParams, raw);
-        self.forward("renew", json!({})).await
+        self.forward(Call::Renew(NoParams {})).await
     }
 
     #[tool(
@@ -125,7 +123,7 @@ impl BoardTools {
     )]
     async fn board_check(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_check", CheckParams, raw);
-        self.forward("check", wire(&p)).await
+        self.forward(Call::Check(p)).await
     }
 
     #[tool(
@@ -135,7 +133,7 @@ impl BoardTools {
     )]
     async fn board_done(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_done", DoneParams, raw);
-        self.forward("done", wire(&p)).await
+        self.forward(Call::Done(p)).await
     }
 
     #[tool(
@@ -145,7 +143,7 @@ impl BoardTools {
     )]
     async fn board_release(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_release", ReleaseParams, raw);
-        self.forward("release", wire(&p)).await
+        self.forward(Call::Release(p)).await
     }
 
     #[tool(
@@ -155,7 +153,7 @@ impl BoardTools {
     )]
     async fn board_note(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_note", NoteParams, raw);
-        self.forward("note", wire(&p)).await
+        self.forward(Call::Note(p)).await
     }
 
     #[tool(
@@ -165,7 +163,7 @@ impl BoardTools {
     )]
     async fn board_add(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_add", AddParams, raw);
-        self.forward("add", wire(&p)).await
+        self.forward(Call::Add(p)).await
     }
 
     #[tool(
@@ -175,7 +173,7 @@ impl BoardTools {
     )]
     async fn board_edit(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_edit", EditParams, raw);
-        self.forward("edit", wire(&p)).await
+        self.forward(Call::Edit(p)).await
     }
 
     #[tool(
@@ -187,8 +185,10 @@ impl BoardTools {
         let a = args!("board_wait", WaitArgs, raw);
         match a.wait_s.filter(|s| *s > 0) {
             None => {
-                self.forward("wait", json!({ "question": a.question }))
-                    .await
+                self.forward(Call::Wait(WaitParams {
+                    question: a.question,
+                }))
+                .await
             }
             Some(s) => {
                 let timeout = Duration::from_secs(s.clamp(0, 600) as u64);
@@ -204,7 +204,7 @@ impl BoardTools {
     )]
     async fn board_resume(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let _: NoParams = args!("board_resume", NoParams, raw);
-        self.forward("resume", json!({})).await
+        self.forward(Call::Resume(NoParams {})).await
     }
 
     #[tool(
@@ -214,12 +214,6 @@ impl BoardTools {
     )]
     async fn board_agents(&self, Parameters(raw): Parameters<JsonObject>) -> CallToolResult {
         let p = args!("board_agents", AgentsParams, raw);
-        self.forward("agents", wire(&p)).await
+        self.forward(Call::Agents(p)).await
     }
-}
-
-/// Typed parameters as the request's `params`: absent optional members are left out, as the
-/// wire types serialise them.
-fn wire<T: serde::Serialize>(params: &T) -> Value {
-    serde_json::to_value(params).unwrap_or_else(|_| json!({}))
 }

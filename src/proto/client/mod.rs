@@ -14,6 +14,8 @@
 //!   event streams.
 //! - `retry`: the `op_id` of a write, and asking a lost answer again with it until the deadline
 //!   ([`retrying`], [`call_once`]).
+//! - `typed`: the same with a typed [`crate::proto::methods::Call`] ([`Client::send`],
+//!   [`send_once`]): how the clients of this crate ask.
 //!
 //! Errors are tagged by a member of their `data` (the markers below), never told apart by their
 //! message text.
@@ -22,11 +24,13 @@ mod autostart;
 mod connection;
 mod locate;
 mod retry;
+mod typed;
 
 pub use autostart::{start_board, without_identity};
 pub use connection::{check_protocol, split_answer, Client, Followed, StreamItem};
 pub use locate::{env_identity, env_timeout, target, EnvIdentity, Target, TIMEOUT_ENV};
 pub use retry::{answer_was_lost, call_once, new_op_id, retrying, with_op_id};
+pub use typed::send_once;
 
 /// Marks an `unavailable` error whose request may or may not have been applied because the
 /// board closed the connection before answering (it stopped, crashed or restarted): asking
