@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 
 use super::profile::CliKind;
 use crate::proto::client::{self, Client};
+use crate::proto::methods::{Call, InboxParams};
 
 /// The longest the hook waits for its payload on stdin.
 const STDIN_DEADLINE: Duration = Duration::from_millis(300);
@@ -308,7 +309,7 @@ fn deliver(c: &mut Client, answer: &Value) -> Option<String> {
     if answer["inbox"]["unread"].as_i64().unwrap_or(0) <= 0 {
         return None;
     }
-    let inbox = c.call("inbox", json!({})).ok()?;
+    let inbox = c.send(Call::Inbox(InboxParams::default())).ok()?;
     continuation(inbox["messages"].as_array()?)
 }
 

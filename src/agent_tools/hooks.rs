@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use crate::agent_tools::init::Action;
 use crate::proto::client::{self, Client};
 use crate::proto::error::BoardError;
+use crate::proto::methods::{Call, CheckParams};
 
 /// The hooks board installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
@@ -231,7 +232,10 @@ fn check() -> Result<Value, BoardError> {
         .transpose()?;
     let target = client::target()?;
     let mut c = Client::connect(&target, true)?;
-    c.call("check", json!({ "task": task }))
+    c.send(Call::Check(CheckParams {
+        task,
+        generation: None,
+    }))
 }
 
 fn refuse(e: &BoardError) -> i32 {

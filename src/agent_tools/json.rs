@@ -15,12 +15,13 @@
 
 use std::io::{self, BufRead, Write};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::line::{read_line, Line};
 use crate::proto::methods::Access;
+use crate::proto::methods::{Call, NoParams};
 use crate::proto::{error_line, parse_request, result_line, Id, MAX_LINE};
 
 /// Errors that end `board json` (input is never one of them: bad lines are answered).
@@ -111,7 +112,7 @@ impl Link {
 fn open(target: &client::Target) -> BoardResult<Client> {
     let mut c = Client::connect(target, true)?;
     let identity = c.identity.take();
-    let hello = c.call_raw("hello", json!({}))?;
+    let hello = c.send_raw(Call::Hello(NoParams {}))?;
     client::check_protocol(&hello)?;
     c.identity = identity;
     Ok(c)
@@ -226,6 +227,7 @@ pub fn print_schema() -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn bad_lines_are_answered_without_a_board() {

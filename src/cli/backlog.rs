@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::proto::backlog::{Backlog, Format};
 use crate::proto::client;
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{Call, NoParams};
 
 /// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
 /// and imports it in one request. Errors: `usage` naming the file and the line or key that is
@@ -30,8 +31,7 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
             "{shown}: no tasks found (a Markdown task is a checklist item: `- [ ] title`)"
         )));
     }
-    let params = serde_json::to_value(&backlog).map_err(|e| BoardError::internal(e.to_string()))?;
-    let v = client::call_once(&client::target()?, true, "import", params)?;
+    let v = client::send_once(&client::target()?, true, Call::Import(backlog))?;
     let ids: Vec<i64> = v["tasks"]
         .as_array()
         .into_iter()
@@ -56,7 +56,7 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
 
 /// Prints the board's backlog in `format` (with `--json`: the JSON document of the call).
 pub fn export(format: Format) -> BoardResult<(Value, String)> {
-    let v = client::call_once(&client::target()?, true, "export", json!({}))?;
+    let v = client::send_once(&client::target()?, true, Call::Export(NoParams {}))?;
     let backlog: Backlog = serde_json::from_value(v.clone())
         .map_err(|e| BoardError::internal(format!("the board's export is not a backlog: {e}")))?;
     let text = backlog.render(format);

@@ -3,17 +3,21 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{fail, print};
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, STORE_DOWN};
+use crate::proto::methods::{Call, LogParams};
 
 pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
     let run = || -> BoardResult<()> {
         let target = client::target()?;
         let mut c = Client::connect(&target, true)?;
-        let v = c.call("log", json!({ "limit": limit }))?;
+        let v = c.send(Call::Log(LogParams {
+            limit: Some(limit),
+            after: None,
+        }))?;
         let mut names = super::call::session_names(&target);
         let mut last = 0;
         for e in v["events"].as_array().into_iter().flatten() {

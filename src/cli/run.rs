@@ -18,6 +18,9 @@ use serde_json::{json, Value};
 use super::supervise::{supervise, terminate_leftovers, Signals};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{
+    AgentsParams, Call, SessionAttachParams, SessionExitParams, SessionRegisterParams,
+};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
 ///
@@ -243,15 +246,12 @@ async fn launch(
     let target = client::target()?;
     let hangup_grace = hangup_grace.unwrap_or_else(|| configured_grace(&target));
     let mut c = connect(&target)?;
-    let reg = c.call(
-        "session.register",
-        json!({
-            "name": name,
-            "branch": current_branch(),
-            "attention_ms": attention_after.map(|d| d.as_millis() as u64),
-            "role": role,
-        }),
-    )?;
+    let reg = c.send(Call::SessionRegister(SessionRegisterParams {
+        name: name.to_string(),
+        branch: current_branch(),
+        attention_ms: attention_after.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        role: role.map(str::to_string),
+    }))?;
     let agent = reg["agent"].as_str().unwrap_or_default().to_string();
     let token = reg["token"].as_str().unwrap_or_default().to_string();
     // What people see (the prompt, the pane): the name, which a restarted agent takes back.
@@ -266,10 +266,7 @@ async fn launch(
         Ok(ch) => ch,
         Err(e) => {
             let reason = format!("could not start {:?}: {e}", cmd[0]);
-            let _ = c.call(
-                "session.exit",
-                json!({ "agent": agent, "token": token, "reason": reason }),
-            );
+            let _ = c.send(exit_call(&agent, &token, None, Some(&reason)));
             return Err(BoardError::usage(reason));
         }
     };
@@ -287,9 +284,8 @@ async fn launch(
         } else {
             "terminal closed (SIGHUP)"
         };
-        let params = json!({ "agent": agent, "token": token, "reason": reason });
         if let Ok(mut c) = connect(&target) {
-            let _ = c.call("session.exit", params);
+            let _ = c.send(exit_call(&agent, &token, None, Some(reason)));
         }
     };
     let (status, kill_at) = supervise(&mut child, pid, signals, hangup_grace, on_hangup).await;
@@ -317,11 +313,14 @@ fn attach(
         .map(str::to_string)
         .or_else(|| std::env::var("TMUX_PANE").ok());
     let pane_pid = pane.as_ref().and_then(|p| tmux_pane_pid(p));
-    let attach = c.call(
-        "session.attach",
-        json!({ "agent": agent, "token": token, "pid": pid, "pane": pane, "pane_pid": pane_pid,
-                "tty": stdin_tty() }),
-    );
+    let attach = c.send(Call::SessionAttach(SessionAttachParams {
+        agent: agent.to_string(),
+        token: token.to_string(),
+        pid: i64::from(pid),
+        pane: pane.clone(),
+        pane_pid,
+        tty: stdin_tty(),
+    }));
     if let Err(e) = attach {
         eprintln!(
             "board run: could not attach the agent's process: {}",
@@ -407,6 +406,24 @@ fn profile_env(root: &std::path::Path, program: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `session.exit` of `agent` (with its `token`): its exit status (`code`, `signal`) when it
+/// exited, or the `reason` its session ends for.
+fn exit_call(
+    agent: &str,
+    token: &str,
+    status: Option<(Option<i32>, Option<i32>)>,
+    reason: Option<&str>,
+) -> Call {
+    let (code, signal) = status.unwrap_or((None, None));
+    Call::SessionExit(SessionExitParams {
+        agent: agent.to_string(),
+        token: token.to_string(),
+        code: code.map(i64::from),
+        signal: signal.map(i64::from),
+        reason: reason.map(str::to_string),
+    })
+}
+
 /// Reports the agent's exit; returns the board's reason for the session's end (the first
 /// report wins: a watcher may have ended it a moment earlier, for its own reason).
 fn report_exit(
@@ -416,12 +433,12 @@ fn report_exit(
     code: Option<i32>,
     sig: Option<i32>,
 ) -> Option<String> {
-    let params = json!({ "agent": agent, "token": token, "code": code, "signal": sig });
+    let exit = exit_call(agent, token, Some((code, sig)), None);
     // The board may be restarting: retry briefly. If it stays away, it finds the dead process
     // itself when it starts (ARCHITECTURE.md rule 8).
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
-        let out = connect(target).and_then(|mut c| c.call("session.exit", params.clone()));
+        let out = connect(target).and_then(|mut c| c.send(exit.clone()));
         match out {
             Ok(v) if v["ended"] == json!(true) => return v["reason"].as_str().map(str::to_string),
             Ok(_) => return stored_end_reason(target, agent),
@@ -439,7 +456,7 @@ fn report_exit(
 
 fn stored_end_reason(target: &Target, agent: &str) -> Option<String> {
     let v = connect(target)
-        .and_then(|mut c| c.call("agents", json!({ "all": true })))
+        .and_then(|mut c| c.send(Call::Agents(AgentsParams { all: Some(true) })))
         .ok()?;
     v["agents"].as_array()?.iter().find(|a| a["id"] == agent)?["end_reason"]
         .as_str()

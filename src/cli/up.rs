@@ -15,6 +15,7 @@ use crate::agent_tools::team;
 use crate::proto::client::{self, Client};
 use crate::proto::config::{self, Paths};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{Call, NoParams};
 
 /// `board up`: starts the board if needed, prepares the agents' worktrees, then opens the tmux
 /// session or completes it (see [`team::up`]): only slots without a pane or whose agent ended
@@ -41,7 +42,7 @@ pub fn up(attach: bool) -> BoardResult<Value> {
     let skipped = team::prepare_worktrees(&mut slots, &paths.root, Path::new(&exe))?;
     // Make sure the board runs before any agent tries to register.
     let target = client::target()?;
-    Client::connect(&target, true)?.call("hello", json!({}))?;
+    Client::connect(&target, true)?.send(Call::Hello(NoParams {}))?;
     let panes = team::up(&name, &slots, &paths.root, &exe)?;
     save_panes(&paths, &name, &panes);
     if attach {

@@ -18,14 +18,13 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::ending_git::{git, git_env, git_missing, Repo};
 use super::timeline::SHORT;
 use super::{mark, operator, Demo, Timeline};
 use crate::proto::client::Target;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
+use crate::proto::methods::{AddParams, Call, NoParams};
 
 /// The scripted agent of the ending (agents/demo/git-agent.sh).
 const GIT_AGENT_SCRIPT: &str = include_str!("../../../agents/demo/git-agent.sh");
@@ -253,7 +252,7 @@ impl Demo {
             .map_err(|e| BoardError::internal(format!("replacing board.toml: {e}")))?;
         let deadline = Instant::now() + STEP;
         loop {
-            let status = operator(target)?.call("status", json!({}))?;
+            let status = operator(target)?.send(Call::Status(NoParams {}))?;
             if status["lease"]["duration_ms"].as_i64() == Some(lease_ms)
                 && status["config_error"].is_null()
             {
@@ -270,7 +269,11 @@ impl Demo {
     fn add_ending_tasks(&self, target: &Target, tl: &Timeline) -> BoardResult<Tasks> {
         let mut c = operator(target)?;
         let mut add = |title: &str| -> BoardResult<i64> {
-            let v = c.call_raw("add", json!({ "title": title, "priority": 5 }))?;
+            let v = c.send_raw(Call::Add(AddParams {
+                title: title.to_string(),
+                priority: Some(5),
+                ..AddParams::default()
+            }))?;
             let id = v["task"]["id"].as_i64().unwrap_or(0);
             tl.title(id, title);
             Ok(id)

@@ -25,6 +25,7 @@ use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
+use crate::proto::methods::{Call, GoalParams, NoParams};
 use timeline::timeline_line;
 
 /// The `[board]` section of every board.toml the demo writes.
@@ -252,7 +253,7 @@ impl Demo {
     fn stop_board(&mut self) {
         if let Some((mut child, target)) = self.board.take() {
             if let Ok(mut c) = operator(&target) {
-                let _ = c.call("stop", json!({}));
+                let _ = c.send(Call::Stop(NoParams {}));
             }
             let deadline = Instant::now() + Duration::from_secs(3);
             while Instant::now() < deadline {
@@ -270,7 +271,9 @@ impl Demo {
         let backlog: Backlog = toml::from_str(BACKLOG)
             .map_err(|e| BoardError::internal(format!("agents/demo/backlog.toml: {e}")))?;
         let mut c = operator(target)?;
-        c.call("goal", json!({ "text": backlog.goal }))?;
+        c.send(Call::Goal(GoalParams {
+            text: Some(backlog.goal.clone()),
+        }))?;
         println!("goal: {}", backlog.goal);
         let mut ids: HashMap<String, i64> = HashMap::new();
         let mut titles = BTreeMap::new();

@@ -4,13 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::land::Ending;
 use super::{mark, operator, PAUSER};
 use crate::proto::client::Target;
 use crate::proto::error::BoardResult;
 use crate::proto::glossary::{EventKind, TaskState};
+use crate::proto::methods::{Call, ListParams, LogParams};
 use crate::proto::sanitize::one_line;
 
 /// What the board's records say about the backlog part of the demo.
@@ -112,14 +113,18 @@ fn yes(b: bool) -> &'static str {
 fn backlog(target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<Backlog> {
     let mut c = operator(target)?;
     let mine = |v: &Value, key: &str| v[key].as_i64().is_none_or(|t| titles.contains_key(&t));
-    let tasks: Vec<Value> = c.call("list", json!({}))?["tasks"]
+    let tasks: Vec<Value> = c.send(Call::List(ListParams::default()))?["tasks"]
         .as_array()
         .cloned()
         .unwrap_or_default()
         .into_iter()
         .filter(|t| mine(t, "id"))
         .collect();
-    let events: Vec<Value> = c.call_raw("log", json!({ "after": 0, "limit": 100000 }))?["events"]
+    let all = LogParams {
+        after: Some(0),
+        limit: Some(100_000),
+    };
+    let events: Vec<Value> = c.send_raw(Call::Log(all))?["events"]
         .as_array()
         .cloned()
         .unwrap_or_default()
