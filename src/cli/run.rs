@@ -13,7 +13,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::supervise::{supervise, terminate_leftovers, Signals};
 use crate::proto::client::{self, Client, Target};
@@ -21,6 +21,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
     AgentsParams, Call, SessionAttachParams, SessionExitParams, SessionRegisterParams,
 };
+use crate::proto::results::{AgentsResult, SessionExitResult, SessionRegisterResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
 ///
@@ -246,16 +247,17 @@ async fn launch(
     let target = client::target()?;
     let hangup_grace = hangup_grace.unwrap_or_else(|| configured_grace(&target));
     let mut c = connect(&target)?;
-    let reg = c.send(Call::SessionRegister(SessionRegisterParams {
-        name: name.to_string(),
-        branch: current_branch(),
-        attention_ms: attention_after.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-        role: role.map(str::to_string),
-    }))?;
-    let agent = reg["agent"].as_str().unwrap_or_default().to_string();
-    let token = reg["token"].as_str().unwrap_or_default().to_string();
+    let reg: SessionRegisterResult = c
+        .ask(Call::SessionRegister(SessionRegisterParams {
+            name: name.to_string(),
+            branch: current_branch(),
+            attention_ms: attention_after.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+            role: role.map(str::to_string),
+        }))?
+        .result;
+    let SessionRegisterResult { agent, name, token } = reg;
     // What people see (the prompt, the pane): the name, which a restarted agent takes back.
-    let shown = reg["name"].as_str().unwrap_or(&agent).to_string();
+    let shown = if name.is_empty() { agent.clone() } else { name };
     // Helpers the agent double-forks are re-parented to us, not to init, so they stay in the
     // session's process tree and can be cleaned up.
     if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
@@ -438,9 +440,9 @@ fn report_exit(
     // itself when it starts (ARCHITECTURE.md rule 8).
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
-        let out = connect(target).and_then(|mut c| c.send(exit.clone()));
-        match out {
-            Ok(v) if v["ended"] == json!(true) => return v["reason"].as_str().map(str::to_string),
+        let out = connect(target).and_then(|mut c| c.ask::<SessionExitResult>(exit.clone()));
+        match out.map(|a| a.result) {
+            Ok(r) if r.ended => return Some(r.reason),
             Ok(_) => return stored_end_reason(target, agent),
             Err(e) if Instant::now() > deadline => {
                 eprintln!(
@@ -455,12 +457,11 @@ fn report_exit(
 }
 
 fn stored_end_reason(target: &Target, agent: &str) -> Option<String> {
-    let v = connect(target)
-        .and_then(|mut c| c.send(Call::Agents(AgentsParams { all: Some(true) })))
-        .ok()?;
-    v["agents"].as_array()?.iter().find(|a| a["id"] == agent)?["end_reason"]
-        .as_str()
-        .map(str::to_string)
+    let all: AgentsResult = connect(target)
+        .and_then(|mut c| c.ask(Call::Agents(AgentsParams { all: Some(true) })))
+        .ok()?
+        .result;
+    all.agents.into_iter().find(|a| a.id == agent)?.end_reason
 }
 
 /// `[run] hangup_grace` of the board's board.toml (the default when it cannot be read).

@@ -30,7 +30,7 @@ pub use autostart::{start_board, without_identity};
 pub use connection::{check_protocol, split_answer, Client, Followed, StreamItem};
 pub use locate::{env_identity, env_timeout, target, EnvIdentity, Target, TIMEOUT_ENV};
 pub use retry::{answer_was_lost, call_once, new_op_id, retrying, with_op_id};
-pub use typed::send_once;
+pub use typed::{answer_of, send_once, Answer};
 
 /// Marks an `unavailable` error whose request may or may not have been applied because the
 /// board closed the connection before answering (it stopped, crashed or restarted): asking
