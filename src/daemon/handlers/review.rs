@@ -14,7 +14,7 @@ use crate::proto::config::LandMode;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::{AcceptParams, RejectParams};
 use crate::proto::results::{AcceptResult, TaskResult, TaskView};
-use crate::proto::Call;
+use crate::proto::{Call, Method};
 use crate::store::review_rules::{self, ReviewFacts};
 use crate::store::{TaskId, TaskState};
 
@@ -57,7 +57,7 @@ pub fn accept(cx: &Cx, p: &AcceptParams) -> BoardResult<AcceptResult> {
     if let Some(done) = already_accepted(cx, p.task)? {
         return Ok(done);
     }
-    let facts = in_review(cx, p.task, reviewer, "accept")?;
+    let facts = in_review(cx, p.task, reviewer, Method::Accept.name())?;
     let (landed, base) = land_or_send_back(cx, &facts)?;
     let commit = facts.commit.as_deref().unwrap_or_default();
     let (task, ev) = cx.store().accept_review(
@@ -93,7 +93,7 @@ pub fn reject(cx: &Cx, p: &RejectParams) -> BoardResult<TaskResult> {
     let reviewer = cx.caller.agent();
     // A land in progress finishes first: a reject never races a base that is moving.
     let _one = land::lock();
-    let facts = in_review(cx, p.task, reviewer, "reject")?;
+    let facts = in_review(cx, p.task, reviewer, Method::Reject.name())?;
     let commit = facts.commit.as_deref().unwrap_or_default();
     let (task, ev) = cx
         .store()
@@ -111,7 +111,7 @@ pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
         return Ok(task.clone());
     }
     let _one = land::lock();
-    let facts = in_review(cx, task.id, None, "accept")?;
+    let facts = in_review(cx, task.id, None, Method::Accept.name())?;
     let (landed, _) = land_or_send_back(cx, &facts)?;
     let commit = facts.commit.as_deref().unwrap_or_default();
     let (view, ev) = cx.store().accept_review(
