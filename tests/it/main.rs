@@ -14,6 +14,7 @@
 )]
 
 mod a_board_starts_before_its_store;
+mod a_cut_host_holding_the_write_lock;
 mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
