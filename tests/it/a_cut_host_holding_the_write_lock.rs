@@ -138,7 +138,10 @@ fn a_host_cut_off_holding_the_write_lock_stops_other_writes_for_a_bounded_time()
         .iter()
         .filter(|(at, _, code, _)| *code != 0 && *at > BOUND + SLACK)
         .collect();
-    assert!(late.is_empty(), "healthy clients failed past the bound: {late:?}");
+    assert!(
+        late.is_empty(),
+        "healthy clients failed past the bound: {late:?}"
+    );
     let internal: Vec<_> = answers.iter().filter(|a| a.2 == 1).collect();
     assert!(internal.is_empty(), "internal errors: {internal:?}");
     let wrong: Vec<&String> = ended.iter().filter(|h| *h != "a").collect();
@@ -147,7 +150,11 @@ fn a_host_cut_off_holding_the_write_lock_stops_other_writes_for_a_bounded_time()
         .as_array()
         .map_or(0, |t| {
             t.iter()
-                .filter(|t| t["title"].as_str().is_some_and(|s| s.starts_with("imported")))
+                .filter(|t| {
+                    t["title"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("imported"))
+                })
                 .count()
         });
     assert!(

@@ -81,6 +81,7 @@ mod stop_an_agent;
 mod stopping_drains;
 mod strict_wire;
 mod suspend_is_not_silence;
+mod three_hosts_under_chaos;
 mod torture;
 mod tui_in_tmux;
 mod wire_malformed;

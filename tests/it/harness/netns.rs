@@ -102,12 +102,8 @@ impl Store {
         let log = dir.join("server.log");
         let mut cmd = if nix::unistd::geteuid().is_root() {
             let mut c = Command::new("setpriv");
-            c.args([
-                "--reuid=nobody",
-                "--regid=nogroup",
-                "--clear-groups",
-            ])
-            .arg(bin.join("pg_ctl"));
+            c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+                .arg(bin.join("pg_ctl"));
             c
         } else {
             Command::new(bin.join("pg_ctl"))
