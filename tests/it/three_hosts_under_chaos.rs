@@ -39,7 +39,8 @@ const DB: &str = "chaos";
 
 /// The agent: claim; on an even task first try a stale generation (must be refused); work a
 /// moment; `done` at the claim's generation, asked again while the store is unavailable. Every
-/// outcome goes to `$LOGDIR/$BOARD_AGENT.log`. Exits once its session is ended (exit 7), or
+/// outcome goes to `$LOGDIR/$BOARD_AGENT.log`. Exits once its session is ended (a claim answers
+/// 5 or 7), or
 /// when the run is over and nothing is left.
 const AGENT: &str = r#"
 log="$LOGDIR/$BOARD_AGENT.log"
@@ -52,7 +53,8 @@ while :; do
     fi
     sleep 0.1; continue
   fi
-  [ $code -eq 7 ] && exit 7
+  # 5 or 7: this session was ended (its host was declared lost); a new agent takes over.
+  { [ $code -eq 5 ] || [ $code -eq 7 ]; } && exit 7
   [ $code -eq 0 ] || { sleep 0.1; continue; }
   task=$(printf '%s' "$out" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
   gen=$(printf '%s' "$out" | sed -n 's/.*"generation":\([0-9]*\).*/\1/p')
