@@ -14,6 +14,7 @@
 )]
 
 mod a_board_starts_before_its_store;
+mod a_cut_host_holding_the_write_lock;
 mod agent_cli_hooks;
 mod agent_keys_in_the_tui;
 mod agent_panes_in_tmux;
@@ -80,6 +81,7 @@ mod stop_an_agent;
 mod stopping_drains;
 mod strict_wire;
 mod suspend_is_not_silence;
+mod three_hosts_under_chaos;
 mod torture;
 mod tui_in_tmux;
 mod wire_malformed;

@@ -16,6 +16,7 @@
 //! - [`mcp`]: a client of `board mcp` over its stdio.
 //! - [`real_clis`]: the real agent CLIs in a throwaway HOME.
 //! - [`postgres`]: a private PostgreSQL cluster, for boards sharing a PostgreSQL store.
+//! - [`netns`]: hosts in network namespaces whose links to the store can be cut.
 
 // Each test module uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -24,6 +25,7 @@ pub mod agent;
 pub mod command;
 pub mod events;
 pub mod mcp;
+pub mod netns;
 pub mod postgres;
 pub mod process;
 pub mod queries;
