@@ -82,3 +82,47 @@ on_every_backend! {
         assert!(s.live_sessions().unwrap().is_empty());
     }
 }
+
+on_every_backend! {
+    fn a_board_s_stall_moves_its_own_lease_clock_only_and_a_retried_op_is_applied_once(s) {
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "claude");
+        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        let ev = s.extend_after_stall(3000, 2000, "suspended").unwrap();
+        if s.describe().kind == "sqlite" {
+            assert_eq!(ev[0].kind, EventKind::Stall);
+            assert_eq!(s.earliest_expiry().unwrap(), Some(4000));
+        } else {
+            // A shared store's leases run on the server's clock, which one board's stall
+            // does not stop: nothing moves.
+            assert!(ev.is_empty());
+            assert_eq!(s.earliest_expiry().unwrap(), Some(1000));
+        }
+        let mut add = |s: &mut dyn Store| -> answers::Answer {
+            let (t, _) = s.add_task("once", "", 0, &[], OPERATOR, 0)?;
+            Ok(serde_json::json!({ "task": t.id }))
+        };
+        let first = s.with_op(OPERATOR, "op-1", &mut add).unwrap().unwrap();
+        let again = s.with_op(OPERATOR, "op-1", &mut add).unwrap().unwrap();
+        assert_eq!(first, again);
+        assert_eq!(s.unfinished_count().unwrap(), 2);
+    }
+}
+
+on_every_backend! {
+    fn a_store_describes_itself_and_only_a_shared_one_keeps_hosts(s) {
+        let info = s.describe();
+        s.set_notify(Box::new(|_| {}));
+        let beat = s.host_beat(1000, 5000).unwrap();
+        assert_eq!(beat.ended_by_others, None);
+        assert!(s.end_dead_hosts().unwrap().is_empty());
+        if info.kind == "sqlite" {
+            assert_eq!(s.clock_ms().unwrap(), None);
+            assert!(s.hosts().unwrap().is_empty(), "one host, no host sessions");
+        } else {
+            assert!(s.clock_ms().unwrap().is_some());
+            assert_eq!(s.hosts().unwrap().len(), 1, "this board's own host session");
+        }
+        s.mark_clean_stop().unwrap();
+    }
+}
