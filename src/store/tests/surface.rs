@@ -126,3 +126,17 @@ on_every_backend! {
         s.mark_clean_stop().unwrap();
     }
 }
+
+on_every_backend! {
+    fn an_exported_backlog_imports_as_new_tasks_with_its_goal(s) {
+        s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
+        s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
+        let tasks = s.list_tasks(None, 0).unwrap();
+        let backlog = crate::proto::backlog::Backlog::of_board(Some("the goal".into()), &tasks);
+        let (imported, _) = s.import(&backlog, OPERATOR).unwrap();
+        assert_eq!(imported.ids.len(), 2);
+        assert!(imported.goal_set);
+        assert_eq!(s.goal().unwrap().unwrap().text, "the goal");
+        assert_eq!(s.unfinished_count().unwrap(), 4);
+    }
+}
