@@ -64,6 +64,9 @@ on_every_backend! {
         assert_eq!(s.sessions_with_pids("boot", &[4242]).unwrap().len(), 1);
         assert!(s.sessions_with_pids("boot", &[1]).unwrap().is_empty());
         assert_eq!(s.live_sessions().unwrap().len(), 1);
+        let listed = s.sessions(None, &|_| None).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].id, a);
         s.set_session_tty(&a, "/dev/pts/3").unwrap();
         assert_eq!(s.session_tty(&a).unwrap().as_deref(), Some("/dev/pts/3"));
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
