@@ -15,14 +15,16 @@ use crate::proto::error::BoardResult;
 use crate::proto::{
     EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
 };
-use op_results::Answer;
+use answers::Answer;
 
 /// Declares [`Store`] from a list of method signatures (with their docs) and implements it for
 /// [`SqliteStore`] and [`pg::PgStore`] by forwarding each call to the inherent method of the
 /// same name (inherent methods come first in `Self::name` paths; a backend lacking one would
-/// recurse, which the `unconditional_recursion` lint refuses).
+/// recurse, which the `unconditional_recursion` lint refuses). A method written `default fn`
+/// with a body is what a single-host embedded store does (nothing, or nothing to say): the body
+/// is the trait's default, SQLite keeps it and PostgreSQL forwards.
 macro_rules! store_api {
-    (@acc [$($tr:tt)*] [$($im:tt)*]) => {
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]) => {
         /// Every operation of the board on its data (see the module docs). Object safe: the
         /// board holds a `Box<dyn Store>`.
         pub trait Store: Send {
@@ -30,35 +32,59 @@ macro_rules! store_api {
         }
 
         impl Store for SqliteStore {
-            $($im)*
+            $($sq)*
         }
 
         impl Store for pg::PgStore {
-            $($im)*
+            $($pg)*
         }
     };
-    (@acc [$($tr:tt)*] [$($im:tt)*]
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
         $(#[$doc:meta])* fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
         $($rest:tt)*
     ) => {
         store_api!(@acc
             [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)?;]
-            [$($im)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            [$($sq)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
             $($rest)*
         );
     };
-    (@acc [$($tr:tt)*] [$($im:tt)*]
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
         $(#[$doc:meta])* fn $name:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
         $($rest:tt)*
     ) => {
         store_api!(@acc
             [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)?;]
-            [$($im)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            [$($sq)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* default fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? $body:block
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { $(let _ = $arg;)* $body }]
+            [$($sq)*]
+            [$($pg)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* default fn $name:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)? $body:block
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { $(let _ = $arg;)* $body }]
+            [$($sq)*]
+            [$($pg)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
             $($rest)*
         );
     };
     ($($all:tt)*) => {
-        store_api!(@acc [] [] $($all)*);
+        store_api!(@acc [] [] [] $($all)*);
     };
 }
 
@@ -157,14 +183,14 @@ store_api! {
     /// the backend has no such path (SQLite, whose calls cost no round trip) or nothing was
     /// granted and nothing saved: the caller then runs [`Store::claim`] in [`Store::with_op`],
     /// which explains a refusal.
-    fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<AtOnce>>;
+    default fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
     /// `done` of `task` (at `generation`, when given; no note) by `agent` under
     /// `(identity, op_id)` as one round trip, like [`Store::claim_next_at_once`]. None when the
     /// backend has no such path or the caller holds no live, unexpired claim there and nothing
     /// was saved: the caller then runs [`Store::done`] in [`Store::with_op`], which answers a
     /// repeated `done` or explains the refusal.
-    fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>>;
+    default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
@@ -386,7 +412,7 @@ store_api! {
     /// Whether events committed may be held back, waiting for a slower transaction to fill a
     /// gap below them (a stream asks again shortly). Always false on the embedded store, whose
     /// one writer commits in id order.
-    fn events_waiting(&self) -> bool;
+    default fn events_waiting(&self) -> bool { false }
 
     /// The last `limit` events, oldest first.
     fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>>;
@@ -413,9 +439,6 @@ store_api! {
     /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
     fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
 
-    /// The saved answer of `(identity, op_id)`, if any (for tests and diagnostics).
-    fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>>;
-
     // ----- hosts of a shared store (hosts.rs) -----------------------------------
 
     /// Which store this is, for `board status`.
@@ -425,14 +448,14 @@ store_api! {
     /// `clock_timestamp()`); None for SQLite, where the board's lease clock is the truth. A
     /// board on a shared store estimates the server clock from it, so the `now_ms`/`expires_ms`
     /// it passes are on that clock (a shared store uses only their difference, the lease length).
-    fn clock_ms(&self) -> BoardResult<Option<i64>>;
+    default fn clock_ms(&self) -> BoardResult<Option<i64>> { Ok(None) }
 
     /// Takes or renews this board's host session row: expiry = the store's now + `ttl_ms`. When
     /// the previous row had been ended by another host's sweep (this host was declared dead),
     /// `ended_by_others` says why, and a fresh row is taken. A new row, or a beat more than
     /// `regained_gap_ms` after the previous one, marks this board as having just regained the
     /// store (see [`Store::end_dead_hosts`]). SQLite (one host): nothing to do.
-    fn host_beat(&mut self, ttl_ms: i64, regained_gap_ms: i64) -> BoardResult<HostBeat>;
+    default fn host_beat(&mut self, ttl_ms: i64, regained_gap_ms: i64) -> BoardResult<HostBeat> { Ok(HostBeat::default()) }
 
     /// Ends every host session whose expiry passed (the store's clock), the live agent sessions
     /// of those hosts and their live claims (expelled, the reason naming the host and how long
@@ -440,11 +463,11 @@ store_api! {
     /// board or the store, went silent: this board has a live host row and regained the store
     /// at least that host's TTL ago, so a store-wide outage of any length ends no host. SQLite:
     /// no events.
-    fn end_dead_hosts(&mut self) -> BoardResult<Events>;
+    default fn end_dead_hosts(&mut self) -> BoardResult<Events> { Ok(Events::new()) }
 
     /// Every host session (live ones first, then the most recently ended), for `board status`.
     /// SQLite: none.
-    fn hosts(&self) -> BoardResult<Vec<HostView>>;
+    default fn hosts(&self) -> BoardResult<Vec<HostView>> { Ok(Vec::new()) }
 
     // ----- generations across restores (identity.rs) ----------------------------
 

@@ -1,54 +1,39 @@
-//! The store: every SQL statement of the board, and its transactions.
+//! The store: the board's data, behind one trait and two backends.
 //!
-//! [`Store`] is the surface (`api`), [`SqliteStore`] the embedded backend: one [`SqliteStore`]
-//! owns the one write connection of the board process (ARCHITECTURE.md rule 11), so no
-//! `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE` transaction
-//! whose deciding step is one conditional statement (`UPDATE … WHERE <condition> RETURNING …`):
-//! the store never reads, compares in Rust, then writes (ARCHITECTURE.md rule 6). Each transition appends
-//! an event in the same transaction (ARCHITECTURE.md rule 9); the caller broadcasts the returned
+//! [`Store`] is the surface (`api`); [`SqliteStore`] (`sqlite`) the embedded backend and
+//! [`PgStore`] (`pg`) the shared one for several hosts. Neither backend imports the other: what
+//! both keep (the shared types below, the pure `*_rules` modules, refusal texts, the identity
+//! mark) lives here. Every state change runs in one transaction whose deciding step is one
+//! conditional statement (`UPDATE … WHERE <condition> RETURNING …`): a store never reads,
+//! compares in Rust, then writes (ARCHITECTURE.md rule 6). Each transition appends an event in
+//! the same transaction (ARCHITECTURE.md rule 9); the caller broadcasts the returned
 //! [`EventView`]s after commit.
 
-use std::path::Path;
 use std::time::SystemTime;
 
 #[macro_use]
 mod sql;
+mod answers;
 mod api;
-mod claims;
-mod events;
 mod holder_rules;
-mod holder_writes;
-mod hosts;
 pub mod identity;
-mod import;
 mod import_rules;
-mod lapse;
+mod lapse_rules;
 mod message_rules;
-mod messages;
-#[cfg(test)]
-mod model_tests;
-mod op_results;
 pub mod pg;
 pub(crate) mod refusal;
-mod refusals;
-mod review;
 pub mod review_rules;
 mod session_rules;
-mod sessions;
+pub mod sqlite;
 mod task_rules;
-mod tasks;
-mod terminal;
 #[cfg(test)]
 mod tests;
-
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
-use rusqlite_migration::{Migrations, M};
 
 use crate::proto::error::{BoardError, BoardResult};
 pub use crate::proto::glossary::{
     AgentState, ClaimEnd, EventKind, Generation, ListState, SessionId, TaskId, TaskState,
 };
-use crate::proto::{EventView, TaskView};
+use crate::proto::{EventView, MessageView, TaskView};
 
 pub use crate::proto::labels::{check_label, MAX_LABEL};
 pub use api::Store;
@@ -58,12 +43,10 @@ pub use api::Store;
 /// Only the write's `op_id` can tell: asking again with it finds the saved answer if it was
 /// applied, and applies it now if it was not.
 pub const OUTCOME_UNKNOWN: &str = "outcome_unknown";
-pub use import::Imported;
-pub use messages::{Sent, Unread};
 pub use pg::PgStore;
 pub use review_rules::ReviewFacts;
+pub use sqlite::SqliteStore;
 pub use task_rules::Reassign;
-pub use terminal::LiveClaim;
 
 /// Author name of requests without an agent identity.
 pub const OPERATOR: &str = "operator";
@@ -72,22 +55,6 @@ pub const OPERATOR: &str = "operator";
 pub const MAX_TITLE: usize = 16 * 1024;
 /// Longest accepted body or note, in bytes.
 pub const MAX_TEXT: usize = 512 * 1024;
-
-fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("../../migrations/0001_init.sql")),
-        M::up(include_str!("../../migrations/0002_session_branch.sql")),
-        M::up(include_str!("../../migrations/0003_lost_claims.sql")),
-        M::up(include_str!("../../migrations/0004_agent_turns.sql")),
-        M::up(include_str!("../../migrations/0005_messages_and_tty.sql")),
-        M::up(include_str!("../../migrations/0006_questions.sql")),
-        M::up(include_str!("../../migrations/0007_session_names.sql")),
-        M::up(include_str!("../../migrations/0008_review_and_land.sql")).foreign_key_check(),
-        M::up(include_str!(
-            "../../migrations/0009_labels_and_assignment.sql"
-        )),
-    ])
-}
 
 /// RFC 3339 UTC wall-clock time with milliseconds, for people.
 pub fn now_wall() -> String {
@@ -148,7 +115,7 @@ pub struct ClaimOutcome {
 #[derive(Debug)]
 pub struct AtOnce {
     /// The result as the wire carries it, or a saved refusal.
-    pub answer: op_results::Answer,
+    pub answer: answers::Answer,
     /// The `grant` or `done` event (none when the answer was a saved one).
     pub events: Events,
     /// The agent has lost claims it was not told of yet ([`Store::take_lost`] has some).
@@ -187,179 +154,15 @@ pub struct HostBeat {
 /// refused write that lapsed the caller's expired claim): nobody else would publish them.
 pub type Notify = Box<dyn Fn(Events) + Send>;
 
-/// The embedded backend: the board's SQLite database, one write connection.
-pub struct SqliteStore {
-    conn: Connection,
-    /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
-    /// step then runs in a savepoint inside it instead of a transaction of its own.
-    in_op: bool,
-    notify: Option<Notify>,
-    /// The high-water mark of issued generations ([`identity`]); None for a database opened
-    /// without it ([`Store::open`], tests and tools).
-    mark: Option<std::sync::Arc<std::sync::Mutex<identity::MarkFile>>>,
-}
-
-impl SqliteStore {
-    /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
-    /// then applies pending migrations in order, each in its own transaction.
-    pub fn open(path: &Path) -> BoardResult<SqliteStore> {
-        #[allow(
-            clippy::disallowed_methods,
-            reason = "the store is where the database is opened"
-        )]
-        let mut conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        // NORMAL in WAL mode: a commit survives the board process being killed (it is in the OS
-        // page cache); only a power cut can lose the last transactions.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        // Off while migrating: a migration that rebuilds a table (SQLite cannot change a CHECK
-        // in place) drops the table others refer to; it checks every foreign key before it
-        // commits instead.
-        conn.pragma_update(None, "foreign_keys", "OFF")?;
-        migrations()
-            .to_latest(&mut conn)
-            .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        Ok(SqliteStore {
-            conn,
-            in_op: false,
-            notify: None,
-            mark: None,
-        })
-    }
-
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
-    fn tx<T>(
-        &mut self,
-        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
-    ) -> BoardResult<(T, Events)> {
-        if self.in_op {
-            return self.op_step(f);
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut events = Vec::new();
-        let out = f(&tx, &mut events)?;
-        tx.commit()?;
-        Ok((out, events))
-    }
-
-    pub(super) fn set_notify(&mut self, notify: Notify) {
-        self.notify = Some(notify);
-    }
-
-    /// Like [`SqliteStore::tx`] for a call that may be refused *after* changing something that must
-    /// stand (a refused write lapses the caller's expired claim first, ARCHITECTURE.md rule 5): `f`
-    /// returns `Ok(Err(refusal))` to commit and answer the refusal; its events go to the
-    /// [`Notify`] hook. An outer `Err` rolls back as usual.
-    fn tx_refusable<T>(
-        &mut self,
-        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
-    ) -> BoardResult<(T, Events)> {
-        if self.in_op {
-            return self.op_step_refusable(f);
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut events = Vec::new();
-        let out = f(&tx, &mut events)?;
-        tx.commit()?;
-        match out {
-            Ok(v) => Ok((v, events)),
-            Err(refusal) => {
-                if let (Some(n), false) = (&self.notify, events.is_empty()) {
-                    n(events);
-                }
-                Err(refusal)
-            }
-        }
-    }
-
-    pub(super) fn integrity_check(&self) -> BoardResult<String> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
-    }
-
-    // ----- meta -------------------------------------------------------------------------------
-
-    pub(super) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
-    }
-
-    pub(super) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
-
-    pub(super) fn record(
-        &mut self,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<Events> {
-        let ((), ev) = self.tx(|tx, ev| {
-            emit(tx, ev, kind, task, agent, generation, reason)?;
-            Ok(())
-        })?;
-        Ok(ev)
-    }
-}
-
-/// Appends one event in `tx` and queues it for broadcast.
-pub(super) fn emit(
-    tx: &Connection,
-    ev: &mut Events,
-    kind: EventKind,
-    task: Option<i64>,
-    agent: Option<&str>,
-    generation: Option<i64>,
-    reason: &str,
-) -> BoardResult<()> {
-    let at = now_wall();
-    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
-    let reason: String = reason.chars().take(500).collect();
-    tx.execute(
-        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![at, kind, task, agent, generation, reason],
-    )?;
-    ev.push(EventView {
-        id: tx.last_insert_rowid(),
-        at,
-        kind,
-        task,
-        agent: agent.map(str::to_string),
-        generation,
-        reason: Some(reason),
-    });
-    Ok(())
-}
-
-pub(super) fn agent_opt(by: &str) -> Option<&str> {
+pub(crate) fn agent_opt(by: &str) -> Option<&str> {
     (by != OPERATOR).then_some(by)
 }
 
-pub(super) fn fmt_ms(ms: i64) -> String {
+pub(crate) fn fmt_ms(ms: i64) -> String {
     humantime::format_duration(std::time::Duration::from_millis(ms.max(0) as u64)).to_string()
 }
 
-pub(super) fn check_text(
+pub(crate) fn check_text(
     what: &str,
     text: &str,
     max: usize,
@@ -382,12 +185,57 @@ pub(super) fn check_text(
     Ok(())
 }
 
-pub(super) fn task_not_found(id: i64) -> BoardError {
+pub(crate) fn task_not_found(id: i64) -> BoardError {
     BoardError::not_found(format!("no task {id}")).with("task", id)
 }
 
-pub(super) fn task_state(tx: &Connection, id: i64) -> BoardResult<TaskState> {
-    tx.query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
-        .optional()?
-        .ok_or_else(|| task_not_found(id))
+/// A live claim, for the warning before it lapses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveClaim {
+    /// Task id.
+    pub task: i64,
+    /// Holder's session id.
+    pub agent: String,
+    /// The claim's generation.
+    pub generation: i64,
+    /// Expiry on the lease clock (ms).
+    pub expires_ms: i64,
+    /// The holder's terminal (e.g. `/dev/pts/3`), if known.
+    pub tty: Option<String>,
+}
+
+/// Answer of a successful `send` or `answer`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent {
+    /// The stored message.
+    pub message: MessageView,
+    /// The message was an answer and the recipient was waiting (a question or a permission
+    /// prompt): that ended.
+    pub ended_wait: bool,
+    /// The question the message answered (and ended), when the recipient had one open.
+    pub question: Option<String>,
+    /// The recipient's tmux pane, when it runs in one (where an answer can also be typed).
+    pub pane: Option<String>,
+}
+
+/// What the recipient has not read yet.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Unread {
+    /// How many unread messages.
+    pub count: i64,
+    /// Their senders, each once, oldest first.
+    pub from: Vec<String>,
+}
+
+/// What an import created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    /// New task ids, in the file's order.
+    pub ids: Vec<i64>,
+    /// The file's key of each new task, in the same order.
+    pub keys: Vec<String>,
+    /// Whether the import set a new goal (a goal equal to the current one is left alone).
+    pub goal_set: bool,
+    /// The goal the new one replaced (kept among the older goals), when there was one.
+    pub replaced_goal: Option<String>,
 }

@@ -4,10 +4,10 @@
 
 use std::time::SystemTime;
 
-use crate::proto::error::{BoardError, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::glossary::QUESTION_WITHDRAWN;
 use crate::proto::SessionView;
-use crate::store::{AgentState, EventKind};
+use crate::store::{AgentState, EventKind, OPERATOR};
 
 /// The ids tried, in order, for a session named `base`: `base`, then `base-2` … `base-9999`.
 pub(crate) fn candidate_ids(base: &str) -> impl Iterator<Item = String> + '_ {
@@ -126,4 +126,31 @@ pub(super) fn needs_attention(
             humantime::format_duration(std::time::Duration::from_secs(age.as_secs()))
         )
     })
+}
+
+/// The name an agent session is registered under, made of `name`: letters, digits, `-`, `_`
+/// and `.` kept, anything else turned into `-`, at most 40 characters.
+///
+/// # Errors
+/// `invalid` when nothing usable is left or the name is the operator's.
+pub(crate) fn session_base_name(name: &str) -> BoardResult<String> {
+    let base: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let base = base.trim_matches('-').to_string();
+    if base.is_empty() || base == OPERATOR {
+        return Err(BoardError::invalid(format!(
+            "agent name {:?} is not usable: use letters, digits, '-', '_' or '.' (not \"operator\")",
+            name.chars().take(40).collect::<String>()
+        )));
+    }
+    Ok(base)
 }

@@ -513,6 +513,7 @@ on_every_backend! {
 }
 
 mod review;
+mod surface;
 
 on_every_backend! {
     fn claim_next_gives_a_task_meant_for_someone_only_to_that_name_or_role(s) {

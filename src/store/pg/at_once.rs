@@ -15,8 +15,8 @@ use super::{col, retryable, Params, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::results::{ClaimResult, DoneResult};
 use crate::proto::EventView;
+use crate::store::answers::decode;
 use crate::store::message_rules::unread_of;
-use crate::store::op_results::decode;
 use crate::store::{AtOnce, ClaimEnd, EventKind, TaskState};
 
 /// Which write a row of a server function answered: the event it appended and the typed answer

@@ -1,5 +1,5 @@
 //! Claims: grants, renewals, `check`, and the report of claims lost without asking
-//! (PostgreSQL; see `store::claims`). Leases are computed with the server's clock: of the
+//! (PostgreSQL; see `store::sqlite::claims`). Leases are computed with the server's clock: of the
 //! caller's `now_ms` and `expires_ms` only the lease length counts.
 
 use super::lapse::lapse_expired;

@@ -111,3 +111,37 @@ pub(super) fn location(c: &postgres::Config) -> String {
         c.get_dbname().unwrap_or("")
     )
 }
+
+/// A PostgreSQL failure. A lost or refused connection, a server shutting down or restarting,
+/// a statement or idle-transaction timeout: `unavailable` (exit 8; the store names itself in
+/// the message before the board shows it). Anything else the server refused: `internal`, with
+/// its SQLSTATE in `data.sqlstate` (deadlocks `40P01` and serialization failures `40001` are
+/// retried by the store before they get here).
+impl From<postgres::Error> for BoardError {
+    fn from(e: postgres::Error) -> Self {
+        let Some(db) = e.as_db_error() else {
+            // No answer from the server: the connection failed or is closed.
+            // The driver's own text ("error connecting to server") hides the cause in its source.
+            let cause = std::error::Error::source(&e)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            return BoardError::unavailable(format!("PostgreSQL store: {e}{cause}"));
+        };
+        let code = db.code().code();
+        // Class 08: connection exception; 57P01-57P03: shutting down, crashed, starting;
+        // 57014: statement_timeout; 25P03: idle_in_transaction_session_timeout; 53300: too many
+        // connections.
+        let down = code.starts_with("08")
+            || matches!(
+                code,
+                "57P01" | "57P02" | "57P03" | "57014" | "25P03" | "53300"
+            );
+        let msg = format!("PostgreSQL store: {}", db.message());
+        let err = if down {
+            BoardError::unavailable(msg)
+        } else {
+            BoardError::internal(msg)
+        };
+        err.with("sqlstate", code)
+    }
+}

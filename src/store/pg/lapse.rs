@@ -1,10 +1,10 @@
 //! The end of expired claims (ARCHITECTURE.md rule 3) on the server's clock, and the helpers every path
 //! that ends a claim shares: reopening its task and appending its event in the same
-//! transaction (PostgreSQL; see `store::lapse`).
+//! transaction (PostgreSQL; see `store::sqlite::lapse`).
 
 use super::{col, emit, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
-use crate::store::lapse::{due_reason, FOUND_LATE};
+use crate::store::lapse_rules::{due_reason, FOUND_LATE};
 use crate::store::{ClaimEnd, EventKind, Events};
 
 impl PgStore {

@@ -7,7 +7,7 @@
 
 use super::{col, retryable, Conn, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::op_results::{decode, encode, Answer};
+use crate::store::answers::{decode, encode, Answer};
 use crate::store::{Store, OUTCOME_UNKNOWN};
 
 impl PgStore {
@@ -85,16 +85,6 @@ impl PgStore {
             })?;
         }
         Ok(answer)
-    }
-
-    pub(in crate::store) fn op_answer(
-        &self,
-        identity: &str,
-        op_id: &str,
-    ) -> BoardResult<Option<Answer>> {
-        Ok(self
-            .read(|c| lookup(c, identity, op_id))?
-            .map(|s| decode(&s)))
     }
 }
 

@@ -1,12 +1,12 @@
 //! Agent sessions: registration, attachment of the agent's processes, expulsion, waiting
-//! (PostgreSQL; see `store::sessions`). A session belongs to the host whose board registered it
+//! (PostgreSQL; see `store::sqlite::sessions`). A session belongs to the host whose board registered it
 //! (`sessions.host`); its id is unique across hosts.
 
 use super::{col, emit, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
 use crate::store::session_rules;
-use crate::store::sessions::session_base_name;
+use crate::store::session_rules::session_base_name;
 use crate::store::{check_text, AgentState, EventKind, Events, SessionRow, MAX_TEXT};
 
 /// The columns of a [`SessionRow`], in [`session_row`]'s order.

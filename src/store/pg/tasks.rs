@@ -1,5 +1,5 @@
 //! Goals and tasks: adding, editing, cancelling, listing, and the task views with their
-//! dependencies and live claims joined in (PostgreSQL; see `store::tasks`).
+//! dependencies and live claims joined in (PostgreSQL; see `store::sqlite::tasks`).
 
 use super::lapse::end_live_claims_of_task;
 use super::{col, emit, task_state, word, Conn, PgStore};

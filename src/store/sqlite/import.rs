@@ -8,22 +8,10 @@ use super::tasks::{current_goal, set_deps};
 use super::{agent_opt, emit, import_rules, now_wall, EventKind, Events, SqliteStore, TaskState};
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
-
-/// What an import created.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Imported {
-    /// New task ids, in the file's order.
-    pub ids: Vec<i64>,
-    /// The file's key of each new task, in the same order.
-    pub keys: Vec<String>,
-    /// Whether the import set a new goal (a goal equal to the current one is left alone).
-    pub goal_set: bool,
-    /// The goal the new one replaced (kept among the older goals), when there was one.
-    pub replaced_goal: Option<String>,
-}
+use crate::store::Imported;
 
 impl SqliteStore {
-    pub(super) fn import(
+    pub(in crate::store) fn import(
         &mut self,
         backlog: &Backlog,
         by: &str,

@@ -7,11 +7,12 @@ use super::session_rules;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::SessionView;
+use crate::store::session_rules::session_base_name;
 
 impl SqliteStore {
     // ----- sessions ---------------------------------------------------------------------------
 
-    pub(super) fn register_session(
+    pub(in crate::store) fn register_session(
         &mut self,
         name: &str,
         token_hash: &str,
@@ -32,7 +33,7 @@ impl SqliteStore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn register_session_as(
+    pub(in crate::store) fn register_session_as(
         &mut self,
         name: &str,
         role: Option<&str>,
@@ -97,7 +98,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn attach_session(
+    pub(in crate::store) fn attach_session(
         &mut self,
         id: &str,
         agent: (i32, u64),
@@ -125,7 +126,11 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(super) fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)> {
+    pub(in crate::store) fn expel_session(
+        &mut self,
+        id: &str,
+        reason: &str,
+    ) -> BoardResult<(bool, Events)> {
         self.tx(|tx, ev| {
             let n = tx.execute(
                 "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL, question = NULL
@@ -164,7 +169,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn set_waiting(
+    pub(in crate::store) fn set_waiting(
         &mut self,
         id: &str,
         question: Option<&str>,
@@ -188,7 +193,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn set_question(
+    pub(in crate::store) fn set_question(
         &mut self,
         id: &str,
         question: Option<&str>,
@@ -210,7 +215,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
+    pub(in crate::store) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
         let (n, _) = self.tx(|tx, _| {
             Ok(tx.execute(
                 "UPDATE sessions SET contacted_at = ?2
@@ -221,7 +226,7 @@ impl SqliteStore {
         Ok(n == 1)
     }
 
-    pub(super) fn set_idle(
+    pub(in crate::store) fn set_idle(
         &mut self,
         id: &str,
         reason: Option<&str>,
@@ -251,14 +256,14 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
+    pub(in crate::store) fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
         Ok(self
             .conn
             .query_row(&format!("{SESSION_ROW} WHERE id = ?1"), [id], session_row)
             .optional()?)
     }
 
-    pub(super) fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
+    pub(in crate::store) fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
         Ok(self
             .conn
             .query_row("SELECT end_reason FROM sessions WHERE id = ?1", [id], |r| {
@@ -268,7 +273,7 @@ impl SqliteStore {
             .flatten())
     }
 
-    pub(super) fn ended_session_count(&self) -> BoardResult<i64> {
+    pub(in crate::store) fn ended_session_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
             "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
             [],
@@ -276,7 +281,7 @@ impl SqliteStore {
         )?)
     }
 
-    pub(super) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
+    pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         let mut st = self.conn.prepare(&format!(
             "{SESSION_ROW} WHERE ended_at IS NULL ORDER BY started_at"
         ))?;
@@ -284,7 +289,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn sessions_with_pids(
+    pub(in crate::store) fn sessions_with_pids(
         &self,
         boot_id: &str,
         pids: &[i32],
@@ -298,7 +303,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn session_name(&self, id: &str) -> BoardResult<Option<String>> {
+    pub(in crate::store) fn session_name(&self, id: &str) -> BoardResult<Option<String>> {
         Ok(self
             .conn
             .query_row("SELECT name FROM sessions WHERE id = ?1", [id], |r| {
@@ -307,7 +312,7 @@ impl SqliteStore {
             .optional()?)
     }
 
-    pub(super) fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>> {
+    pub(in crate::store) fn prune_sessions(&mut self, older_ms: i64) -> BoardResult<Vec<String>> {
         let cutoff = session_rules::wall_before(older_ms);
         let (ids, _) = self.tx(|tx, _| {
             // Same predicate in each statement: ended at or before the cutoff.
@@ -341,7 +346,7 @@ impl SqliteStore {
         Ok(ids)
     }
 
-    pub(super) fn sessions(
+    pub(in crate::store) fn sessions(
         &self,
         recent_ended_ms: Option<i64>,
         state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
@@ -409,11 +414,11 @@ impl SqliteStore {
     }
 }
 
-pub(super) const SESSION_ROW: &str =
+pub(in crate::store) const SESSION_ROW: &str =
     "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid,
     pid_start, pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions";
 
-pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
+pub(in crate::store) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         id: r.get(0)?,
         token_hash: r.get(1)?,
@@ -426,26 +431,4 @@ pub(super) fn session_row(r: &rusqlite::Row) -> rusqlite::Result<SessionRow> {
         idle_since: r.get(12)?,
         question: r.get(13)?,
     })
-}
-
-pub(super) fn session_base_name(name: &str) -> BoardResult<String> {
-    let base: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    let base = base.trim_matches('-').to_string();
-    if base.is_empty() || base == OPERATOR {
-        return Err(BoardError::invalid(format!(
-            "agent name {:?} is not usable: use letters, digits, '-', '_' or '.' (not \"operator\")",
-            name.chars().take(40).collect::<String>()
-        )));
-    }
-    Ok(base)
 }

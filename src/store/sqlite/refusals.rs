@@ -8,7 +8,7 @@ use super::*;
 use crate::proto::error::{BoardError, BoardResult};
 
 /// Why a claim was not granted, as the error the loser sees.
-pub(super) fn explain_claim_refusal(
+pub(in crate::store) fn explain_claim_refusal(
     tx: &Connection,
     agent: &str,
     task: Option<i64>,
@@ -96,7 +96,7 @@ fn task_facts(tx: &Connection, task: i64) -> BoardResult<TaskFacts> {
 
 /// Why a holder write (`done`, `release`, `note`, `check`, `renew`) by `agent` on `task` was
 /// refused: says when and why the caller's claim ended and who holds the task now.
-pub(super) fn explain_write_refusal(
+pub(in crate::store) fn explain_write_refusal(
     tx: &Connection,
     agent: &str,
     task: i64,
@@ -116,7 +116,7 @@ pub(super) fn explain_write_refusal(
 
 /// Why an operator's `release --force [--generation N]` found nothing to end (see
 /// `refusal::force_refused`).
-pub(super) fn explain_force_refusal(
+pub(in crate::store) fn explain_force_refusal(
     tx: &Connection,
     task: i64,
     generation: Option<i64>,

@@ -12,7 +12,11 @@ use crate::proto::{GoalView, NoteView, TaskView};
 impl SqliteStore {
     // ----- goal -------------------------------------------------------------------------------
 
-    pub(super) fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)> {
+    pub(in crate::store) fn set_goal(
+        &mut self,
+        text: &str,
+        by: &str,
+    ) -> BoardResult<(GoalView, Events)> {
         check_text("goal", text, MAX_TEXT, false)?;
         self.tx(|tx, ev| {
             tx.execute(
@@ -24,13 +28,13 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn goal(&self) -> BoardResult<Option<GoalView>> {
+    pub(in crate::store) fn goal(&self) -> BoardResult<Option<GoalView>> {
         current_goal(&self.conn)
     }
 
     // ----- tasks ------------------------------------------------------------------------------
 
-    pub(super) fn add_task(
+    pub(in crate::store) fn add_task(
         &mut self,
         title: &str,
         body: &str,
@@ -43,7 +47,7 @@ impl SqliteStore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn add_task_for(
+    pub(in crate::store) fn add_task_for(
         &mut self,
         title: &str,
         body: &str,
@@ -76,7 +80,7 @@ impl SqliteStore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn edit_task(
+    pub(in crate::store) fn edit_task(
         &mut self,
         id: i64,
         title: Option<&str>,
@@ -128,7 +132,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn cancel_task(
+    pub(in crate::store) fn cancel_task(
         &mut self,
         id: i64,
         by: &str,
@@ -161,7 +165,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn list_tasks(
+    pub(in crate::store) fn list_tasks(
         &self,
         states: Option<&[ListState]>,
         now_ms: i64,
@@ -169,7 +173,7 @@ impl SqliteStore {
         Ok(self.list_page(states, TaskId(0), None, now_ms)?.0)
     }
 
-    pub(super) fn list_page(
+    pub(in crate::store) fn list_page(
         &self,
         states: Option<&[ListState]>,
         after: TaskId,
@@ -186,7 +190,7 @@ impl SqliteStore {
         Ok(task_rules::finish_page(views, states, limit))
     }
 
-    pub(super) fn ready_tasks(
+    pub(in crate::store) fn ready_tasks(
         &self,
         now_ms: i64,
         limit: Option<i64>,
@@ -200,11 +204,11 @@ impl SqliteStore {
         )
     }
 
-    pub(super) fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+    pub(in crate::store) fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView> {
         task_view(&self.conn, id, now_ms)
     }
 
-    pub(super) fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
+    pub(in crate::store) fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>> {
         let mut st = self.conn.prepare(
             "SELECT id, task_id, author, generation, text, at FROM notes WHERE task_id = ?1 ORDER BY id",
         )?;
@@ -221,7 +225,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn unfinished_count(&self) -> BoardResult<i64> {
+    pub(in crate::store) fn unfinished_count(&self) -> BoardResult<i64> {
         Ok(self.conn.query_row(
             concat!("SELECT COUNT(*) FROM tasks WHERE state IN ", unfinished!()),
             [],
@@ -230,7 +234,7 @@ impl SqliteStore {
     }
 }
 
-pub(super) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
+pub(in crate::store) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
     Ok(c.query_row(
         "SELECT id, text, set_at, set_by FROM goals ORDER BY id DESC LIMIT 1",
         [],
@@ -246,7 +250,7 @@ pub(super) fn current_goal(c: &Connection) -> BoardResult<Option<GoalView>> {
     .optional()?)
 }
 
-pub(super) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<()> {
+pub(in crate::store) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<()> {
     for &a in after {
         task_rules::check_not_self(id, a)?;
         task_state(tx, a)?;
@@ -266,7 +270,7 @@ pub(super) fn set_deps(tx: &Connection, id: i64, after: &[i64]) -> BoardResult<(
     Ok(())
 }
 
-pub(super) fn insert_note(
+pub(in crate::store) fn insert_note(
     tx: &Connection,
     task: i64,
     author: &str,
@@ -282,7 +286,7 @@ pub(super) fn insert_note(
 
 /// Which tasks a view query returns, in which order.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Pick<'a> {
+pub(in crate::store) enum Pick<'a> {
     /// One task by id.
     One(i64),
     /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit` (-1: all).
@@ -325,7 +329,11 @@ macro_rules! deps_sql {
 /// all their dependencies (never one per task). Statements are cached on the connection, and each
 /// shape of query has its own SQL so SQLite can use the primary key or the state index (a
 /// `?1 IS NULL OR t.id = ?1` condition would scan every task for a single view).
-pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+pub(in crate::store) fn task_views(
+    c: &Connection,
+    pick: Pick,
+    now_ms: i64,
+) -> BoardResult<Vec<TaskView>> {
     use std::collections::HashMap;
     let row = |r: &rusqlite::Row| -> rusqlite::Result<TaskView> {
         let state: TaskState = r.get(4)?;
@@ -440,7 +448,7 @@ pub(super) fn task_views(c: &Connection, pick: Pick, now_ms: i64) -> BoardResult
     Ok(views)
 }
 
-pub(super) fn task_view(c: &Connection, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+pub(in crate::store) fn task_view(c: &Connection, id: i64, now_ms: i64) -> BoardResult<TaskView> {
     task_views(c, Pick::One(id), now_ms)?
         .into_iter()
         .next()

@@ -6,32 +6,10 @@ use super::message_rules::{self, Reply};
 use super::{check_text, emit, now_wall, EventKind, Events, SqliteStore, MAX_TEXT, OPERATOR};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::MessageView;
-
-/// Answer of a successful `send` or `answer`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sent {
-    /// The stored message.
-    pub message: MessageView,
-    /// The message was an answer and the recipient was waiting (a question or a permission
-    /// prompt): that ended.
-    pub ended_wait: bool,
-    /// The question the message answered (and ended), when the recipient had one open.
-    pub question: Option<String>,
-    /// The recipient's tmux pane, when it runs in one (where an answer can also be typed).
-    pub pane: Option<String>,
-}
-
-/// What the recipient has not read yet.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Unread {
-    /// How many unread messages.
-    pub count: i64,
-    /// Their senders, each once, oldest first.
-    pub from: Vec<String>,
-}
+use crate::store::{Sent, Unread};
 
 impl SqliteStore {
-    pub(super) fn send(
+    pub(in crate::store) fn send(
         &mut self,
         from: &str,
         to: &str,
@@ -42,7 +20,7 @@ impl SqliteStore {
         self.deliver(from, to, text, reply)
     }
 
-    pub(super) fn answer(
+    pub(in crate::store) fn answer(
         &mut self,
         from: &str,
         to: &str,
@@ -127,7 +105,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn inbox(
+    pub(in crate::store) fn inbox(
         &mut self,
         recipient: &str,
         answers_only: bool,
@@ -154,7 +132,7 @@ impl SqliteStore {
         Ok(out)
     }
 
-    pub(super) fn unread(&self, recipient: &str) -> BoardResult<Unread> {
+    pub(in crate::store) fn unread(&self, recipient: &str) -> BoardResult<Unread> {
         let mut st = self.conn.prepare_cached(
             "SELECT sender FROM messages WHERE recipient = ?1 AND read_at IS NULL ORDER BY id",
         )?;

@@ -10,16 +10,13 @@
 //! write lock of the one writer connection: the second finds the first one's answer.
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde_json::{json, Value};
 
 use super::{now_wall, Events, SqliteStore, Store};
-use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-
-/// The answer an operation gives, as kept for retries: its result or its refusal.
-pub type Answer = BoardResult<Value>;
+use crate::proto::error::{BoardError, BoardResult};
+use crate::store::answers::{decode, encode, Answer};
 
 impl SqliteStore {
-    pub(super) fn with_op(
+    pub(in crate::store) fn with_op(
         &mut self,
         identity: &str,
         op_id: &str,
@@ -65,7 +62,7 @@ impl SqliteStore {
 
     /// One step inside an open op scope: a savepoint that is released on `Ok` and rolled back on
     /// `Err`, the same outcome the step has in a transaction of its own.
-    pub(super) fn op_step<T>(
+    pub(in crate::store) fn op_step<T>(
         &mut self,
         f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
@@ -75,7 +72,7 @@ impl SqliteStore {
     /// [`Store::op_step`] for a step that may be refused after changing something that must
     /// stand (see `tx_refusable`): `Ok(Err(refusal))` keeps the step's changes and hands its
     /// events to the notify hook, as outside a scope.
-    pub(super) fn op_step_refusable<T>(
+    pub(in crate::store) fn op_step_refusable<T>(
         &mut self,
         f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(T, Events)> {
@@ -102,10 +99,6 @@ impl SqliteStore {
             }
         }
     }
-
-    pub(super) fn op_answer(&self, identity: &str, op_id: &str) -> BoardResult<Option<Answer>> {
-        Ok(lookup(&self.conn, identity, op_id)?.map(|s| decode(&s)))
-    }
 }
 
 fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
@@ -118,33 +111,11 @@ fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<
         .optional()?)
 }
 
-/// The answer to keep for retries, as stored (`{"result": …}` or `{"error": …}`); `None` for
-/// an `internal` or `unavailable` refusal, which a retry should run again rather than repeat.
-pub(super) fn encode(answer: &Answer) -> Option<String> {
-    let saved = match answer {
-        Ok(v) => json!({ "result": v }),
-        Err(e) if matches!(e.kind, ErrorKind::Internal | ErrorKind::Unavailable) => return None,
-        Err(e) => json!({ "error": e.to_json() }),
-    };
-    Some(saved.to_string())
-}
-
-/// A kept answer (see [`encode`]) as the operation gave it.
-///
-/// # Errors
-/// `internal` when the stored text is not JSON.
-pub(super) fn decode(saved: &str) -> Answer {
-    let v: Value = serde_json::from_str(saved)
-        .map_err(|e| BoardError::internal(format!("a saved op answer is not JSON: {e}")))?;
-    match v.get("error") {
-        Some(e) => Err(BoardError::from_json(e)),
-        None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::error::ErrorKind;
+    use serde_json::{json, Value};
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
         let dir = tempfile::tempdir().unwrap();

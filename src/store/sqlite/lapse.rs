@@ -7,16 +7,14 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::*;
 use crate::proto::error::BoardResult;
 
-/// The end reason of a claim the sweep lapsed: its lease of `lease_ms` was not renewed.
-pub(crate) fn due_reason(lease_ms: i64) -> String {
-    format!("lease expired (not renewed for {})", fmt_ms(lease_ms))
-}
-
-/// The end reason of an expired claim lapsed by a later call on its task (before the sweep).
-pub(crate) const FOUND_LATE: &str = "lease expired (not renewed in time; found by a later call)";
+use crate::store::lapse_rules::{due_reason, FOUND_LATE};
 
 impl SqliteStore {
-    pub(super) fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events> {
+    pub(in crate::store) fn lapse_due(
+        &mut self,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
             let reason = due_reason(lease_ms);
             let ended = {
@@ -47,7 +45,7 @@ impl SqliteStore {
         Ok(ev)
     }
 
-    pub(super) fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
+    pub(in crate::store) fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
         Ok(self.conn.query_row(
             "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
             [],
@@ -55,7 +53,7 @@ impl SqliteStore {
         )?)
     }
 
-    pub(super) fn extend_after_stall(
+    pub(in crate::store) fn extend_after_stall(
         &mut self,
         stall_ms: i64,
         floor_ms: i64,
@@ -81,7 +79,11 @@ impl SqliteStore {
         Ok(ev)
     }
 
-    pub(super) fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()> {
+    pub(in crate::store) fn grace_session(
+        &mut self,
+        agent: &str,
+        until_ms: i64,
+    ) -> BoardResult<()> {
         self.tx(|tx, _| {
             tx.execute(
                 "UPDATE claims SET expires_ms = MAX(expires_ms, ?2)
@@ -93,7 +95,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(super) fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
+    pub(in crate::store) fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
         Ok(self.conn.query_row(
             concat!(
                 "SELECT EXISTS (SELECT 1 FROM claims WHERE ",
@@ -106,7 +108,7 @@ impl SqliteStore {
     }
 }
 
-pub(super) fn end_live_claims_of_task(
+pub(in crate::store) fn end_live_claims_of_task(
     tx: &Connection,
     ev: &mut Events,
     task: i64,
@@ -137,11 +139,11 @@ pub(super) fn end_live_claims_of_task(
 
 /// A claim row ended by `… RETURNING task_id, session_id, generation`: (task, holder,
 /// generation).
-pub(super) fn ended_claim(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, i64)> {
+pub(in crate::store) fn ended_claim(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, String, i64)> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?))
 }
 
-pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
+pub(in crate::store) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
     tx.execute(
         concat!(
             "UPDATE tasks SET state = ",
@@ -157,7 +159,7 @@ pub(super) fn reopen(tx: &Connection, task: i64) -> BoardResult<()> {
 /// Lapses the live claim on `task` (only `holder`'s, when given) if its expiry is at or before
 /// `now_ms`: ends it, reopens the task, appends the `lapse` event. `told` marks the claim as
 /// reported to its holder (the refusal that found it says so). Returns the ended claim.
-pub(super) fn lapse_expired(
+pub(in crate::store) fn lapse_expired(
     tx: &Connection,
     ev: &mut Events,
     task: i64,

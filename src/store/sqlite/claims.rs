@@ -14,33 +14,7 @@ use crate::proto::error::{BoardResult, ErrorKind};
 impl SqliteStore {
     // ----- claims -----------------------------------------------------------------------------
 
-    /// No one-round-trip path: an embedded store's calls cost no round trip, so the general
-    /// path ([`SqliteStore::claim`] in an op scope) is as fast.
-    pub(super) fn claim_next_at_once(
-        &mut self,
-        _identity: &str,
-        _op_id: &str,
-        _agent: &str,
-        _now_ms: i64,
-        _expires_ms: i64,
-    ) -> BoardResult<Option<AtOnce>> {
-        Ok(None)
-    }
-
-    /// No one-round-trip path either (see [`SqliteStore::claim_next_at_once`]).
-    pub(super) fn done_at_once(
-        &mut self,
-        _identity: &str,
-        _op_id: &str,
-        _agent: &str,
-        _task: i64,
-        _generation: Option<i64>,
-        _now_ms: i64,
-    ) -> BoardResult<Option<AtOnce>> {
-        Ok(None)
-    }
-
-    pub(super) fn claim(
+    pub(in crate::store) fn claim(
         &mut self,
         agent: &str,
         task: Option<TaskId>,
@@ -50,7 +24,7 @@ impl SqliteStore {
         self.grant(agent, task, None, now_ms, expires_ms)
     }
 
-    pub(super) fn claim_labelled(
+    pub(in crate::store) fn claim_labelled(
         &mut self,
         agent: &str,
         label: &str,
@@ -139,7 +113,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn renew(
+    pub(in crate::store) fn renew(
         &mut self,
         agent: &str,
         now_ms: i64,
@@ -167,7 +141,7 @@ impl SqliteStore {
         Ok(claims)
     }
 
-    pub(super) fn renew_many(
+    pub(in crate::store) fn renew_many(
         &mut self,
         agents: &[&str],
         now_ms: i64,
@@ -197,7 +171,7 @@ impl SqliteStore {
         Ok(renewed)
     }
 
-    pub(super) fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>> {
+    pub(in crate::store) fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>> {
         let mut st = self.conn.prepare(
             "SELECT task_id, generation, expires_ms FROM claims
              WHERE session_id = ?1 AND ended_at IS NULL ORDER BY task_id",
@@ -212,7 +186,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn renew_checked(
+    pub(in crate::store) fn renew_checked(
         &mut self,
         agent: &str,
         now_ms: i64,
@@ -259,7 +233,7 @@ impl SqliteStore {
         Ok(claims)
     }
 
-    pub(super) fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
+    pub(in crate::store) fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>> {
         let any: bool = self.conn.query_row(
             "SELECT EXISTS (SELECT 1 FROM claims
                             WHERE session_id = ?1 AND told = 0 AND ended_at IS NOT NULL)",
@@ -293,7 +267,7 @@ impl SqliteStore {
         Ok(lost.into_iter().map(|(_, l)| l).collect())
     }
 
-    pub(super) fn check(
+    pub(in crate::store) fn check(
         &mut self,
         agent: &str,
         task: Option<TaskId>,

@@ -5,24 +5,10 @@ use rusqlite::params;
 
 use super::SqliteStore;
 use crate::proto::error::BoardResult;
-
-/// A live claim, for the warning before it lapses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveClaim {
-    /// Task id.
-    pub task: i64,
-    /// Holder's session id.
-    pub agent: String,
-    /// The claim's generation.
-    pub generation: i64,
-    /// Expiry on the lease clock (ms).
-    pub expires_ms: i64,
-    /// The holder's terminal (e.g. `/dev/pts/3`), if known.
-    pub tty: Option<String>,
-}
+use crate::store::LiveClaim;
 
 impl SqliteStore {
-    pub(super) fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()> {
+    pub(in crate::store) fn set_session_tty(&mut self, id: &str, tty: &str) -> BoardResult<()> {
         self.tx(|tx, _| {
             tx.execute(
                 "UPDATE sessions SET tty = ?2 WHERE id = ?1 AND ended_at IS NULL",
@@ -33,7 +19,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    pub(super) fn session_tty(&self, id: &str) -> BoardResult<Option<String>> {
+    pub(in crate::store) fn session_tty(&self, id: &str) -> BoardResult<Option<String>> {
         use rusqlite::OptionalExtension;
         Ok(self
             .conn
@@ -42,7 +28,7 @@ impl SqliteStore {
             .flatten())
     }
 
-    pub(super) fn live_claims_with_tty(&self) -> BoardResult<Vec<LiveClaim>> {
+    pub(in crate::store) fn live_claims_with_tty(&self) -> BoardResult<Vec<LiveClaim>> {
         let mut st = self.conn.prepare_cached(
             "SELECT c.task_id, c.session_id, c.generation, c.expires_ms, s.tty
              FROM claims c JOIN sessions s ON s.id = c.session_id

@@ -13,7 +13,7 @@ use crate::proto::error::BoardResult;
 use crate::proto::{NoteView, TaskView};
 
 impl SqliteStore {
-    pub(super) fn done(
+    pub(in crate::store) fn done(
         &mut self,
         agent: &str,
         task: TaskId,
@@ -84,7 +84,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn release(
+    pub(in crate::store) fn release(
         &mut self,
         agent: Option<&str>,
         task: TaskId,
@@ -155,7 +155,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn note(
+    pub(in crate::store) fn note(
         &mut self,
         agent: Option<&str>,
         task: TaskId,
@@ -213,7 +213,7 @@ impl SqliteStore {
 
 /// The fenced step of every holder write: ends the caller's own live, unexpired claim on `task`
 /// (at `generation` when given) in one conditional UPDATE. None when no such claim exists.
-pub(super) fn end_own_claim(
+pub(in crate::store) fn end_own_claim(
     tx: &Connection,
     agent: &str,
     task: TaskId,
@@ -240,7 +240,7 @@ pub(super) fn end_own_claim(
 /// the caller's own expired claim on `task` now (so the log shows its end before the refusal,
 /// ARCHITECTURE.md rule 5), then answer why the write is refused. The refusal names the lapse itself,
 /// so that claim counts as told.
-pub(super) fn refuse_write<T>(
+pub(in crate::store) fn refuse_write<T>(
     tx: &Connection,
     ev: &mut Events,
     agent: &str,

@@ -7,20 +7,15 @@ use crate::proto::error::BoardResult;
 use crate::proto::EventView;
 
 impl SqliteStore {
-    pub(super) fn last_event_id(&self) -> BoardResult<i64> {
+    pub(in crate::store) fn last_event_id(&self) -> BoardResult<i64> {
         Ok(self
             .conn
             .query_row("SELECT COALESCE(MAX(id), 0) FROM events", [], |r| r.get(0))?)
     }
 
-    /// One writer commits in id order: nothing is ever held back.
-    pub(super) fn events_waiting(&self) -> bool {
-        false
-    }
-
     // ----- events -----------------------------------------------------------------------------
 
-    pub(super) fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>> {
+    pub(in crate::store) fn events(&self, after: i64, limit: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT id, at, kind, task_id, session_id, generation, reason FROM events
              WHERE id > ?1 ORDER BY id LIMIT ?2",
@@ -29,7 +24,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>> {
+    pub(in crate::store) fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT * FROM (SELECT id, at, kind, task_id, session_id, generation, reason
              FROM events ORDER BY id DESC LIMIT ?1) ORDER BY id",
@@ -38,7 +33,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(super) fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
+    pub(in crate::store) fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT id, at, kind, task_id, session_id, generation, reason FROM events
              WHERE task_id = ?1 ORDER BY id",
@@ -48,7 +43,7 @@ impl SqliteStore {
     }
 }
 
-pub(super) fn event_row(r: &rusqlite::Row) -> rusqlite::Result<EventView> {
+pub(in crate::store) fn event_row(r: &rusqlite::Row) -> rusqlite::Result<EventView> {
     Ok(EventView {
         id: r.get(0)?,
         at: r.get(1)?,

@@ -15,7 +15,7 @@ use crate::proto::TaskView;
 
 impl SqliteStore {
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn submit_for_review(
+    pub(in crate::store) fn submit_for_review(
         &mut self,
         agent: &str,
         task: TaskId,
@@ -79,11 +79,11 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts> {
+    pub(in crate::store) fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts> {
         review_facts(&self.conn, task.0)
     }
 
-    pub(super) fn accept_review(
+    pub(in crate::store) fn accept_review(
         &mut self,
         task: TaskId,
         commit: &str,
@@ -150,7 +150,7 @@ impl SqliteStore {
         })
     }
 
-    pub(super) fn send_back(
+    pub(in crate::store) fn send_back(
         &mut self,
         task: TaskId,
         commit: &str,

@@ -1,0 +1,221 @@
+//! The embedded backend: the board's SQLite database, one write connection.
+//!
+//! One [`SqliteStore`] owns the one write connection of the board process (ARCHITECTURE.md rule
+//! 11), so no `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE`
+//! transaction (see the store's module docs for the rules both backends keep). Each concern has
+//! its module (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); the `Store` trait
+//! forwards to their methods.
+
+use std::path::Path;
+
+mod claims;
+mod events;
+mod holder_writes;
+mod hosts;
+mod identity;
+mod import;
+mod lapse;
+mod messages;
+#[cfg(test)]
+mod model_tests;
+mod op_results;
+mod refusals;
+mod review;
+mod sessions;
+mod tasks;
+mod terminal;
+mod words;
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite_migration::{Migrations, M};
+
+use super::*;
+use crate::proto::error::{BoardError, BoardResult};
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(include_str!("../../../migrations/0001_init.sql")),
+        M::up(include_str!("../../../migrations/0002_session_branch.sql")),
+        M::up(include_str!("../../../migrations/0003_lost_claims.sql")),
+        M::up(include_str!("../../../migrations/0004_agent_turns.sql")),
+        M::up(include_str!(
+            "../../../migrations/0005_messages_and_tty.sql"
+        )),
+        M::up(include_str!("../../../migrations/0006_questions.sql")),
+        M::up(include_str!("../../../migrations/0007_session_names.sql")),
+        M::up(include_str!("../../../migrations/0008_review_and_land.sql")).foreign_key_check(),
+        M::up(include_str!(
+            "../../../migrations/0009_labels_and_assignment.sql"
+        )),
+    ])
+}
+
+/// The embedded backend: the board's SQLite database, one write connection.
+pub struct SqliteStore {
+    pub(in crate::store) conn: Connection,
+    /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
+    /// step then runs in a savepoint inside it instead of a transaction of its own.
+    in_op: bool,
+    notify: Option<Notify>,
+    /// The high-water mark of issued generations ([`crate::store::identity`]); None for a database opened
+    /// without it ([`Store::open`], tests and tools).
+    mark: Option<std::sync::Arc<std::sync::Mutex<crate::store::identity::MarkFile>>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`: WAL, `busy_timeout` 5 s, foreign keys,
+    /// then applies pending migrations in order, each in its own transaction.
+    pub fn open(path: &Path) -> BoardResult<SqliteStore> {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the store is where the database is opened"
+        )]
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // NORMAL in WAL mode: a commit survives the board process being killed (it is in the OS
+        // page cache); only a power cut can lose the last transactions.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Off while migrating: a migration that rebuilds a table (SQLite cannot change a CHECK
+        // in place) drops the table others refer to; it checks every foreign key before it
+        // commits instead.
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        migrations()
+            .to_latest(&mut conn)
+            .map_err(|e| BoardError::internal(format!("migrating {}: {e}", path.display())))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(SqliteStore {
+            conn,
+            in_op: false,
+            notify: None,
+            mark: None,
+        })
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits on `Ok`, rolls back on `Err`.
+    fn tx<T>(
+        &mut self,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<T>,
+    ) -> BoardResult<(T, Events)> {
+        if self.in_op {
+            return self.op_step(f);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut events = Vec::new();
+        let out = f(&tx, &mut events)?;
+        tx.commit()?;
+        Ok((out, events))
+    }
+
+    pub(in crate::store) fn set_notify(&mut self, notify: Notify) {
+        self.notify = Some(notify);
+    }
+
+    /// Like [`SqliteStore::tx`] for a call that may be refused *after* changing something that must
+    /// stand (a refused write lapses the caller's expired claim first, ARCHITECTURE.md rule 5): `f`
+    /// returns `Ok(Err(refusal))` to commit and answer the refusal; its events go to the
+    /// [`Notify`] hook. An outer `Err` rolls back as usual.
+    fn tx_refusable<T>(
+        &mut self,
+        f: impl FnOnce(&Connection, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
+        if self.in_op {
+            return self.op_step_refusable(f);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut events = Vec::new();
+        let out = f(&tx, &mut events)?;
+        tx.commit()?;
+        match out {
+            Ok(v) => Ok((v, events)),
+            Err(refusal) => {
+                if let (Some(n), false) = (&self.notify, events.is_empty()) {
+                    n(events);
+                }
+                Err(refusal)
+            }
+        }
+    }
+
+    pub(in crate::store) fn integrity_check(&self) -> BoardResult<String> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+
+    // ----- meta -------------------------------------------------------------------------------
+
+    pub(in crate::store) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub(in crate::store) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
+        self.tx(|tx, _| {
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    pub(in crate::store) fn record(
+        &mut self,
+        kind: EventKind,
+        task: Option<i64>,
+        agent: Option<&str>,
+        generation: Option<i64>,
+        reason: &str,
+    ) -> BoardResult<Events> {
+        let ((), ev) = self.tx(|tx, ev| {
+            emit(tx, ev, kind, task, agent, generation, reason)?;
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+}
+
+/// Appends one event in `tx` and queues it for broadcast.
+pub(in crate::store) fn emit(
+    tx: &Connection,
+    ev: &mut Events,
+    kind: EventKind,
+    task: Option<i64>,
+    agent: Option<&str>,
+    generation: Option<i64>,
+    reason: &str,
+) -> BoardResult<()> {
+    let at = now_wall();
+    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
+    let reason: String = reason.chars().take(500).collect();
+    tx.execute(
+        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![at, kind, task, agent, generation, reason],
+    )?;
+    ev.push(EventView {
+        id: tx.last_insert_rowid(),
+        at,
+        kind,
+        task,
+        agent: agent.map(str::to_string),
+        generation,
+        reason: Some(reason),
+    });
+    Ok(())
+}
+
+pub(in crate::store) fn task_state(tx: &Connection, id: i64) -> BoardResult<TaskState> {
+    tx.query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| task_not_found(id))
+}
