@@ -351,14 +351,28 @@ fn human_result(method: &str, v: &Value) -> String {
                 return crate::cli::hints::agents_all(v)
                     .unwrap_or_else(|| "no agent sessions".into());
             }
+            // On a shared store each agent shows as `name@host`: its host's board watches it.
+            let shown_name = |a: &Value| {
+                let name = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
+                match a["host"].as_str() {
+                    Some(h) => format!("{name}@{}", one_line(h)),
+                    None => name,
+                }
+            };
+            let name_width = list
+                .iter()
+                .map(|a| shown_name(a).chars().count())
+                .max()
+                .unwrap_or(0)
+                .clamp(16, 28);
             let rows = list
                 .iter()
                 .map(|a| {
                     let claims = task_refs(&a["claims"]);
                     // People see the name; the unique id only in the full list.
-                    let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
+                    let shown = shown_name(a);
                     let mut line = format!(
-                        "{:<16} {:<8} pid {:<8} claims {}",
+                        "{:<name_width$} {:<8} pid {:<8} claims {}",
                         shown,
                         s(&a["state"]),
                         s(&a["pid"]),

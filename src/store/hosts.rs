@@ -27,6 +27,10 @@ impl SqliteStore {
         Ok(Events::new())
     }
 
+    pub(super) fn end_host(&mut self, _why: &str) -> BoardResult<Events> {
+        Ok(Events::new())
+    }
+
     pub(super) fn hosts(&self) -> BoardResult<Vec<HostView>> {
         Ok(Vec::new())
     }
