@@ -392,19 +392,34 @@ fn inbox(v: &Value) -> String {
 }
 
 /// `agents`: one line per agent session, then a hint about ended ones.
+/// An agent as people see it: its name (the unique id only when it has none, and in the full
+/// list); on a shared store `name@host`, since its host's board is the one watching it.
+fn shown_agent_name(a: &Value) -> String {
+    let name = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
+    match a["host"].as_str() {
+        Some(h) => format!("{name}@{}", one_line(h)),
+        None => name,
+    }
+}
+
 fn agents(v: &Value) -> String {
     let list = v["agents"].as_array().cloned().unwrap_or_default();
     if list.is_empty() {
         return crate::cli::hints::agents_all(v).unwrap_or_else(|| "no agent sessions".into());
     }
+    let name_width = list
+        .iter()
+        .map(|a| shown_agent_name(a).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(16, 28);
     let rows = list
         .iter()
         .map(|a| {
             let claims = task_refs(&a["claims"]);
-            // People see the name; the unique id only in the full list.
-            let shown = a["name"].as_str().map_or_else(|| s(&a["id"]), one_line);
+            let shown = shown_agent_name(a);
             let mut line = format!(
-                "{:<16} {:<8} pid {:<8} claims {}",
+                "{:<name_width$} {:<8} pid {:<8} claims {}",
                 shown,
                 s(&a["state"]),
                 s(&a["pid"]),

@@ -13,7 +13,7 @@
 //! hosts cannot move a lease. The board's own clock ([`ServerClock`]) is the server's time
 //! estimated locally: it only schedules sweeps and shows "expires in".
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -84,23 +84,58 @@ impl Beat {
     }
 }
 
-/// Beats until the board stops, on `store`: a connection of its own, outside the board's pool,
-/// so a beat never queues behind agents' requests for a connection nor behind the store's write
-/// lock (a host cut off while holding it would otherwise make every other host miss its TTL).
-/// A board whose host name another board took over (two boards under one `[store] host`)
-/// stops instead of taking it back. A failed beat (store unreachable) is logged and tried again
-/// one period later; the board's writes fail closed meanwhile (the store answers
-/// `unavailable`), and [`Board::store_unreachable`] says so to `board status` and the TUI.
-/// Ending the hosts that stopped beating is [`super::host_reaper`]'s, on the pool.
-pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat, store: Box<dyn Store>) {
+/// This host's session in the shared store, as the board holds it: the heartbeat's own
+/// connection (outside the board's pool, so a beat never queues behind agents' requests for a
+/// connection nor behind the store's write lock: a host cut off while holding it would
+/// otherwise make every other host miss its TTL), and whether a clean stop ended the session.
+/// Cloned between the heartbeat task and the stop.
+#[derive(Clone)]
+pub struct HostSession {
+    store: Arc<Mutex<Box<dyn Store>>>,
+    ended: Arc<AtomicBool>,
+}
+
+impl HostSession {
+    /// The host session kept on `store`, a connection of its own.
+    pub fn new(store: Box<dyn Store>) -> Self {
+        HostSession {
+            store: Arc::new(Mutex::new(store)),
+            ended: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Ends this host's session at a clean stop (`why`, e.g. "stopped by `board stop`"): its
+    /// host row, its agent sessions and their claims, expelled at once (see
+    /// [`Store::end_host`]), and publishes the events. No beat runs after it (one in progress
+    /// finishes first), so the session is not taken again. Blocking: call it off the reactor.
+    /// Errors: the store's (unreachable: the other hosts end this one after `host_ttl`).
+    pub fn end(&self, board: &Board, why: &str) -> BoardResult<()> {
+        self.ended.store(true, Ordering::SeqCst);
+        let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let events = s.end_host(why)?;
+        board.publish(events);
+        Ok(())
+    }
+}
+
+/// Beats until the board stops, on the host session's own connection. A board whose host name
+/// another board took over (two boards under one `[store] host`) stops instead of taking it
+/// back. A failed beat (store unreachable) is logged and tried again one period later; the
+/// board's writes fail closed meanwhile (the store answers `unavailable`), and
+/// [`Board::store_unreachable`] says so to `board status` and the TUI. Ending the hosts that
+/// stopped beating is [`super::host_reaper`]'s, on the pool.
+pub async fn run(board: Arc<Board>, clock: Arc<ServerClock>, beat: Beat, session: HostSession) {
     let every = Duration::from_millis(beat.every_ms.max(1) as u64);
-    let store = Arc::new(Mutex::new(store));
     let mut failed = false;
     loop {
-        let (c, s) = (Arc::clone(&clock), Arc::clone(&store));
+        let (c, hs) = (Arc::clone(&clock), session.clone());
         let beaten = board
             .blocking(move |b, _off| {
-                let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+                let mut s = hs.store.lock().unwrap_or_else(|p| p.into_inner());
+                if hs.ended.load(Ordering::SeqCst) {
+                    // The board stopped and ended its host session: a beat would take a new one.
+                    return Ok(());
+                }
                 beat_once(b, &mut **s, &c, beat, failed)
             })
             .await;

@@ -332,15 +332,17 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
     let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
     let shared_tasks = shared.map(|sh| {
+        let session = hosts::HostSession::new(sh.heartbeat_store);
         (
             tokio::spawn(hosts::run(
                 Arc::clone(&board),
                 sh.clock,
                 sh.beat,
-                sh.heartbeat_store,
+                session.clone(),
             )),
             tokio::spawn(host_reaper::run(Arc::clone(&board), sh.beat)),
             tokio::spawn(follow::run(Arc::clone(&board), sh.url)),
+            session,
         )
     });
 
@@ -358,11 +360,12 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     reloader.abort();
     deliverer.abort();
     notifier.abort();
-    if let Some((heartbeat, reaper, follower)) = shared_tasks {
+    let session = shared_tasks.map(|(heartbeat, reaper, follower, session)| {
         heartbeat.abort();
         reaper.abort();
         follower.abort();
-    }
+        session
+    });
     let _ = fs::remove_file(&paths.socket);
     // Requests already read (the `stop` itself among them) are finished and answered; later
     // ones on open connections are answered `unavailable` (stopping) for their clients to ask
@@ -374,9 +377,29 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
             "stopping with requests still unanswered after {DRAIN_LIMIT:?}"
         );
     }
+    if let Some(session) = session {
+        end_host_session(&board, session, why).await;
+    }
     tracing::info!("board stopped");
     last_run::stopped(&paths, why);
     Ok(())
+}
+
+/// A clean stop on a shared store ends this host's session at once, once the requests in
+/// flight are answered: its agents' claims are expelled with a reason naming the stop, so other
+/// hosts' agents take those tasks now rather than after `host_ttl`. A store that cannot be
+/// reached leaves that to the TTL.
+async fn end_host_session(board: &Arc<Board>, session: hosts::HostSession, why: &str) {
+    let why = why.to_string();
+    match board.blocking(move |b, _off| session.end(b, &why)).await {
+        Ok(Ok(())) => tracing::info!("this host's session ended with the board"),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "could not end this host's session; the other hosts end it after host_ttl")
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not end this host's session; the other hosts end it after host_ttl")
+        }
+    }
 }
 
 /// The board's start on its store: the `board_start` event, then [`recover`].

@@ -465,6 +465,14 @@ store_api! {
     /// no events.
     default fn end_dead_hosts(&mut self) -> BoardResult<Events> { Ok(Events::new()) }
 
+    /// Ends this board's own host session at a clean stop (`board stop`, SIGTERM, SIGINT), in
+    /// one statement: its host row, the live agent sessions of its host and their live claims
+    /// (expelled), every reason `host NAME WHY` (`why`: e.g. "stopped by `board stop`"), so
+    /// other hosts' agents can take those tasks at once instead of after `host_ttl`. Nothing
+    /// when the row already ended (another host declared it dead, or a newer board under the
+    /// same name replaced it). SQLite (one host): no events.
+    default fn end_host(&mut self, why: &str) -> BoardResult<Events> { Ok(Events::new()) }
+
     /// Every host session (live ones first, then the most recently ended), for `board status`.
     /// SQLite: none.
     default fn hosts(&self) -> BoardResult<Vec<HostView>> { Ok(Vec::new()) }

@@ -78,6 +78,7 @@ mod sandboxed_socket;
 mod shared_store_claims;
 mod shared_store_outages;
 mod stop_an_agent;
+mod stopping_a_host;
 mod stopping_drains;
 mod strict_wire;
 mod suspend_is_not_silence;

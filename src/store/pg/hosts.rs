@@ -230,6 +230,64 @@ impl PgStore {
         Ok(ev)
     }
 
+    /// One statement at a clean stop of this board: ends its own host row (unless another
+    /// host already ended it, or a newer board under its name replaced it), its host's live
+    /// agent sessions and their live claims (expelled), all with reason `host NAME WHY`,
+    /// reopens the tasks and appends the events. No host row yet (never beat): nothing.
+    pub(in crate::store) fn end_host(&mut self, why: &str) -> BoardResult<Events> {
+        let Some(me_id) = *self.host_id() else {
+            return Ok(Events::new());
+        };
+        let reason = format!("host {} {why}", self.host);
+        let (_, ev) = self.tx(|c, ev| {
+            let rows = c.rows(
+                concat!(
+                    "WITH me AS (
+                         UPDATE hosts SET ended_at = board_wall(), end_reason = $2
+                         WHERE id = $1 AND ended_at IS NULL
+                         RETURNING name),
+                     s AS (
+                         UPDATE sessions s SET ended_at = board_wall(), end_reason = $2,
+                                waiting = NULL, question = NULL
+                         FROM me WHERE s.host = me.name AND s.ended_at IS NULL
+                         RETURNING s.id),
+                     cl AS (
+                         UPDATE claims c SET ended_at = board_wall(), end_kind = ",
+                    crate::sql_end!(expel),
+                    ", end_reason = $2
+                         FROM s WHERE c.session_id = s.id AND c.ended_at IS NULL
+                         RETURNING c.task_id, c.session_id, c.generation),
+                     reopened AS (
+                         UPDATE tasks t SET state = ",
+                    crate::sql_state!(open),
+                    ", updated_at = board_wall()
+                         FROM cl WHERE t.id = cl.task_id AND t.state = ",
+                    crate::sql_state!(claimed),
+                    " RETURNING t.id),
+                     logged AS (
+                         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+                         SELECT board_wall(), k, task_id, session_id, generation, $2 FROM (
+                             SELECT 0 AS o, $3::text AS k, task_id, session_id, generation
+                             FROM cl
+                             UNION ALL
+                             SELECT 1, $4::text, NULL::bigint, id, NULL::bigint FROM s
+                         ) x ORDER BY o, session_id, task_id
+                         RETURNING id, at, kind, task_id, session_id, generation, reason)
+                     SELECT * FROM logged ORDER BY id"
+                ),
+                &[
+                    &me_id,
+                    &reason,
+                    &EventKind::Expel.as_str(),
+                    &EventKind::SessionEnd.as_str(),
+                ],
+            )?;
+            ev.extend(event_rows(&rows)?);
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+
     pub(in crate::store) fn hosts(&self) -> BoardResult<Vec<HostView>> {
         self.read(|c| {
             c.rows(

@@ -37,8 +37,10 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     // column when no agent has a pane.
     let any_pane = app.agents.iter().any(|a| !a.pane.is_empty());
     let narrow = inner.width < 78;
+    // On a shared store the name column shows `name@host`, a few cells wider.
+    let any_host = app.agents.iter().any(|a| a.view.host.is_some());
     let widths: [u16; 6] = [
-        if narrow { 12 } else { 14 },
+        (if narrow { 12 } else { 14 }) + if any_host { 6 } else { 0 },
         8,
         7,
         if narrow && !any_pane { 0 } else { 5 },
@@ -131,8 +133,12 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
             (true, false) => extra,
             (false, false) => format!("{note} · {extra}"),
         };
+        let name = match &a.view.host {
+            Some(host) => format!("{}@{host}", a.name),
+            None => a.name.clone(),
+        };
         let cells: [(&str, Style); 7] = [
-            (&a.name, name_style),
+            (&name, name_style),
             (&state, t.agent_state(a.state)),
             (&pid, t.dim()),
             (&a.pane, t.dim()),

@@ -197,3 +197,25 @@ fn agents_panel_footer_lists_only_its_keys_80x24() {
         assert!(!footer.contains(k), "{footer}");
     }
 }
+
+#[test]
+fn agents_on_a_shared_store_show_their_host_80x24() {
+    let mut snap = fixture::sample_snapshot();
+    for (i, a) in snap.agents.iter_mut().enumerate() {
+        a.host = Some(if i % 2 == 0 { "laptop" } else { "ci-box" }.to_string());
+    }
+    let names: Vec<String> = snap.agents.iter().map(|a| a.name.clone()).collect();
+    let text = screen(&fixture::app_with(snap, false), 80, 24);
+    for (i, name) in names.iter().enumerate() {
+        let host = if i % 2 == 0 { "laptop" } else { "ci-box" };
+        assert!(
+            text.contains(&format!("{name}@{host}")),
+            "{name}@{host}:\n{text}"
+        );
+    }
+    let plain = screen(&fixture::sample_app(false), 80, 24);
+    assert!(
+        !plain.contains('@'),
+        "no host on the embedded store:\n{plain}"
+    );
+}
