@@ -13,11 +13,11 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use super::handlers::{handle, Peer};
+use super::handlers::{handle, handle_after_hello, rides_with_hello, Answer, Peer};
 use super::state::Board;
-use crate::proto::error::BoardError;
+use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::line::{read_line_async, Line};
-use crate::proto::{self, error_line, parse_request, result_line, Call, Id, MAX_LINE};
+use crate::proto::{self, error_line, parse_request, result_line, Call, Id, Method, MAX_LINE};
 
 /// How soon an event stream looks again at events held back behind a gap (see
 /// [`crate::store::Store::events_waiting`]): a gap usually closes within a commit's time.
@@ -136,9 +136,15 @@ async fn connection(
 ) -> std::io::Result<()> {
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
+    // A line read with a `hello` that could not be answered together with it: the next request.
+    let mut pending = None;
     loop {
         let mut answering = None;
-        let line = match read_line_async(&mut rd, MAX_LINE).await? {
+        let next = match pending.take() {
+            Some(line) => line,
+            None => read_line_async(&mut rd, MAX_LINE).await?,
+        };
+        let line = match next {
             Line::Eof => return Ok(()),
             Line::TooLong(n) => {
                 let e = BoardError::invalid(format!(
@@ -162,16 +168,15 @@ async fn connection(
                     None => error_line(&req.id, &stopping_error()),
                     Some(guard) => {
                         answering = Some(guard);
-                        let id = req.id.clone();
-                        // Store calls block briefly; keep them off the reactor threads.
-                        let out = board
-                            .blocking(move |b, off| handle(b, off, &req, peer))
-                            .await
-                            .and_then(|out| out);
-                        match out {
-                            Ok(v) => result_line(&id, &v),
-                            Err(e) => error_line(&id, &e),
-                        }
+                        // A client command's call, written with its `hello`, is already here.
+                        let with = match req.method == Method::Hello && rd.buffer().contains(&b'\n')
+                        {
+                            true => Some(read_line_async(&mut rd, MAX_LINE).await?),
+                            false => None,
+                        };
+                        let (out, rest) = answer(&board, req, with, peer).await;
+                        pending = rest;
+                        out
                     }
                 },
             },
@@ -189,6 +194,56 @@ async fn connection(
             tokio::task::spawn_blocking(crate::os::memory::give_back);
         }
     }
+}
+
+/// The answer line(s) of `req`, off the reactor in one hop: with the line `with` read right
+/// after it (a `hello`'s call) when that call rides with it ([`rides_with_hello`]): then both
+/// answers, in order, one line each; otherwise `with` comes back to be answered next.
+async fn answer(
+    board: &Arc<Board>,
+    req: proto::Request,
+    with: Option<Line>,
+    peer: Peer,
+) -> (String, Option<Line>) {
+    let line = |id: &Id, out: BoardResult<Answer>| match out {
+        Ok(v) => result_line(id, &v),
+        Err(e) => error_line(id, &e),
+    };
+    let call = match with {
+        Some(Line::Text(t)) => match parse_request(&t) {
+            Ok(call) if rides_with_hello(&req, &call) => call,
+            _ => return (one(board, req, peer, line).await, Some(Line::Text(t))),
+        },
+        other => return (one(board, req, peer, line).await, other),
+    };
+    let (hello_id, id) = (req.id.clone(), call.id.clone());
+    // Store calls block briefly; keep them off the reactor threads.
+    let out = board
+        .blocking(move |b, off| handle_after_hello(b, off, &req, &call, peer))
+        .await;
+    match out {
+        Ok((h, out)) => (format!("{}\n{}", line(&hello_id, h), line(&id, out)), None),
+        Err(e) => (
+            format!("{}\n{}", error_line(&hello_id, &e), error_line(&id, &e)),
+            None,
+        ),
+    }
+}
+
+/// The answer line of one request, off the reactor.
+async fn one(
+    board: &Arc<Board>,
+    req: proto::Request,
+    peer: Peer,
+    line: impl Fn(&Id, BoardResult<Answer>) -> String,
+) -> String {
+    let id = req.id.clone();
+    // Store calls block briefly; keep them off the reactor threads.
+    let out = board
+        .blocking(move |b, off| handle(b, off, &req, peer))
+        .await
+        .and_then(|out| out);
+    line(&id, out)
 }
 
 /// Streams events in id order with no gaps: first those after `after` (or, without `after`,

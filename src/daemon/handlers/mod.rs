@@ -10,6 +10,7 @@
 pub mod board;
 pub mod claims;
 pub mod launcher;
+mod pair;
 pub mod review;
 pub mod tasks;
 
@@ -26,6 +27,7 @@ use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::{Access, ActivityKind, ActivityParams};
 use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Store};
+pub use pair::{handle_after_hello, rides_with_hello};
 
 /// The caller's method must come from an agent session.
 trait RequireAgent {
@@ -135,6 +137,18 @@ pub fn handle(
     peer: Peer,
 ) -> BoardResult<Answer> {
     let first = handle_once(board, off, req, peer);
+    settle(board, off, req, peer, first)
+}
+
+/// `first`, the answer of one attempt of `req`, told to the store's health and, for a write
+/// whose outcome is unknown, resolved by its `op_id` (see [`handle`]).
+fn settle(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    req: &Request,
+    peer: Peer,
+    first: BoardResult<Answer>,
+) -> BoardResult<Answer> {
     note_store_health(board, req.method, &first);
     match &first {
         Err(e) if req.identity.op_id.is_some() && unknown_outcome(e) => {
@@ -269,7 +283,18 @@ fn handle_once(
         }
         other => other.map_err(|e| refuse_ended_session(board, off, req, e))?,
     };
-    if let Caller::Agent(a) = &caller {
+    handle_as(board, off, req, &caller)
+}
+
+/// A request of a `Read` or `Write` method from `caller`, already authenticated: its activity,
+/// renewal and lost claims, then its handler.
+fn handle_as(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    req: &Request,
+    caller: &Caller,
+) -> BoardResult<Answer> {
+    if let Caller::Agent(a) = caller {
         // A hook saying "waiting" or "idle" must not end that very state; anything else the
         // agent does shows it is past it. This is the permission prompt only: a question
         // (`board wait`) ends by an answer, a withdrawal or the session's end, never by
@@ -306,20 +331,20 @@ fn handle_once(
     // send before every call and whose answer they do not show).
     let cx = Cx {
         board,
-        caller: &caller,
+        caller,
         now: board.now_checked(off)?,
         off,
     };
     if let Some(out) = claims::at_once(&cx, req)? {
         return out.map(Answer::plain);
     }
-    let lost = match &caller {
+    let lost = match caller {
         Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
         _ => Vec::new(),
     };
     if let Some(out) = review::handle(&cx, &req.call) {
         let mut out = with_lost(out, &lost);
-        super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
+        super::team::add_inbox_notice(board, off, req.method, caller, &mut out);
         return out.map(Answer::plain);
     }
     if !req.method.is_write() {
@@ -329,7 +354,7 @@ fn handle_once(
             call => (read(&cx, call), None),
         };
         let mut out = with_lost(value, &lost);
-        super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
+        super::team::add_inbox_notice(board, off, req.method, caller, &mut out);
         return out.map(|value| Answer { value, tasks });
     }
     let mut events = Vec::new();
@@ -353,7 +378,7 @@ fn handle_once(
     board.publish(events);
     let out = land_after_done(&cx, &req.call, out);
     let mut out = with_lost(out, &lost);
-    super::team::add_inbox_notice(board, off, req.method, &caller, &mut out);
+    super::team::add_inbox_notice(board, off, req.method, caller, &mut out);
     out.map(Answer::plain)
 }
 
