@@ -3,15 +3,14 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::app::{
-    press, show_call, Action, App, Call, Confirm, Detail, Effect, Focus, Mode, Purpose,
-};
-use super::form::FormKind;
-use super::input::Input;
-use super::snapshot::inert_line;
+use super::app::{press, show_call};
 use crate::proto::glossary::TaskState;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
+use crate::tui::state::app::{Action, App, Call, Confirm, Detail, Effect, Focus, Mode, Purpose};
+use crate::tui::state::form::FormKind;
+use crate::tui::state::input::Input;
+use crate::tui::state::snapshot::inert_line;
 
 impl App {
     /// Text pasted into the terminal (bracketed paste): goes into the field being edited.
@@ -267,7 +266,7 @@ impl App {
 
     fn key_detail(&mut self, key: KeyEvent) -> Vec<Effect> {
         let max = match &self.mode {
-            Mode::Detail(d) => super::layout::detail_max_scroll(self, d, self.size.0, self.size.1),
+            Mode::Detail(d) => super::detail::detail_max_scroll(self, d, self.size.0, self.size.1),
             _ => return Vec::new(),
         };
         let page = self.page;
