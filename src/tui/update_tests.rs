@@ -5,10 +5,9 @@ use serde_json::json;
 
 use crate::proto::error::BoardError;
 
+use super::state::app::{show_call, Conn, Mode};
 use super::state::app::{App, Call, Effect, Purpose};
-use super::state::app::{Conn, Mode};
 use super::state::snapshot::{Group, Row};
-use super::update::app::show_call;
 use super::update::fixture;
 
 fn key(c: KeyCode) -> KeyEvent {

@@ -6,7 +6,7 @@
 //! happened and carries out the [`Effect`]s; that keeps every screen reproducible from fixed
 //! data, which the snapshot tests and the render benchmark rely on.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::agents::{Pending, Stopping, TeamOp};
 use super::form::Form;
@@ -235,11 +235,11 @@ pub struct App {
     pub events: Vec<EventItem>,
     /// Index into [`App::rows`] of the selected task (always a [`Row::Task`]).
     pub selected: Option<usize>,
-    pub(in crate::tui) selected_id: Option<i64>,
+    pub(crate) selected_id: Option<i64>,
     /// Index into [`App::agents`] of the selected agent.
     pub agent_selected: usize,
     /// Session id of the selected agent: the selection follows it across refreshes.
-    pub(in crate::tui) agent_selected_id: Option<String>,
+    pub(crate) agent_selected_id: Option<String>,
     /// The operator's unread messages, as the last refresh counted them.
     pub unread: Unread,
     /// Event ids of claims expelled with their agent that the person dismissed from the
@@ -275,6 +275,15 @@ pub struct App {
     pub team_pending: Option<Pending>,
     /// An agent being stopped, until its session ends.
     pub stopping: Option<Stopping>,
+}
+
+/// The `show` call for the details dialog of task `id`.
+pub(crate) fn show_call(id: i64) -> Effect {
+    Effect::Call(Call {
+        purpose: Purpose::Show(id),
+        method: "show",
+        params: json!({ "task": id }),
+    })
 }
 
 impl App {

@@ -15,7 +15,7 @@ use crate::proto::{EventView, GoalView, SessionView, TaskView};
 const LINE_COLS: usize = 1000;
 /// How long the last ended session of a name no live session has stays on the agents panel
 /// (ms), as in `board agents`.
-pub(in crate::tui) const GONE_FOR_MS: i64 = crate::proto::views::RECENT_ENDED_MS;
+pub(crate) const GONE_FOR_MS: i64 = crate::proto::views::RECENT_ENDED_MS;
 
 /// Everything the TUI fetches from the board in one refresh.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -129,7 +129,7 @@ impl Group {
         }
     }
 
-    pub(in crate::tui) fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 
@@ -161,14 +161,14 @@ pub struct TaskItem {
     pub group: Group,
     /// Its labels joined by commas, inert ("" when none).
     pub labels: String,
-    pub(in crate::tui) title_lower: String,
+    pub(crate) title_lower: String,
 }
 
 impl TaskItem {
     /// The display item of `task`, reusing the strings of `prev` (the same task in the previous
     /// snapshot) where their source text did not change; `shown` names a session as people
     /// know it (inert).
-    pub(in crate::tui) fn new(
+    pub(crate) fn new(
         task: TaskView,
         prev: Option<TaskItem>,
         shown: &dyn Fn(&str) -> String,
@@ -257,12 +257,12 @@ pub struct EventItem {
     pub reason: String,
 }
 
-pub(in crate::tui) fn parse_ms(s: &str) -> Option<i64> {
+pub(crate) fn parse_ms(s: &str) -> Option<i64> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
     i64::try_from(d.as_millis()).ok()
 }
 
-pub(in crate::tui) fn inert_line(s: &str) -> String {
+pub(crate) fn inert_line(s: &str) -> String {
     truncate_width(&one_line(s), LINE_COLS)
 }

@@ -223,7 +223,7 @@ mod tests {
     }
 
     fn app() -> App {
-        let mut app = super::super::fixture::sample_app(false);
+        let mut app = crate::tui::update::fixture::sample_app(false);
         app.focus = Focus::Agents;
         app
     }

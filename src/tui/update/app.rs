@@ -1,28 +1,14 @@
 //! What a connection change and the answer to a call do to the [`App`], and the selection's
-//! movement: the update functions not driven by a key, a form or a refresh (those are
-//! [`super::keys`], [`super::form`] and [`super::refresh`]).
+//! movement: the update functions not driven by a key, a form or a refresh.
 
-use crossterm::event::{KeyEvent, KeyEventKind};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::proto::error::BoardError;
 use crate::proto::glossary::TaskState;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
-use crate::tui::state::app::{App, Call, Conn, Effect, Focus, Mode, Purpose, ShowData};
+use crate::tui::state::app::{App, Conn, Effect, Focus, Mode, Purpose, ShowData};
 use crate::tui::state::snapshot::{inert_line, Row, Unread};
-
-pub(super) fn press(key: &KeyEvent) -> bool {
-    key.kind != KeyEventKind::Release
-}
-
-pub(in crate::tui) fn show_call(id: i64) -> Effect {
-    Effect::Call(Call {
-        purpose: Purpose::Show(id),
-        method: "show",
-        params: json!({ "task": id }),
-    })
-}
 
 /// The diff to fetch for a task in review that shows no diff yet.
 fn review_diff(task: &TaskView, have: bool) -> Option<Effect> {

@@ -10,12 +10,11 @@ use crossterm::event::{KeyCode, KeyEvent};
 use serde_json::{json, Value};
 
 use super::agents::op_for;
-use super::app::show_call;
 use crate::proto::glossary::{EventKind, TaskState};
 use crate::proto::sanitize::inert;
 use crate::proto::MessageView;
 use crate::tui::state::agents::TeamAction;
-use crate::tui::state::app::{App, Call, Detail, Effect, Mode, Purpose};
+use crate::tui::state::app::{show_call, App, Call, Detail, Effect, Mode, Purpose};
 use crate::tui::state::needs::{Inbox, Need, NeedKind};
 use crate::tui::state::snapshot::inert_line;
 

@@ -1,10 +1,9 @@
 //! A refresh taken in: [`App::on_snapshot`] and the backlog rows rebuilt from the tasks, the
 //! filter and the selection.
 
-use super::app::show_call;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::SessionView;
-use crate::tui::state::app::{App, Effect, Mode};
+use crate::tui::state::app::{show_call, App, Effect, Mode};
 use crate::tui::state::snapshot::{
     inert_line, parse_ms, AgentItem, EventItem, Group, Row, Snapshot, TaskItem, GONE_FOR_MS,
     LABEL_TERM,
