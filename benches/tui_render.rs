@@ -17,20 +17,23 @@
 
 use std::time::{Duration, Instant};
 
-use app::App;
 use board::proto;
-use board::tui::{app, snapshot, view};
+use board::tui::state::app::App;
+use board::tui::{state, view};
 
 // The sample boards are test data, not part of the library: the bench compiles the same file the
-// TUI's unit tests use (its `crate::proto` and `super::{app, snapshot}` resolve to the imports
+// TUI's unit tests use (its `crate::proto` and `super::super::state` resolve to the imports
 // above).
-#[allow(dead_code)]
-#[path = "../src/tui/fixture.rs"]
-mod fixture;
+#[path = "../src/tui/update"]
+mod update {
+    #[allow(dead_code)]
+    pub mod fixture;
+}
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use update::fixture;
 
 const FRAMES: usize = 200;
 

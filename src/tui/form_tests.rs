@@ -7,8 +7,8 @@ use serde_json::json;
 
 use crate::proto::error::BoardError;
 
-use super::app::{App, Effect, Mode, Purpose};
-use super::fixture;
+use super::state::app::{App, Effect, Mode, Purpose};
+use super::update::fixture;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -54,7 +54,7 @@ fn with_selected(change: impl Fn(&mut crate::proto::TaskView)) -> App {
 }
 
 /// The one request the form sends on Enter.
-fn submitted(app: &mut App) -> super::app::Call {
+fn submitted(app: &mut App) -> super::state::app::Call {
     let fx = app.on_key(key(KeyCode::Enter));
     let [Effect::Call(call)] = fx.as_slice() else {
         panic!("{fx:?}")

@@ -12,30 +12,26 @@
 //!   broken connection is never applied twice.
 //! - **input**: crossterm key, paste and resize events.
 //! - **main**: the UI loop. It owns the [`App`], applies each message with the pure update
-//!   functions of [`app`], carries out the [`Effect`]s they return, and redraws with
+//!   functions of [`update`], carries out the [`Effect`]s they return, and redraws with
 //!   [`view::draw`] after every batch of messages and once a second (lease countdowns). Refreshes
 //!   are coalesced: at most one in flight and one queued, however many events arrive.
 //!
+//! Layers, each importing only those below it: [`state`] (the data) ← [`update`] (what keys,
+//! refreshes and answers do to it) ← [`view`] (drawing it, no I/O) ← this loop (the terminal,
+//! the board's connections, tmux and git). [`notice`], `team_io` and `review_diff` are the
+//! loop's I/O helpers.
+//!
 //! Every connection is an operator's: the TUI drops any `BOARD_AGENT`/`BOARD_TOKEN` identity.
 
-pub mod agents;
-pub mod app;
-#[cfg(test)]
-pub mod fixture;
-pub mod form;
 #[cfg(test)]
 mod form_tests;
-pub mod input;
-pub mod keys;
-pub mod layout;
-pub mod messages;
-pub mod needs;
 pub mod notice;
 mod review_diff;
 #[cfg(test)]
 mod review_tests;
-pub mod snapshot;
+pub mod state;
 mod team_io;
+pub mod update;
 #[cfg(test)]
 mod update_tests;
 pub mod view;
@@ -54,8 +50,8 @@ use serde_json::{json, Value};
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::sanitize::inert;
-use app::{App, Call, Effect, Purpose};
-use snapshot::Snapshot;
+use state::app::{App, Call, Effect, Purpose};
+use state::snapshot::Snapshot;
 
 /// How often the snapshot is re-fetched without any event (agents' own requests renew leases
 /// and update "last heard" without an event).
@@ -329,7 +325,7 @@ fn event_loop(
             let stale = refreshes
                 .last_sent
                 .is_none_or(|t| now.saturating_duration_since(t) >= every);
-            if stale && app.conn == app::Conn::Live {
+            if stale && app.conn == state::app::Conn::Live {
                 refreshes.request(jobs);
             }
         }
@@ -380,7 +376,7 @@ fn event_loop(
                 Effect::Team(op) => {
                     // A few tmux calls (tens of ms): done here, so no second op can overlap.
                     let r = team_io::perform(&op);
-                    if !agents::on_result(&mut app, r).is_empty() {
+                    if !update::agents::on_result(&mut app, r).is_empty() {
                         refreshes.request(jobs);
                     }
                 }

@@ -7,10 +7,11 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::json;
 
-use super::app::{App, Effect, Mode, Purpose};
-use super::fixture;
-use super::needs::{needs, NeedKind};
-use super::snapshot::{Group, Row};
+use super::state::app::{App, Effect, Mode, Purpose};
+use super::state::needs::NeedKind;
+use super::state::snapshot::{Group, Row};
+use super::update::fixture;
+use super::update::needs::needs;
 use crate::proto::glossary::TaskState;
 
 const COMMIT: &str = "3f2a9c1e04b7aa11223344556677889900aabbcc";
@@ -39,7 +40,7 @@ fn screen(app: &App, w: u16, h: u16) -> String {
 
 /// Opens task 9's details and answers its `show` and diff as the app loop would.
 fn details_with_diff(app: &mut App, diff: &str) {
-    app.mode = Mode::Detail(Box::new(super::app::Detail::of(9)));
+    app.mode = Mode::Detail(Box::new(super::state::app::Detail::of(9)));
     let task = app
         .tasks
         .iter()

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::agents::{TeamAction, TeamOp};
+use super::state::agents::{TeamAction, TeamOp};
 use crate::agent_tools::team;
 use crate::proto::client;
 use crate::proto::config::Config;
@@ -44,7 +44,7 @@ fn run(op: &TeamOp) -> BoardResult<String> {
             team::attach(&pane)?;
             Ok(format!("showing {slot} (pane {pane})"))
         }
-        // The board stops agents (`session.stop`, see `super::agents`), so that a stop ends an
+        // The board stops agents (`session.stop`, see `update::agents`), so that a stop ends an
         // agent the one way a closed pane does and finishes even if this TUI quits.
         TeamAction::Stop => Err(BoardError::internal(format!(
             "{slot}: a stop is sent to the board, not carried out by the TUI"

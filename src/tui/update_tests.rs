@@ -5,10 +5,10 @@ use serde_json::json;
 
 use crate::proto::error::BoardError;
 
-use super::app::{show_call, Conn, Mode};
-use super::app::{App, Call, Effect, Purpose};
-use super::fixture;
-use super::snapshot::{Group, Row};
+use super::state::app::{show_call, Conn, Mode};
+use super::state::app::{App, Call, Effect, Purpose};
+use super::state::snapshot::{Group, Row};
+use super::update::fixture;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -272,7 +272,7 @@ fn has_task_write(fx: &[Effect]) -> bool {
 fn with_the_agents_panel_focused_backlog_keys_change_no_task() {
     let mut app = fixture::sample_app(true);
     app.on_key(key(KeyCode::Tab));
-    assert_eq!(app.focus, super::app::Focus::Agents);
+    assert_eq!(app.focus, super::state::app::Focus::Agents);
     // The ended agent: `m` is refused, and what is typed next must not reach the backlog.
     app.agent_selected = app
         .agents
@@ -423,11 +423,12 @@ fn a_stop_that_does_not_end_the_session_says_so() {
 
 #[test]
 fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
-    use super::needs::{needs, NeedKind};
+    use super::state::needs::NeedKind;
+    use super::update::needs::needs;
     let mut snap = fixture::sample_snapshot();
     // A board that tells questions from permission prompts: codex-1 is at a prompt.
     snap.agents[1].waiting = Some("Codex asks permission to run `rm -rf target`".into());
-    snap.unread = super::snapshot::Unread {
+    snap.unread = super::state::snapshot::Unread {
         count: 2,
         from: vec!["claude-1".into()],
     };
@@ -489,7 +490,7 @@ fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
     app.mode = Mode::NeedsYou(1);
     let fx = app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(&fx[..], [Effect::Team(op)] if op.action == super::agents::TeamAction::Attach && op.slot == "codex-1"),
+        matches!(&fx[..], [Effect::Team(op)] if op.action == super::state::agents::TeamAction::Attach && op.slot == "codex-1"),
         "{fx:?}"
     );
 }

@@ -18,7 +18,7 @@ const WIDTH: usize = 120;
 const HEIGHT: usize = 40;
 /// The backlog's columns at this width (the agents and the feed sit to its right).
 fn backlog_cols() -> usize {
-    usize::from(board::tui::layout::backlog_width(WIDTH as u16))
+    usize::from(board::tui::view::layout::backlog_width(WIDTH as u16))
 }
 
 /// The pane the TUI runs in.

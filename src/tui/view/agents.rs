@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 use super::theme::{panel, put, put_right, scroll_offset, width, Theme};
 use crate::proto::glossary::AgentState;
-use crate::tui::app::{App, Focus};
+use crate::tui::state::app::{App, Focus};
 
 pub(super) fn ago(ms: i64) -> String {
     let s = (ms / 1000).max(0);
@@ -127,7 +127,7 @@ pub(super) fn draw_agents(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
                 .or_else(|| a.attention.clone())
                 .unwrap_or_default()
         };
-        let extra = crate::tui::agents::note(&a.view);
+        let extra = crate::tui::update::agents::note(&a.view);
         let note = match (note.is_empty(), extra.is_empty()) {
             (_, true) => note,
             (true, false) => extra,

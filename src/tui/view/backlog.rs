@@ -7,8 +7,8 @@ use ratatui::style::{Color, Style};
 use super::theme::{panel, put, put_right, scroll_offset, Theme};
 use crate::proto::countdown;
 use crate::proto::sanitize::{one_line, truncate_width};
-use crate::tui::app::{App, Focus, Mode};
-use crate::tui::snapshot::{Group, Row, TaskItem};
+use crate::tui::state::app::{App, Focus, Mode};
+use crate::tui::state::snapshot::{Group, Row, TaskItem};
 
 pub(super) fn draw_backlog(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     if r.height == 0 {

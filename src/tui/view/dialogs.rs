@@ -5,10 +5,10 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Clear, Widget};
 
-use super::detail::wrap;
 use super::theme::{put, put_spans, Theme};
 use crate::proto::sanitize::truncate_width;
-use crate::tui::form::{Form, FormKind};
+use crate::tui::state::form::{Form, FormKind};
+use crate::tui::update::detail::wrap;
 
 /// A centered dialog box of at most `w`×`h`; clears what is under it. Returns the inside.
 pub(super) fn dialog(buf: &mut Buffer, area: Rect, w: u16, h: u16, title: &str, t: Theme) -> Rect {
@@ -157,7 +157,7 @@ pub(super) fn draw_form(buf: &mut Buffer, area: Rect, f: &Form, t: Theme) -> Opt
     cursor
 }
 
-/// Draws a yes/no question dialog over `area` (used by the agent keys of [`crate::tui::agents`]).
+/// Draws a yes/no question dialog over `area` (a restart or stop of an agent).
 pub fn draw_question(buf: &mut Buffer, area: Rect, question: &str, color: bool) {
     draw_confirm(buf, area, question, Theme { color });
 }

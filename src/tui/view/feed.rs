@@ -5,56 +5,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 
 use super::theme::{panel, put, put_spans, Theme};
-use crate::proto::glossary::{ClaimEnd, EventKind, TaskState};
-use crate::tui::app::App;
-use crate::tui::snapshot::EventItem;
-
-/// Event kinds as shown in the feed (at most 7 columns).
-pub(super) fn kind_label(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::SessionStart => "joined",
-        EventKind::SessionEnd => "left",
-        EventKind::BoardStart => "board",
-        // The feed's kind column is 7 wide.
-        EventKind::Question => "asked",
-        other => other.as_str(),
-    }
-}
-
-/// Reasons that only repeat the kind (the store's default reasons).
-fn trivial_reason(kind: EventKind, reason: &str) -> bool {
-    match kind {
-        EventKind::Grant => reason == TaskState::Claimed.as_str(),
-        EventKind::Done => reason == ClaimEnd::Done.as_str(),
-        EventKind::Edit => reason == "edited",
-        EventKind::Cancel => reason == TaskState::Cancelled.as_str(),
-        EventKind::SessionStart => reason == "registered",
-        EventKind::Resume => reason == "resumed",
-        _ => false,
-    }
-}
-
-pub(super) fn event_text(e: &EventItem) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(task) = e.view.task {
-        parts.push(format!("#{task}"));
-    }
-    if let Some(g) = e.view.generation {
-        parts.push(format!("g{g}"));
-    }
-    let has_reason = !e.reason.is_empty() && !trivial_reason(e.view.kind, &e.reason);
-    if !e.agent.is_empty() {
-        parts.push(if has_reason {
-            format!("{}:", e.agent)
-        } else {
-            e.agent.clone()
-        });
-    }
-    if has_reason {
-        parts.push(e.reason.clone());
-    }
-    parts.join(" ")
-}
+use crate::tui::state::app::App;
+use crate::tui::update::detail::{event_text, kind_label};
 
 pub(super) fn draw_events(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     if r.height == 0 {

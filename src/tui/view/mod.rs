@@ -12,14 +12,14 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::Frame;
 
 use crate::proto::sanitize::truncate_width;
-use crate::tui::app::{App, Conn, Focus, Mode};
-use crate::tui::layout::layout;
-use crate::tui::snapshot::AgentItem;
+use crate::tui::state::app::{App, Conn, Focus, Mode};
+use crate::tui::state::snapshot::AgentItem;
 use agents::draw_agents;
 use backlog::draw_backlog;
 use detail::draw_detail;
-use dialogs::{draw_confirm, draw_form, draw_help};
+use dialogs::{draw_confirm, draw_form, draw_help, draw_question};
 use feed::draw_events;
+use layout::layout;
 use needs::{draw_inbox, draw_needs};
 use theme::{put, put_right, width, Theme};
 
@@ -28,13 +28,11 @@ mod backlog;
 mod detail;
 mod dialogs;
 mod feed;
+pub mod layout;
 mod needs;
 #[cfg(test)]
 mod tests;
 mod theme;
-
-pub(crate) use detail::detail_lines;
-pub use dialogs::draw_question;
 
 /// One loud line under the goal.
 struct Banner {
@@ -190,7 +188,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
             None
         }
     };
-    crate::tui::agents::draw_pending(buf, area, app);
+    if let Some(p) = &app.team_pending {
+        draw_question(buf, area, &p.question, app.color);
+    }
     let cursor = cursor.or_else(|| {
         (app.mode == Mode::Filter).then(|| {
             let (_, col) = app.filter.window(filter_width(areas.footer));
@@ -223,7 +223,7 @@ fn draw_header(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     let live_w = u16::try_from(width(live)).unwrap_or(0) + 1;
     let mut x = r.x;
     x += put(buf, x, r.y, r.width, &name, t.bar(Color::Cyan));
-    let needs = crate::tui::needs::count(app);
+    let needs = crate::tui::update::needs::count(app);
     if needs > 0 {
         let verb = if needs == 1 { "needs" } else { "need" };
         let text = format!(" ⚑ {needs} {verb} you · i ");

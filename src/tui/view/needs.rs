@@ -4,11 +4,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
-use super::detail::wrap;
 use super::dialogs::dialog;
 use super::theme::{put, Theme};
-use crate::tui::app::App;
-use crate::tui::needs::{needs, Inbox, NeedKind};
+use crate::tui::state::app::App;
+use crate::tui::state::needs::{Inbox, NeedKind};
+use crate::tui::update::detail::wrap;
+use crate::tui::update::needs::needs;
 
 /// Columns of the kind label (the longest, `PERMISSION`).
 const LABEL_W: u16 = 10;

@@ -1,10 +1,10 @@
 //! The main screen and each dialog drawn from the sample board at 80×24, 120×40 and 160×48.
 
-use super::detail::wrap;
 use super::*;
-use crate::tui::app::App;
-use crate::tui::fixture;
-use crate::tui::input::Input;
+use crate::tui::state::app::App;
+use crate::tui::state::input::Input;
+use crate::tui::update::detail::wrap;
+use crate::tui::update::fixture;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
@@ -70,7 +70,7 @@ fn details_120x40() {
         "events": [{"id": 30, "at": "2026-03-01T11:10:00.000Z", "kind": "add", "task": 14,
                     "agent": null, "generation": null, "reason": task.title}],
     });
-    app.on_call_result(crate::tui::app::Purpose::Show(14), Ok(v));
+    app.on_call_result(crate::tui::state::app::Purpose::Show(14), Ok(v));
     insta::assert_snapshot!(screen(&app, 120, 40));
 }
 
@@ -163,7 +163,7 @@ fn filter_prompt_shows_in_the_footer() {
 fn needs_you_list_and_question_banner_120x40() {
     let mut snap = fixture::sample_snapshot();
     snap.agents[1].waiting = Some("Codex asks permission to run `cargo publish`".into());
-    snap.unread = crate::tui::snapshot::Unread {
+    snap.unread = crate::tui::state::snapshot::Unread {
         count: 2,
         from: vec!["claude-1".into(), "operator".into()],
     };
@@ -172,7 +172,7 @@ fn needs_you_list_and_question_banner_120x40() {
     app.on_key(key(KeyCode::Char('i')));
     insta::assert_snapshot!("needs_you_120x40", screen(&app, 120, 40));
     app.on_call_result(
-        crate::tui::app::Purpose::Inbox,
+        crate::tui::state::app::Purpose::Inbox,
         Ok(serde_json::json!({"messages": [
             {"id": 1, "from": "claude-1", "to": "operator", "answer": false,
              "text": "Refunds API is done.\nThe \u{1b}[31mred\u{1b}[0m CI step is flaky, see #14.",

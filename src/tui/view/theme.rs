@@ -5,11 +5,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Widget};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::proto::glossary::{AgentState, EventKind};
 use crate::proto::sanitize::truncate_width;
-use crate::tui::snapshot::Group;
+use crate::tui::state::snapshot::Group;
 
 /// Styles, with or without colour (`NO_COLOR`). Without colour only bold, dim, reverse and
 /// underline are used.
@@ -93,11 +92,7 @@ impl Theme {
     }
 }
 
-/// Display width of already-inert text.
-pub(super) fn width(s: &str) -> usize {
-    let per_char: usize = s.chars().map(|c| c.width().unwrap_or(0)).sum();
-    per_char.max(s.width())
-}
+pub(super) use crate::tui::update::detail::width;
 
 /// Writes `s` at (x, y), cut to `w` columns (with `…` when cut). Returns the columns used.
 pub(super) fn put(buf: &mut Buffer, x: u16, y: u16, w: u16, s: &str, style: Style) -> u16 {

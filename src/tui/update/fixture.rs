@@ -5,9 +5,8 @@
 use crate::proto::glossary::{AgentState, EventKind, TaskState};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
-use super::app::App;
-
-use super::snapshot::Snapshot;
+use super::super::state::app::App;
+use super::super::state::snapshot::Snapshot;
 
 /// The fixed wall clock of the sample board: 2026-03-01T12:00:00Z, ms since the epoch.
 pub const NOW_WALL_MS: i64 = 1_772_366_400_000;

@@ -1,17 +1,22 @@
 //! Keys and pasted text: what each does in each mode, as updates of the [`App`].
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use serde_json::json;
 
-use super::app::{
-    press, show_call, Action, App, Call, Confirm, Detail, Effect, Focus, Mode, Purpose,
-};
-use super::form::FormKind;
-use super::input::Input;
-use super::snapshot::inert_line;
 use crate::proto::glossary::TaskState;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
+use crate::tui::state::app::{
+    show_call, Action, App, Call, Confirm, Detail, Effect, Focus, Mode, Purpose,
+};
+use crate::tui::state::form::FormKind;
+use crate::tui::state::input::Input;
+use crate::tui::state::snapshot::inert_line;
+
+/// A press or repeat, not a release.
+fn press(key: &KeyEvent) -> bool {
+    key.kind != KeyEventKind::Release
+}
 
 impl App {
     /// Text pasted into the terminal (bracketed paste): goes into the field being edited.
@@ -267,7 +272,7 @@ impl App {
 
     fn key_detail(&mut self, key: KeyEvent) -> Vec<Effect> {
         let max = match &self.mode {
-            Mode::Detail(d) => super::layout::detail_max_scroll(self, d, self.size.0, self.size.1),
+            Mode::Detail(d) => super::detail::detail_max_scroll(self, d, self.size.0, self.size.1),
             _ => return Vec::new(),
         };
         let page = self.page;

@@ -1,10 +1,7 @@
-//! Where things go on the screen, shared by the update functions (scroll limits) and the view:
-//! the main screen's areas, the backlog's width, the details dialog's box.
+//! Where things go on the main screen: its areas and the backlog's width. (The details
+//! dialog's box is [`crate::tui::update::detail::detail_box`]: the scroll keys need it too.)
 
 use ratatui::layout::Rect;
-
-use crate::tui::app::{App, Detail};
-use crate::tui::view::detail_lines;
 
 /// Widths from which the agents and the feed sit to the right of the backlog.
 pub const WIDE: u16 = 120;
@@ -74,22 +71,4 @@ pub(crate) fn layout(area: Rect, banners: u16, agents: usize) -> Areas {
             footer,
         }
     }
-}
-
-/// The details dialog's box on a screen of `area`.
-pub(crate) fn detail_box(area: Rect) -> (u16, u16) {
-    let w = (area.width * 9 / 10).max(area.width.min(60));
-    let h = (area.height * 17 / 20).max(area.height.min(12));
-    (w.min(area.width), h.min(area.height))
-}
-
-/// The largest useful scroll position of the details dialog on a `width`×`height` screen.
-pub fn detail_max_scroll(app: &App, d: &Detail, width: u16, height: u16) -> usize {
-    let (w, h) = detail_box(Rect::new(0, 0, width, height));
-    let (inner_w, inner_h) = (w.saturating_sub(2), h.saturating_sub(2));
-    if inner_w < 3 {
-        return 0;
-    }
-    let lines = detail_lines(app, d, usize::from(inner_w - 2)).len();
-    lines.saturating_sub(usize::from(inner_h))
 }

@@ -5,11 +5,9 @@
 
 use serde_json::json;
 
-use super::app::{App, Call, Effect, Purpose};
-
-use super::form::{Field, Form, FormKind};
-
-use super::snapshot::AgentItem;
+use crate::tui::state::app::{App, Call, Effect, Purpose};
+use crate::tui::state::form::{Field, Form, FormKind, Recipient};
+use crate::tui::state::snapshot::AgentItem;
 
 pub use crate::agent_tools::team::tmux::pane_text;
 
@@ -17,17 +15,6 @@ pub use crate::agent_tools::team::tmux::pane_text;
 pub const MESSAGE: &str = "Message";
 /// Label of the "type it into the agent's pane too" field (`y`/`n`).
 pub const INTO_PANE: &str = "Type it into its pane too (y/n)";
-
-/// Who a message form writes to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recipient {
-    /// Session id (raw, as the board knows it).
-    pub to: String,
-    /// The name people see of that session (inert), for the dialog's title.
-    pub name: String,
-    /// The question it waits with, when this is an answer (inert).
-    pub question: Option<String>,
-}
 
 /// The form `m` (a message to the selected agent) or `A` (an answer: to the selected agent when
 /// it waits, else to the first agent that waits) opens. Errors: the flash text when there is
@@ -66,14 +53,6 @@ pub fn fields(r: &Recipient) -> Vec<Field> {
         f.push(Field::new(INTO_PANE, "n"));
     }
     f
-}
-
-/// The dialog title, naming the agent as people know it (`shown` is its name, inert).
-pub fn title(r: &Recipient, shown: &str) -> String {
-    match &r.question {
-        Some(q) => format!("Answer {shown}: {q}"),
-        None => format!("Message to {shown}"),
-    }
 }
 
 /// The `send` call of a filled-in form, and the text to type into the agent's pane once the

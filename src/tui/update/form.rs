@@ -4,96 +4,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::app::{App, Call, Effect, Mode, Purpose};
-use super::input::Input;
-use super::snapshot::inert_line;
 use crate::proto::sanitize::one_line;
 use crate::proto::TaskView;
-
-/// A labelled field of a form.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Field {
-    /// Label shown left of the field.
-    pub label: &'static str,
-    /// The text being edited.
-    pub input: Input,
-    /// Alt-Enter / Ctrl-J insert a line break.
-    pub multiline: bool,
-}
-
-impl Field {
-    /// A one-line field labelled `label`, holding `text`.
-    pub fn new(label: &'static str, text: &str) -> Field {
-        Field {
-            label,
-            input: Input::new(text),
-            multiline: false,
-        }
-    }
-}
-
-/// What a form does on Enter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FormKind {
-    /// Add a task (title, priority, dependencies, labels, whom it is for, review).
-    Add,
-    /// Edit a task; holds the task as it was when the form opened.
-    Edit(Box<TaskView>),
-    /// Set the goal.
-    Goal,
-    /// A message to an agent, or an answer to one that waits (see [`super::messages`]).
-    Message(Box<super::messages::Recipient>),
-    /// Accept (`accept`: true) or reject a task in review, with a note.
-    Verdict {
-        /// Task id.
-        task: i64,
-        /// Accept (the board lands its commit) rather than reject.
-        accept: bool,
-    },
-}
-
-/// A form in a dialog.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Form {
-    /// Its purpose.
-    pub kind: FormKind,
-    /// The fields, top to bottom.
-    pub fields: Vec<Field>,
-    /// Index of the field with the cursor.
-    pub focus: usize,
-    /// Why the last submit failed (inert).
-    pub error: Option<String>,
-    /// Submitted; waiting for the board's answer.
-    pub pending: bool,
-}
-
-impl Form {
-    /// The dialog's title.
-    pub fn title(&self) -> String {
-        match &self.kind {
-            FormKind::Add => "Add a task".into(),
-            FormKind::Edit(t) => format!("Edit #{}", t.id),
-            FormKind::Goal => "Set the goal".into(),
-            FormKind::Message(r) => super::messages::title(r, &inert_line(&r.name)),
-            FormKind::Verdict { task, accept: true } => {
-                format!("Accept #{task}: land its commit (note optional)")
-            }
-            FormKind::Verdict {
-                task,
-                accept: false,
-            } => format!("Reject #{task}: back to ready (say why)"),
-        }
-    }
-
-    /// The text of the field labelled `label` ("" when there is none).
-    pub fn value(&self, label: &str) -> &str {
-        self.fields
-            .iter()
-            .find(|f| f.label == label)
-            .map(|f| f.input.text())
-            .unwrap_or("")
-    }
-}
+use crate::tui::state::app::{App, Call, Effect, Mode, Purpose};
+use crate::tui::state::form::{Field, Form, FormKind};
 
 /// Parses a dependency list: ids separated by spaces or commas, `#` allowed.
 fn parse_ids(s: &str) -> Result<Vec<i64>, String> {

@@ -9,73 +9,19 @@
 //! Actions are by **slot**, the configured name a `board up` pane keeps (the session's `name`),
 //! not by session id: a restarted `claude` is session `claude-2`, and any row of `claude`
 //! (live or ended) acts on that one pane. This module is pure: it turns keys into a
-//! [`TeamOp`] effect and results into a flash; `super::team_io` carries the op out.
+//! [`TeamOp`] effect and results into a flash; the event loop carries the op out.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
 use serde_json::json;
 
-use super::app::{App, Call, Effect, Focus, Mode, Purpose};
-
-use super::snapshot::AgentItem;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::SessionView;
-
-/// What to do with an agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TeamAction {
-    /// Start the slot whose agent ended (or that has no pane).
-    Start,
-    /// Bring the agent's tmux pane on screen.
-    Attach,
-    /// End the running agent and start it again in its pane.
-    Restart,
-    /// End the agent (its pane stays, showing why).
-    Stop,
-    /// Start every slot of `board.toml` that is missing or ended.
-    Up,
-}
-
-/// One agent operation for `team_io` to carry out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TeamOp {
-    /// What to do.
-    pub action: TeamAction,
-    /// The slot (configured name); empty for [`TeamAction::Up`].
-    pub slot: String,
-    /// The pane of the slot's latest session, when known.
-    pub pane: Option<String>,
-    /// The launcher of the slot's live session, when it has one.
-    pub launcher_pid: Option<i64>,
-    /// The slot's live session id (raw), when it has one.
-    pub session: Option<String>,
-}
-
-/// A stop the board is carrying out, until a refresh shows the session ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stopping {
-    /// Session id (raw).
-    pub session: String,
-    /// The agent's name as people see it, inert.
-    pub shown: String,
-    /// When to give up and say it could not ([`App::now_ms`] clock); None until the board
-    /// accepted the stop.
-    pub deadline_ms: Option<u64>,
-}
+use crate::tui::state::agents::{Pending, Stopping, TeamAction, TeamOp};
+use crate::tui::state::app::{App, Call, Effect, Focus, Mode, Purpose};
+use crate::tui::state::snapshot::AgentItem;
 
 /// What the TUI waits for beyond SIGKILL before it says a stop failed, ms.
 const STOP_SLACK_MS: u64 = 3000;
-
-/// A restart or stop waiting for y/n.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pending {
-    /// The operation on yes.
-    pub op: TeamOp,
-    /// The question, inert.
-    pub question: String,
-}
 
 fn inert_line(s: &str) -> String {
     truncate_width(&one_line(s), 200)
@@ -262,13 +208,6 @@ pub fn note(view: &SessionView) -> String {
     parts.join(" · ")
 }
 
-/// Draws the open restart/stop question, if any, over the screen.
-pub fn draw_pending(buf: &mut Buffer, area: Rect, app: &App) {
-    if let Some(p) = &app.team_pending {
-        super::view::draw_question(buf, area, &p.question, app.color);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +223,7 @@ mod tests {
     }
 
     fn app() -> App {
-        let mut app = super::super::fixture::sample_app(false);
+        let mut app = crate::tui::update::fixture::sample_app(false);
         app.focus = Focus::Agents;
         app
     }

@@ -1,21 +1,20 @@
-//! The TUI's state ([`App`]) and the pure functions that change it.
+//! The TUI's state ([`App`]) and the enums it is made of: the mode, the focus, the details
+//! dialog, the calls and effects the update functions return.
 //!
-//! Nothing here does I/O or reads a clock: the event loop in [`super`] feeds in what happened
-//! (a key, a snapshot of the board, the answer to a call, a connection change, the time) and
-//! carries out the [`Effect`]s the update functions return. That keeps every screen reproducible
-//! from fixed data, which the snapshot tests and the render benchmark rely on. The updates are
-//! split by what drives them: [`super::snapshot`] (a refresh), [`super::keys`] (the keyboard and
-//! paste), [`super::form`] (a form dialog).
+//! Data only, and the read-only questions the screen asks of it: nothing here handles a key, a
+//! snapshot or an answer, draws, does I/O or reads a clock. The event loop feeds in what
+//! happened and carries out the [`Effect`]s; that keeps every screen reproducible from fixed
+//! data, which the snapshot tests and the render benchmark rely on.
 
-use crossterm::event::{KeyEvent, KeyEventKind};
 use serde_json::{json, Value};
 
+use super::agents::{Pending, Stopping, TeamOp};
 use super::form::Form;
 use super::input::Input;
-use super::snapshot::{inert_line, AgentItem, EventItem, Row, TaskItem};
-use crate::proto::error::BoardError;
-use crate::proto::glossary::{AgentState, TaskState};
-use crate::proto::sanitize::{one_line, truncate_width};
+use super::needs::Inbox;
+use super::snapshot::{AgentItem, EventItem, Row, TaskItem, Unread};
+use crate::proto::glossary::AgentState;
+use crate::proto::sanitize::one_line;
 use crate::proto::{EventView, GoalView, NoteView, TaskView};
 
 /// How long a status message stays in the footer, in ms.
@@ -121,7 +120,7 @@ pub enum Mode {
     /// The needs-you list: everything waiting for a person; the selected item's index.
     NeedsYou(usize),
     /// The operator's messages just read (`inbox`).
-    Inbox(Box<super::needs::Inbox>),
+    Inbox(Box<Inbox>),
 }
 
 /// A status message in the footer.
@@ -189,13 +188,13 @@ pub enum Effect {
     TypeIntoPane {
         /// tmux pane id (`%3`).
         pane: String,
-        /// Already made safe for a terminal ([`super::messages::pane_text`]).
+        /// Already made safe for a terminal (`tmux::pane_text`).
         text: String,
     },
     /// Leave the TUI.
     Quit,
-    /// Start, go to, restart or stop an agent (see [`super::agents`]).
-    Team(super::agents::TeamOp),
+    /// Start, go to, restart or stop an agent (the agents panel's keys).
+    Team(TeamOp),
     /// Fetch the diff of task `task`'s `commit` against the base branch (git, in the project);
     /// the text comes back as a [`Purpose::Diff`] call result.
     Diff {
@@ -236,13 +235,13 @@ pub struct App {
     pub events: Vec<EventItem>,
     /// Index into [`App::rows`] of the selected task (always a [`Row::Task`]).
     pub selected: Option<usize>,
-    pub(super) selected_id: Option<i64>,
+    pub(crate) selected_id: Option<i64>,
     /// Index into [`App::agents`] of the selected agent.
     pub agent_selected: usize,
     /// Session id of the selected agent: the selection follows it across refreshes.
-    pub(super) agent_selected_id: Option<String>,
+    pub(crate) agent_selected_id: Option<String>,
     /// The operator's unread messages, as the last refresh counted them.
-    pub unread: super::snapshot::Unread,
+    pub unread: Unread,
     /// Event ids of claims expelled with their agent that the person dismissed from the
     /// needs-you list.
     pub dismissed: std::collections::BTreeSet<i64>,
@@ -273,40 +272,17 @@ pub struct App {
     /// After the pending `send` succeeds, type this into the agent's pane (if it has one).
     pub type_after_send: Option<String>,
     /// A restart or stop of an agent waiting for y/n.
-    pub team_pending: Option<super::agents::Pending>,
+    pub team_pending: Option<Pending>,
     /// An agent being stopped, until its session ends.
-    pub stopping: Option<super::agents::Stopping>,
+    pub stopping: Option<Stopping>,
 }
 
-pub(super) fn press(key: &KeyEvent) -> bool {
-    key.kind != KeyEventKind::Release
-}
-
-pub(super) fn show_call(id: i64) -> Effect {
+/// The `show` call for the details dialog of task `id`.
+pub(crate) fn show_call(id: i64) -> Effect {
     Effect::Call(Call {
         purpose: Purpose::Show(id),
         method: "show",
         params: json!({ "task": id }),
-    })
-}
-
-/// The diff to fetch for a task in review that shows no diff yet.
-fn review_diff(task: &TaskView, have: bool) -> Option<Effect> {
-    match (&task.state, &task.commit, have) {
-        (TaskState::Review, Some(c), false) => Some(Effect::Diff {
-            task: task.id,
-            commit: c.clone(),
-        }),
-        _ => None,
-    }
-}
-
-fn parse_show(v: &Value) -> Result<ShowData, BoardError> {
-    let bad = |e: serde_json::Error| BoardError::internal(format!("unexpected `show` answer: {e}"));
-    Ok(ShowData {
-        task: serde_json::from_value(v["task"].clone()).map_err(bad)?,
-        notes: serde_json::from_value(v["notes"].clone()).map_err(bad)?,
-        events: serde_json::from_value(v["events"].clone()).map_err(bad)?,
     })
 }
 
@@ -330,7 +306,7 @@ impl App {
             selected_id: None,
             agent_selected: 0,
             agent_selected_id: None,
-            unread: super::snapshot::Unread::default(),
+            unread: Unread::default(),
             dismissed: std::collections::BTreeSet::new(),
             focus: Focus::Backlog,
             filter: Input::default(),
@@ -412,215 +388,5 @@ impl App {
             error,
             at_ms: self.now_ms,
         });
-    }
-
-    /// Moves the selection `delta` tasks down (negative: up), stopping at the ends.
-    pub(super) fn move_by(&mut self, delta: isize) {
-        if self.focus == Focus::Agents {
-            let n = self.agents.len();
-            if n > 0 {
-                let to = self.agent_selected as isize + delta;
-                self.agent_selected = to.clamp(0, n as isize - 1) as usize;
-                self.remember_agent();
-            }
-            return;
-        }
-        let Some(mut at) = self.selected else {
-            self.selected = self.nearest_task_row(0);
-            self.remember_selection();
-            return;
-        };
-        let step: isize = if delta < 0 { -1 } else { 1 };
-        let mut left = delta.unsigned_abs();
-        while left > 0 {
-            let mut i = at as isize + step;
-            let found = loop {
-                if i < 0 || i as usize >= self.rows.len() {
-                    break None;
-                }
-                if matches!(self.rows[i as usize], Row::Task(_)) {
-                    break Some(i as usize);
-                }
-                i += step;
-            };
-            match found {
-                Some(f) => at = f,
-                None => break,
-            }
-            left -= 1;
-        }
-        self.selected = Some(at);
-        self.remember_selection();
-    }
-
-    pub(super) fn move_to_end(&mut self, last: bool) {
-        if self.focus == Focus::Agents {
-            self.agent_selected = if last {
-                self.agents.len().saturating_sub(1)
-            } else {
-                0
-            };
-            self.remember_agent();
-            return;
-        }
-        self.selected = if last {
-            self.nearest_task_row(self.rows.len().saturating_sub(1))
-        } else {
-            self.nearest_task_row(0)
-        };
-        self.remember_selection();
-    }
-
-    /// The event stream connected (or reconnected).
-    pub fn on_connected(&mut self) -> Vec<Effect> {
-        if matches!(self.conn, Conn::Reconnecting { .. }) {
-            self.say("reconnected to the board", false);
-        }
-        self.conn = Conn::Live;
-        vec![Effect::Refresh]
-    }
-
-    /// The event stream broke or could not connect; `attempt` counts failures in a row.
-    pub fn on_disconnected(&mut self, attempt: u32, error: &str) {
-        self.conn = Conn::Reconnecting {
-            attempt,
-            error: inert_line(error),
-        };
-    }
-
-    /// A snapshot could not be fetched.
-    pub fn on_fetch_error(&mut self, e: &BoardError) {
-        // The board answers, but not from its store: say so until a refresh succeeds.
-        if e.data.contains_key(crate::proto::error::STORE_DOWN) {
-            self.store_error = Some(inert_line(&e.message));
-            return;
-        }
-        if self.conn == Conn::Live {
-            self.say(format!("refresh failed: {}", e.message), true);
-        }
-    }
-
-    /// The answer to a [`Call`].
-    pub fn on_call_result(
-        &mut self,
-        purpose: Purpose,
-        result: Result<Value, BoardError>,
-    ) -> Vec<Effect> {
-        if purpose == Purpose::StopAgent {
-            super::agents::on_stop_answer(self, result.map_err(|e| one_line(&e.message)));
-            return vec![Effect::Refresh];
-        }
-        if let Purpose::Show(id) = purpose {
-            if let Mode::Detail(d) = &mut self.mode {
-                if d.task == id {
-                    match result.and_then(|v| parse_show(&v)) {
-                        Ok(data) => {
-                            let diff = review_diff(&data.task, d.diff.is_some());
-                            d.data = Some(data);
-                            d.error = None;
-                            return diff.into_iter().collect();
-                        }
-                        Err(e) => d.error = Some(one_line(&e.message)),
-                    }
-                }
-            }
-            return Vec::new();
-        }
-        if let Purpose::Diff(id) = purpose {
-            if let Mode::Detail(d) = &mut self.mode {
-                if d.task == id {
-                    d.diff = Some(match result {
-                        Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
-                        Err(e) => Err(one_line(&e.message)),
-                    });
-                }
-            }
-            return Vec::new();
-        }
-        let form_purpose = matches!(
-            purpose,
-            Purpose::Add
-                | Purpose::Edit(_)
-                | Purpose::Goal
-                | Purpose::Send
-                | Purpose::Accept(_)
-                | Purpose::Reject(_)
-        );
-        let mut effects = vec![Effect::Refresh];
-        match result {
-            Ok(v) => {
-                if form_purpose && matches!(self.mode, Mode::Form(_)) {
-                    self.mode = Mode::Normal;
-                }
-                let task_id = v["task"]["id"].as_i64();
-                let msg = match purpose {
-                    Purpose::Add => {
-                        if let Some(id) = task_id {
-                            self.selected_id = Some(id);
-                            self.focus = Focus::Backlog;
-                        }
-                        format!(
-                            "added #{}: {}",
-                            task_id.unwrap_or(0),
-                            v["task"]["title"].as_str().unwrap_or("")
-                        )
-                    }
-                    Purpose::Edit(id) => format!("edited #{id}"),
-                    Purpose::Goal => "goal set".into(),
-                    Purpose::Release(id) => format!("released #{id}: its claim ended"),
-                    Purpose::Cancel(id) => format!("cancelled #{id}"),
-                    Purpose::Show(_) | Purpose::StopAgent | Purpose::Diff(_) => String::new(),
-                    Purpose::Accept(id) => match v["landed"].as_str() {
-                        Some(l) => format!(
-                            "accepted #{id}: landed on {}, now at {}",
-                            v["base"].as_str().unwrap_or("the base"),
-                            l.chars().take(12).collect::<String>()
-                        ),
-                        None => format!("accepted #{id}: done"),
-                    },
-                    Purpose::Reject(id) => format!("rejected #{id}: back to ready with the note"),
-                    Purpose::Send => {
-                        let typing = self.type_after_send.take();
-                        let (text, typed) = super::messages::after_send(&v, typing);
-                        effects.extend(typed);
-                        text
-                    }
-                    Purpose::TypeIntoPane => "typed the answer into the agent's pane".into(),
-                    Purpose::Inbox => {
-                        self.mode = super::needs::read_inbox(&v);
-                        self.unread = super::snapshot::Unread::default();
-                        "messages read (marked read on the board)".into()
-                    }
-                };
-                self.say(truncate_width(&one_line(&msg), 200), false);
-                effects
-            }
-            Err(e) => {
-                let what = match purpose {
-                    Purpose::Add => "add".to_string(),
-                    Purpose::Edit(id) => format!("edit #{id}"),
-                    Purpose::Goal => "set goal".into(),
-                    Purpose::Release(id) => format!("release #{id}"),
-                    Purpose::Cancel(id) => format!("cancel #{id}"),
-                    Purpose::Show(id) => format!("show #{id}"),
-                    Purpose::Diff(id) => format!("diff of #{id}"),
-                    Purpose::Accept(id) => format!("accept #{id}"),
-                    Purpose::Reject(id) => format!("reject #{id}"),
-                    Purpose::StopAgent => "stop".into(),
-                    Purpose::Send => "send".into(),
-                    Purpose::TypeIntoPane => "typing into the agent's pane".into(),
-                    Purpose::Inbox => "reading your messages".into(),
-                };
-                let text = format!("{what} failed: {}", one_line(&e.message));
-                match &mut self.mode {
-                    Mode::Form(f) if form_purpose => {
-                        f.pending = false;
-                        f.error = Some(text);
-                    }
-                    _ => self.say(text, true),
-                }
-                Vec::new()
-            }
-        }
     }
 }

@@ -26,12 +26,12 @@ impl Input {
         &self.text
     }
 
-    pub(super) fn insert(&mut self, c: char) {
+    pub(crate) fn insert(&mut self, c: char) {
         self.text.insert(self.cursor, c);
         self.cursor += c.len_utf8();
     }
 
-    pub(super) fn insert_str(&mut self, s: &str) {
+    pub(crate) fn insert_str(&mut self, s: &str) {
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
     }
@@ -65,7 +65,7 @@ impl Input {
     }
 
     /// Applies an editing key; returns false when the key is not an editing key.
-    pub(super) fn edit(&mut self, key: &KeyEvent) -> bool {
+    pub(crate) fn edit(&mut self, key: &KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('a') if ctrl => self.cursor = 0,

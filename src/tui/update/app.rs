@@ -1,0 +1,243 @@
+//! What a connection change and the answer to a call do to the [`App`], and the selection's
+//! movement: the update functions not driven by a key, a form or a refresh.
+
+use serde_json::Value;
+
+use crate::proto::error::BoardError;
+use crate::proto::glossary::TaskState;
+use crate::proto::sanitize::{one_line, truncate_width};
+use crate::proto::TaskView;
+use crate::tui::state::app::{App, Conn, Effect, Focus, Mode, Purpose, ShowData};
+use crate::tui::state::snapshot::{inert_line, Row, Unread};
+
+/// The diff to fetch for a task in review that shows no diff yet.
+fn review_diff(task: &TaskView, have: bool) -> Option<Effect> {
+    match (&task.state, &task.commit, have) {
+        (TaskState::Review, Some(c), false) => Some(Effect::Diff {
+            task: task.id,
+            commit: c.clone(),
+        }),
+        _ => None,
+    }
+}
+
+fn parse_show(v: &Value) -> Result<ShowData, BoardError> {
+    let bad = |e: serde_json::Error| BoardError::internal(format!("unexpected `show` answer: {e}"));
+    Ok(ShowData {
+        task: serde_json::from_value(v["task"].clone()).map_err(bad)?,
+        notes: serde_json::from_value(v["notes"].clone()).map_err(bad)?,
+        events: serde_json::from_value(v["events"].clone()).map_err(bad)?,
+    })
+}
+
+impl App {
+    /// Moves the selection `delta` tasks down (negative: up), stopping at the ends.
+    pub(super) fn move_by(&mut self, delta: isize) {
+        if self.focus == Focus::Agents {
+            let n = self.agents.len();
+            if n > 0 {
+                let to = self.agent_selected as isize + delta;
+                self.agent_selected = to.clamp(0, n as isize - 1) as usize;
+                self.remember_agent();
+            }
+            return;
+        }
+        let Some(mut at) = self.selected else {
+            self.selected = self.nearest_task_row(0);
+            self.remember_selection();
+            return;
+        };
+        let step: isize = if delta < 0 { -1 } else { 1 };
+        let mut left = delta.unsigned_abs();
+        while left > 0 {
+            let mut i = at as isize + step;
+            let found = loop {
+                if i < 0 || i as usize >= self.rows.len() {
+                    break None;
+                }
+                if matches!(self.rows[i as usize], Row::Task(_)) {
+                    break Some(i as usize);
+                }
+                i += step;
+            };
+            match found {
+                Some(f) => at = f,
+                None => break,
+            }
+            left -= 1;
+        }
+        self.selected = Some(at);
+        self.remember_selection();
+    }
+
+    pub(super) fn move_to_end(&mut self, last: bool) {
+        if self.focus == Focus::Agents {
+            self.agent_selected = if last {
+                self.agents.len().saturating_sub(1)
+            } else {
+                0
+            };
+            self.remember_agent();
+            return;
+        }
+        self.selected = if last {
+            self.nearest_task_row(self.rows.len().saturating_sub(1))
+        } else {
+            self.nearest_task_row(0)
+        };
+        self.remember_selection();
+    }
+
+    /// The event stream connected (or reconnected).
+    pub fn on_connected(&mut self) -> Vec<Effect> {
+        if matches!(self.conn, Conn::Reconnecting { .. }) {
+            self.say("reconnected to the board", false);
+        }
+        self.conn = Conn::Live;
+        vec![Effect::Refresh]
+    }
+
+    /// The event stream broke or could not connect; `attempt` counts failures in a row.
+    pub fn on_disconnected(&mut self, attempt: u32, error: &str) {
+        self.conn = Conn::Reconnecting {
+            attempt,
+            error: inert_line(error),
+        };
+    }
+
+    /// A snapshot could not be fetched.
+    pub fn on_fetch_error(&mut self, e: &BoardError) {
+        // The board answers, but not from its store: say so until a refresh succeeds.
+        if e.data.contains_key(crate::proto::error::STORE_DOWN) {
+            self.store_error = Some(inert_line(&e.message));
+            return;
+        }
+        if self.conn == Conn::Live {
+            self.say(format!("refresh failed: {}", e.message), true);
+        }
+    }
+
+    /// The answer to a [`Call`].
+    pub fn on_call_result(
+        &mut self,
+        purpose: Purpose,
+        result: Result<Value, BoardError>,
+    ) -> Vec<Effect> {
+        if purpose == Purpose::StopAgent {
+            super::agents::on_stop_answer(self, result.map_err(|e| one_line(&e.message)));
+            return vec![Effect::Refresh];
+        }
+        if let Purpose::Show(id) = purpose {
+            if let Mode::Detail(d) = &mut self.mode {
+                if d.task == id {
+                    match result.and_then(|v| parse_show(&v)) {
+                        Ok(data) => {
+                            let diff = review_diff(&data.task, d.diff.is_some());
+                            d.data = Some(data);
+                            d.error = None;
+                            return diff.into_iter().collect();
+                        }
+                        Err(e) => d.error = Some(one_line(&e.message)),
+                    }
+                }
+            }
+            return Vec::new();
+        }
+        if let Purpose::Diff(id) = purpose {
+            if let Mode::Detail(d) = &mut self.mode {
+                if d.task == id {
+                    d.diff = Some(match result {
+                        Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+                        Err(e) => Err(one_line(&e.message)),
+                    });
+                }
+            }
+            return Vec::new();
+        }
+        let form_purpose = matches!(
+            purpose,
+            Purpose::Add
+                | Purpose::Edit(_)
+                | Purpose::Goal
+                | Purpose::Send
+                | Purpose::Accept(_)
+                | Purpose::Reject(_)
+        );
+        let mut effects = vec![Effect::Refresh];
+        match result {
+            Ok(v) => {
+                if form_purpose && matches!(self.mode, Mode::Form(_)) {
+                    self.mode = Mode::Normal;
+                }
+                let task_id = v["task"]["id"].as_i64();
+                let msg = match purpose {
+                    Purpose::Add => {
+                        if let Some(id) = task_id {
+                            self.selected_id = Some(id);
+                            self.focus = Focus::Backlog;
+                        }
+                        format!(
+                            "added #{}: {}",
+                            task_id.unwrap_or(0),
+                            v["task"]["title"].as_str().unwrap_or("")
+                        )
+                    }
+                    Purpose::Edit(id) => format!("edited #{id}"),
+                    Purpose::Goal => "goal set".into(),
+                    Purpose::Release(id) => format!("released #{id}: its claim ended"),
+                    Purpose::Cancel(id) => format!("cancelled #{id}"),
+                    Purpose::Show(_) | Purpose::StopAgent | Purpose::Diff(_) => String::new(),
+                    Purpose::Accept(id) => match v["landed"].as_str() {
+                        Some(l) => format!(
+                            "accepted #{id}: landed on {}, now at {}",
+                            v["base"].as_str().unwrap_or("the base"),
+                            l.chars().take(12).collect::<String>()
+                        ),
+                        None => format!("accepted #{id}: done"),
+                    },
+                    Purpose::Reject(id) => format!("rejected #{id}: back to ready with the note"),
+                    Purpose::Send => {
+                        let typing = self.type_after_send.take();
+                        let (text, typed) = super::messages::after_send(&v, typing);
+                        effects.extend(typed);
+                        text
+                    }
+                    Purpose::TypeIntoPane => "typed the answer into the agent's pane".into(),
+                    Purpose::Inbox => {
+                        self.mode = super::needs::read_inbox(&v);
+                        self.unread = Unread::default();
+                        "messages read (marked read on the board)".into()
+                    }
+                };
+                self.say(truncate_width(&one_line(&msg), 200), false);
+                effects
+            }
+            Err(e) => {
+                let what = match purpose {
+                    Purpose::Add => "add".to_string(),
+                    Purpose::Edit(id) => format!("edit #{id}"),
+                    Purpose::Goal => "set goal".into(),
+                    Purpose::Release(id) => format!("release #{id}"),
+                    Purpose::Cancel(id) => format!("cancel #{id}"),
+                    Purpose::Show(id) => format!("show #{id}"),
+                    Purpose::Diff(id) => format!("diff of #{id}"),
+                    Purpose::Accept(id) => format!("accept #{id}"),
+                    Purpose::Reject(id) => format!("reject #{id}"),
+                    Purpose::StopAgent => "stop".into(),
+                    Purpose::Send => "send".into(),
+                    Purpose::TypeIntoPane => "typing into the agent's pane".into(),
+                    Purpose::Inbox => "reading your messages".into(),
+                };
+                let text = format!("{what} failed: {}", one_line(&e.message));
+                match &mut self.mode {
+                    Mode::Form(f) if form_purpose => {
+                        f.pending = false;
+                        f.error = Some(text);
+                    }
+                    _ => self.say(text, true),
+                }
+                Vec::new()
+            }
+        }
+    }
+}
