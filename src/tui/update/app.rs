@@ -117,7 +117,7 @@ impl App {
         }
     }
 
-    /// The answer to a [`Call`].
+    /// The answer to a [`Call`](crate::tui::state::app::Call).
     pub fn on_call_result(
         &mut self,
         purpose: Purpose,
