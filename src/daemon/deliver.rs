@@ -23,21 +23,19 @@
 //! reading the inbox, counts as told).
 //!
 //! Everything here runs on this task: the sweep, the handlers and the event publisher only
-//! mark agents and wake it ([`Mailbox`]), so typing into a slow tmux never delays a request.
+//! mark agents and wake it ([`Mailbox`](super::state::mailbox::Mailbox)), so typing into a slow
+//! tmux never delays a request.
 
-use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
 use super::state::{Board, OffReactor};
+use super::terminal;
 use crate::os::procfs::ProcTable;
 use crate::proto::error::BoardResult;
-use crate::proto::EventView;
-use crate::store::{EventKind, SessionRow, OPERATOR};
+use crate::store::SessionRow;
 
 /// A person typed in the agent's terminal less than this long ago (ms): nothing is shown there.
 pub const QUIET_MS: i64 = 10_000;
@@ -48,132 +46,17 @@ const SHELLS: &[&str] = &[
     "bash", "zsh", "sh", "dash", "ash", "fish", "ksh", "mksh", "tcsh", "csh", "nu",
 ];
 
-/// Who has something to be told, shared by the board's tasks. Cheap to mark.
-#[derive(Debug, Default)]
-pub struct Mailbox {
-    state: Mutex<Marks>,
-    wake: Notify,
-}
-
-#[derive(Debug, Default)]
-struct Marks {
-    /// Agent → id of the newest `message`/`answer` event addressed to it.
-    newest: HashMap<String, i64>,
-    /// Agent → the newest such event id it was told of.
-    told: HashMap<String, i64>,
-    /// Agent → the nudge line still to show.
-    nudges: HashMap<String, String>,
-    /// Claims (task, generation) whose holder was nudged: once per claim.
-    nudged: HashSet<(i64, i64)>,
-}
-
-impl Marks {
-    fn untold(&self, agent: &str) -> bool {
-        let newest = self.newest.get(agent).copied().unwrap_or(0);
-        newest > self.told.get(agent).copied().unwrap_or(0)
-    }
-}
-
-impl Mailbox {
-    fn marks(&self) -> MutexGuard<'_, Marks> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Notes committed events: a message or an answer to an agent, or an agent whose turn
-    /// finished, wakes the task.
-    pub fn on_events(&self, events: &[EventView]) {
-        let mut wake = false;
-        {
-            let mut m = self.marks();
-            for e in events {
-                let Some(agent) = e.agent.as_deref() else {
-                    continue;
-                };
-                match e.kind {
-                    EventKind::Message | EventKind::Answer if !sent_by(agent, e) => {
-                        m.newest.insert(agent.to_string(), e.id);
-                        wake = true;
-                    }
-                    EventKind::Idle => wake = true,
-                    EventKind::SessionEnd => {
-                        m.newest.remove(agent);
-                        m.told.remove(agent);
-                        m.nudges.remove(agent);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if wake {
-            self.wake.notify_one();
-        }
-    }
-
-    /// `agent` was told of its unread messages another way (the inbox notice on an answer,
-    /// or it read them).
-    pub fn told(&self, agent: &str) {
-        let mut m = self.marks();
-        if let Some(n) = m.newest.get(agent).copied() {
-            m.told.insert(agent.to_string(), n);
-        }
-    }
-
-    /// Whether the holder of claim (`task`, `generation`) was nudged already.
-    pub fn nudged(&self, task: i64, generation: i64) -> bool {
-        self.marks().nudged.contains(&(task, generation))
-    }
-
-    /// Nudges `agent` about `claims` (task, generation) with `line`, once per claim.
-    pub fn nudge(&self, agent: &str, claims: &[(i64, i64)], line: String) {
-        {
-            let mut m = self.marks();
-            m.nudged.extend(claims.iter().copied());
-            m.nudges.insert(agent.to_string(), line);
-        }
-        self.wake.notify_one();
-    }
-
-    /// Forgets nudges of claims that are no longer live (`live`: every live claim, with its
-    /// holder), and the nudge lines not shown yet of agents that hold none any more.
-    pub fn keep_nudged(&self, live: &HashSet<(i64, i64)>, holders: &HashSet<&str>) {
-        let mut m = self.marks();
-        m.nudged.retain(|c| live.contains(c));
-        m.nudges.retain(|a, _| holders.contains(a.as_str()));
-    }
-
-    fn pending(&self) -> Vec<String> {
-        let m = self.marks();
-        let mut out: Vec<String> = m.nudges.keys().cloned().collect();
-        out.extend(
-            m.newest
-                .keys()
-                .filter(|a| m.untold(a) && !m.nudges.contains_key(*a))
-                .cloned(),
-        );
-        out
-    }
-}
-
-/// A message event about `agent` that `agent` sent to the operator (the event names the
-/// sender when the recipient is the operator): nothing for `agent` to read.
-fn sent_by(agent: &str, e: &EventView) -> bool {
-    e.kind == EventKind::Message
-        && e.reason
-            .as_deref()
-            .is_some_and(|r| r.starts_with(&format!("{agent} → {OPERATOR}:")))
-}
-
 /// Runs the delivery task until the board stops.
 pub async fn run(board: Arc<Board>) {
     loop {
         let waiting = !board.mailbox().pending().is_empty();
         if waiting {
             tokio::select! {
-                _ = board.mailbox().wake.notified() => {}
+                _ = board.mailbox().woken() => {}
                 _ = tokio::time::sleep(Duration::from_millis(RETRY_MS)) => {}
             }
         } else {
-            board.mailbox().wake.notified().await;
+            board.mailbox().woken().await;
         }
         match board.blocking(deliver_once).await {
             Ok(Ok(())) => {}
@@ -207,11 +90,7 @@ fn deliver_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<()> {
         let row = board.store(off).session(&agent)?;
         match row {
             Some(row) if row.ended_at.is_none() => deliver_to(board, off, &table, &row)?,
-            _ => {
-                let mut m = board.mailbox().marks();
-                m.newest.remove(&agent);
-                m.nudges.remove(&agent);
-            }
+            _ => board.mailbox().forget(&agent),
         }
     }
     Ok(())
@@ -226,17 +105,17 @@ fn deliver_to(
 ) -> BoardResult<()> {
     let agent = row.id.as_str();
     let idle = board.is_idle(agent);
-    let nudge = board.mailbox().marks().nudges.get(agent).cloned();
+    let nudge = board.mailbox().nudge_line(agent);
     if nudge.is_some() && !idle {
         // It acted since: the nudge is moot.
-        board.mailbox().marks().nudges.remove(agent);
+        board.mailbox().drop_nudge(agent);
     }
     let nudge = nudge.filter(|_| idle);
     let unread = board.store(off).unread(agent)?;
     if unread.count == 0 {
         board.mailbox().told(agent);
     }
-    let untold = unread.count > 0 && board.mailbox().marks().untold(agent);
+    let untold = unread.count > 0 && board.mailbox().untold(agent);
     if nudge.is_none() && !untold {
         return Ok(());
     }
@@ -247,13 +126,13 @@ fn deliver_to(
     let Some(channel) = channel(row, idle, tty.as_deref()) else {
         if nudge.is_some() && row.pane.is_none() && tty.is_none() {
             // Nowhere to show it: the `warn` event was the nudge.
-            board.mailbox().marks().nudges.remove(agent);
+            board.mailbox().drop_nudge(agent);
         }
         return Ok(());
     };
     if let Some(tty) = &tty {
         let table = table.get_or_init(ProcTable::scan);
-        if super::terminal::quiet_ms(board, table, row, tty) < QUIET_MS {
+        if terminal::quiet_ms(board, table, row, tty) < QUIET_MS {
             return Ok(());
         }
     }
@@ -263,7 +142,7 @@ fn deliver_to(
         (None, _) => unread_line(&unread),
     };
     show(&channel, &line, agent);
-    board.mailbox().marks().nudges.remove(agent);
+    board.mailbox().drop_nudge(agent);
     board.mailbox().told(agent);
     Ok(())
 }
@@ -327,7 +206,7 @@ fn tmux_server_of(launcher: i32) -> Option<PathBuf> {
 /// Shows `line` on `channel`; a failure is logged (the message stays in the inbox).
 fn show(channel: &Channel, line: &str, agent: &str) {
     match channel {
-        Channel::Terminal(tty) => super::terminal::write_line(tty, line),
+        Channel::Terminal(tty) => terminal::write_line(tty, line),
         Channel::Pane { pane, server } => {
             let text = crate::agent_tools::team::tmux::pane_text(line);
             if let Err(e) =
@@ -357,29 +236,6 @@ mod tests {
         assert!(!shell_at_prompt(claude));
         assert!(!shell_at_prompt(no_tty));
         assert!(!shell_at_prompt("garbage"));
-    }
-
-    #[test]
-    fn a_batch_is_told_once_and_a_newer_message_is_a_new_batch() {
-        let mb = Mailbox::default();
-        let msg = |id: i64, reason: &str| EventView {
-            id,
-            at: String::new(),
-            kind: EventKind::Message,
-            task: None,
-            agent: Some("claude".into()),
-            generation: None,
-            reason: Some(reason.into()),
-        };
-        mb.on_events(&[msg(7, "operator → claude: hi")]);
-        assert_eq!(mb.pending(), vec!["claude".to_string()]);
-        mb.told("claude");
-        assert!(mb.pending().is_empty());
-        // What claude sent the operator is nothing for claude to read.
-        mb.on_events(&[msg(8, "claude → operator: done?")]);
-        assert!(mb.pending().is_empty());
-        mb.on_events(&[msg(9, "codex → claude: rebased")]);
-        assert_eq!(mb.pending(), vec!["claude".to_string()]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! sent after the commit, not by it: a transaction that notifies holds PostgreSQL's one
 //! notification lock through its commit's flush to disk, so notifying writers commit one at a
 //! time, ~600 a second here (BENCHMARKS.md). Each notification wakes the
-//! [`super::events::EventBus`], whose streams then read the log by id, so a missed or merged
+//! [`super::state::events::EventBus`], whose streams then read the log by id, so a missed or merged
 //! notification loses nothing; every [`CATCH_UP`] the streams look anyway (a board that died
 //! between its commit and its notification told nobody). After the connection drops, it
 //! connects again, LISTENs again, then wakes every stream once: they catch up by id from where

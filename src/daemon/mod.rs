@@ -4,7 +4,6 @@
 pub mod lease;
 
 pub mod deliver;
-pub mod events;
 pub mod follow;
 pub mod handlers;
 pub mod host_reaper;
@@ -18,8 +17,6 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod stop_agent;
-pub mod store_health;
-pub mod store_pool;
 pub mod sweep;
 pub mod team;
 pub mod terminal;

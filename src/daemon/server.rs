@@ -14,7 +14,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use super::handlers::{handle, handle_after_hello, rides_with_hello, Answer, Peer};
-use super::state::Board;
+use super::state::{stopping_error, Board};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::line::{read_line_async, Line};
 use crate::proto::{self, error_line, parse_request, result_line, Call, Id, Method, MAX_LINE};
@@ -72,17 +72,6 @@ impl InFlight {
             }
         }
     }
-}
-
-/// The answer to a request that reached a stopping board: nothing was applied; the client
-/// asks again (with the same `op_id`) the board that starts next.
-pub fn stopping_error() -> BoardError {
-    BoardError::unavailable(format!(
-        "the board (pid {}) is stopping: the request was not applied; ask again (with the same \
-         op_id) once a board runs",
-        std::process::id()
-    ))
-    .with("stopping", true)
 }
 
 /// Accepts connections until the board stops.
@@ -248,7 +237,7 @@ async fn one(
 
 /// Streams events in id order with no gaps: first those after `after` (or, without `after`,
 /// from the next event on), then each new one, until the client hangs up. Events are always
-/// read from the log by id ([`crate::daemon::events::EventBus`] only wakes the stream), and the
+/// read from the log by id ([`crate::daemon::state::events::EventBus`] only wakes the stream), and the
 /// store answers only ids below which nothing can still commit ([`crate::store::Store::events`]), so reading
 /// past the last id sent can neither skip nor repeat an event, however the transactions that
 /// committed them were scheduled. With `notices`, the notices the board makes while the stream

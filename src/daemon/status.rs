@@ -1,7 +1,7 @@
 //! `board status`: what the board process is and how it is configured right now.
 
+use super::state::store_health::LastKnown;
 use super::state::Board;
-use super::store_health::LastKnown;
 use crate::daemon::state::OffReactor;
 use crate::proto::error::BoardResult;
 use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};

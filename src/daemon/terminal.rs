@@ -15,60 +15,16 @@
 //! and logs a `warn` event, which the TUI shows in its feed (and marks the claim). Once per
 //! expiry: a renewal moves the expiry and re-arms it.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::sync::Mutex;
 
+use super::state::terminals::{Input, Sample, Seen};
 use super::state::Board;
 use crate::daemon::lease::LeaseRules;
 use crate::daemon::state::OffReactor;
 use crate::os::procfs::ProcTable;
 use crate::proto::error::BoardResult;
 use crate::store::SessionRow;
-
-/// What the sweep remembers about terminals between sweeps (in memory: after a restart every
-/// session starts with no credit, as for CPU time).
-#[derive(Debug, Default)]
-pub struct Terminals {
-    /// Session id → what was seen of its terminal.
-    samples: Mutex<HashMap<String, Seen>>,
-    /// (task, generation) → the expiry it was warned about.
-    warned: Mutex<HashMap<(i64, i64), i64>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Sample {
-    atime_ns: i128,
-    reads: u64,
-}
-
-/// One session's terminal as looked at by the sweep and by message delivery.
-#[derive(Debug, Clone, Copy)]
-struct Seen {
-    /// The latest sample.
-    sample: Sample,
-    /// Lease-clock time (ms) of the first sample.
-    first_ms: i64,
-    /// Lease-clock time (ms) of the last look that found the sample changed.
-    changed_ms: Option<i64>,
-    /// A change the sweep has not counted yet.
-    unswept: bool,
-    /// A change of the access time (input read from the terminal itself) the sweep has not
-    /// counted yet.
-    tty_unswept: bool,
-}
-
-/// What the sweep learns of a terminal since its previous look.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Input {
-    /// Its access time or the bytes its processes read changed: keystrokes to a shell. Also
-    /// any other read of those processes (files, pipes): an agent CLI reads all the time.
-    pub any: bool,
-    /// Its access time changed: input was read from the terminal itself (seen within 8 s,
-    /// Linux's granularity for a tty's times). What tells a person from a CLI's own reads.
-    pub tty: bool,
-}
 
 /// Linux moves a tty's access time only when it leaves its 8-second bucket
 /// (`tty_update_time`), and stores whole seconds: the last input read from a terminal came
@@ -93,29 +49,8 @@ fn look(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -> Option
     });
     let sample = Sample { atime_ns, reads };
     let now_ms = board.now_ms();
-    let mut samples = board
-        .terminals()
-        .samples
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let seen = samples
-        .entry(row.id.clone())
-        .and_modify(|s| {
-            if s.sample != sample {
-                s.tty_unswept |= s.sample.atime_ns != sample.atime_ns;
-                s.sample = sample;
-                s.changed_ms = Some(now_ms);
-                s.unswept = true;
-            }
-        })
-        .or_insert(Seen {
-            sample,
-            first_ms: now_ms,
-            changed_ms: None,
-            unswept: false,
-            tty_unswept: false,
-        });
-    Some((*seen, atime_ns / 1_000_000))
+    let seen = board.terminals().record(&row.id, sample, now_ms);
+    Some((seen, atime_ns / 1_000_000))
 }
 
 /// Whether session `row`'s terminal `tty` got input since the previous sweep (none at the
@@ -129,17 +64,7 @@ pub fn input_since_last_sweep(
     if look(board, table, row, tty).is_none() {
         return Input::default();
     }
-    let mut samples = board
-        .terminals()
-        .samples
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    samples
-        .get_mut(&row.id)
-        .map_or(Input::default(), |s| Input {
-            any: std::mem::take(&mut s.unswept),
-            tty: std::mem::take(&mut s.tty_unswept),
-        })
+    board.terminals().take_input(&row.id)
 }
 
 /// How long (ms) nobody has typed in session `row`'s terminal `tty`, at least: the larger of
@@ -157,16 +82,6 @@ pub fn quiet_ms(board: &Board, table: &ProcTable, row: &SessionRow, tty: &str) -
     let by_atime = i64::try_from(wall_ms - atime_ms - ATIME_SLACK_MS).unwrap_or(0);
     let by_looks = board.now_ms() - seen.changed_ms.unwrap_or(seen.first_ms);
     by_atime.max(by_looks).max(0)
-}
-
-/// Forgets an ended session.
-pub fn forget(board: &Board, agent: &str) {
-    board
-        .terminals()
-        .samples
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(agent);
 }
 
 /// `tty_nr` of `/proc/PID/stat` (field 7: the device number of the controlling terminal, in the
@@ -202,11 +117,7 @@ pub fn warn_before_lapse(board: &Board, off: &OffReactor, rules: &LeaseRules) ->
     let now = board.now_ms();
     let window = warn_window_ms(rules);
     let claims = board.store(off).live_claims_with_tty()?;
-    let mut warned = board
-        .terminals()
-        .warned
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut warned = board.terminals().warned();
     warned.retain(|k, _| claims.iter().any(|c| (c.task, c.generation) == *k));
     for c in claims {
         let left = c.expires_ms - now;
@@ -246,11 +157,7 @@ pub fn until_next_warning(board: &Board, off: &OffReactor, rules: &LeaseRules) -
     let now = board.now_ms();
     let window = warn_window_ms(rules);
     let claims = board.store(off).live_claims_with_tty().ok()?;
-    let warned = board
-        .terminals()
-        .warned
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let warned = board.terminals().warned();
     claims
         .iter()
         .filter(|c| warned.get(&(c.task, c.generation)) != Some(&c.expires_ms))

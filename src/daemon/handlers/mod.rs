@@ -60,7 +60,7 @@ pub struct Cx<'a> {
 
 impl Cx<'_> {
     /// A store of the pool ([`Board::store`]).
-    pub fn store(&self) -> crate::daemon::store_pool::StoreGuard<'_> {
+    pub fn store(&self) -> crate::daemon::state::store_pool::StoreGuard<'_> {
         self.board.store(self.off)
     }
 }

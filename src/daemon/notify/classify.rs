@@ -11,22 +11,6 @@ const OPERATOR: &str = "operator";
 /// shows a few lines at most.
 const SUMMARY_CHARS: usize = 600;
 
-/// Whether the notifier needs an event of `kind`: those that can become a notice, and a task
-/// finished or cancelled (work was done: `finished` may follow). A cheap test before the event
-/// is copied for the notifier, so most events (renewals, grants, …) cost nothing.
-pub fn may_notify(kind: EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::Question
-            | EventKind::Wait
-            | EventKind::Message
-            | EventKind::Expel
-            | EventKind::Review
-            | EventKind::Done
-            | EventKind::Cancel
-    )
-}
-
 /// Whether an event says a task was finished or cancelled.
 pub fn ends_work(kind: EventKind) -> bool {
     matches!(kind, EventKind::Done | EventKind::Cancel)
@@ -119,6 +103,7 @@ pub fn line(n: &NoticeView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::daemon::state::notices::may_notify;
 
     fn event(kind: EventKind, agent: Option<&str>, task: Option<i64>, reason: &str) -> EventView {
         EventView {

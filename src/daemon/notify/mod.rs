@@ -1,29 +1,28 @@
 //! Notifications that leave the terminal (`[notify]` in `board.toml`): a question, a permission
 //! prompt, an agent that needs attention, a message to the operator, a task that waits in
-//! review for a person, an expelled claim, a finished backlog. The board's own event publication offers each event to a bounded queue
-//! ([`Notices::offer`], never blocking); this task turns events into notices
-//! ([`classify::classify`], plus [`state`] for what no single event says), gathers a burst for
-//! [`WINDOW`] into one, and hands it to each channel that is on: the terminals of running
-//! `board tui`s (a broadcast to their streams), the desktop ([`desktop`]) and a command
-//! ([`command`]), each in a task of its own behind a small queue, so a slow or hanging channel
-//! delays nothing but itself. Settings are read at each send: edits of `[notify]` apply at once.
+//! review for a person, an expelled claim, a finished backlog. The board's own event
+//! publication offers each event to a bounded queue
+//! ([`Notices::offer`](super::state::notices::Notices::offer), never blocking); this task turns
+//! events into notices ([`classify::classify`], plus [`state`] for what no single event says),
+//! gathers a burst for [`WINDOW`] into one, and hands it to each channel that is on: the
+//! terminals of running `board tui`s (a broadcast to their streams), the desktop ([`desktop`])
+//! and a command ([`command`]), each in a task of its own behind a small queue, so a slow or
+//! hanging channel delays nothing but itself. Settings are read at each send: edits of
+//! `[notify]` apply at once.
 
 pub mod classify;
 pub mod command;
 pub mod desktop;
 pub mod state;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use super::state::Board;
 use crate::proto::{EventView, NoticeView};
 
-/// Events waiting for the notifier, at most; more are dropped (counted and logged).
-const QUEUE: usize = 256;
 /// Bursts waiting for one channel, at most: a channel that is still sending coalesces what
 /// queued up into one summary; beyond this, bursts are dropped for it.
 const CHANNEL_QUEUE: usize = 8;
@@ -32,72 +31,6 @@ const CHANNEL_QUEUE: usize = 8;
 pub const WINDOW: Duration = Duration::from_millis(200);
 /// How often the board's state is looked at for `attention` (which no event announces).
 const STATE_EVERY: Duration = Duration::from_secs(2);
-
-/// The notifier's intake, shared by the event publication and the streams of `board tui`s.
-pub struct Notices {
-    tx: mpsc::Sender<EventView>,
-    rx: Mutex<Option<mpsc::Receiver<EventView>>>,
-    terminal: broadcast::Sender<NoticeView>,
-    dropped: AtomicU64,
-    /// Dropping now (logged once when it starts, once when it stops).
-    dropping: AtomicBool,
-}
-
-impl Default for Notices {
-    fn default() -> Self {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        let (terminal, _) = broadcast::channel(64);
-        Notices {
-            tx,
-            rx: Mutex::new(Some(rx)),
-            terminal,
-            dropped: AtomicU64::new(0),
-            dropping: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Notices {
-    /// Offers a committed event to the notifier; never blocks. Events that can make no notice
-    /// are not even copied. A full queue drops the event (counted, logged once per episode).
-    pub fn offer(&self, e: &EventView) {
-        if !classify::may_notify(e.kind) {
-            return;
-        }
-        match self.tx.try_send(e.clone()) {
-            Ok(()) => {
-                if self.dropping.swap(false, Ordering::Relaxed) {
-                    tracing::info!(
-                        dropped = self.dropped.load(Ordering::Relaxed),
-                        "the notifier keeps up again"
-                    );
-                }
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-                if !self.dropping.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(dropped = n, "the notifier is behind: events dropped");
-                }
-            }
-            // No notifier runs (a board in a test harness, or stopping): nothing to tell.
-            Err(mpsc::error::TrySendError::Closed(_)) => {}
-        }
-    }
-
-    /// Notices for the streams of running `board tui`s that asked for them.
-    pub fn terminal(&self) -> broadcast::Receiver<NoticeView> {
-        self.terminal.subscribe()
-    }
-
-    /// Events dropped because the notifier was behind, since the board started.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
-    }
-
-    fn take_receiver(&self) -> Option<mpsc::Receiver<EventView>> {
-        self.rx.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-}
 
 /// Whether a channel's sends succeed, so a failing channel is logged once per change
 /// (ok → failing → ok), not once per notice.
@@ -207,8 +140,7 @@ pub async fn run(board: Arc<Board>) {
         }
         if cfg.terminal {
             if let Some(n) = classify::summarize(&burst) {
-                // No running TUI is fine.
-                let _ = board.events().notices().terminal.send(n);
+                board.events().notices().tell_terminals(n);
             }
         }
         if cfg.desktop {

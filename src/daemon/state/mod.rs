@@ -5,6 +5,16 @@
 //! proof that the caller runs where blocking is allowed. Async code gets one only by moving its
 //! work to the blocking pool ([`Board::blocking`], [`Board::with_store`]), so no store call can
 //! stall the reactor threads that serve every connection.
+//!
+//! This folder is what the board is made of, below every task of the process: it imports none
+//! of them.
+
+pub mod events;
+pub mod mailbox;
+pub mod notices;
+pub mod store_health;
+pub mod store_pool;
+pub mod terminals;
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -13,11 +23,15 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use super::events::EventBus;
 use crate::daemon::lease::{Clock, LeaseRules, Liveness, RenewSource, Tick};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::Store;
+use events::EventBus;
+use mailbox::Mailbox;
+use store_health::StoreHealth;
+use store_pool::{StoreGuard, StorePool};
+use terminals::Terminals;
 
 /// What the board remembers between sweeps about one live agent session (not stored: after a
 /// restart every session starts with no credit, ARCHITECTURE.md rule 8).
@@ -68,17 +82,28 @@ impl OffReactor {
     }
 }
 
+/// The answer to a request that reached a stopping board: nothing was applied; the client
+/// asks again (with the same `op_id`) the board that starts next.
+pub fn stopping_error() -> BoardError {
+    BoardError::unavailable(format!(
+        "the board (pid {}) is stopping: the request was not applied; ask again (with the same \
+         op_id) once a board runs",
+        std::process::id()
+    ))
+    .with("stopping", true)
+}
+
 /// Everything the board's tasks share. Cheap to clone behind an `Arc`.
 pub struct Board {
-    stores: super::store_pool::StorePool,
+    stores: StorePool,
     /// The lease clock (CLOCK_BOOTTIME in production).
     clock: Arc<dyn Clock>,
     /// Configuration in force (replaced on a valid edit of `board.toml`).
     config: RwLock<Config>,
     /// The last invalid edit of `board.toml`, shown by `status` until a valid edit.
     config_error: RwLock<Option<String>>,
-    /// Whether the shared store is reached (see [`super::store_health`]).
-    health: super::store_health::StoreHealth,
+    /// Whether the shared store is reached (see [`store_health`]).
+    health: StoreHealth,
     /// Where the board's files are.
     paths: Paths,
     /// Event fan-out.
@@ -100,10 +125,10 @@ pub struct Board {
     /// The last look at the clocks (see [`Board::check_stall`]); held while a stall is applied,
     /// so no request or sweep acts on expiries the stall has not moved yet.
     last_tick: Mutex<Tick>,
-    /// Terminal input samples and lapse warnings given ([`super::terminal`]).
-    terminals: super::terminal::Terminals,
-    /// Who has messages or a nudge to be told at its prompt ([`super::deliver`]).
-    mailbox: super::deliver::Mailbox,
+    /// Terminal input samples and lapse warnings given ([`terminals`]).
+    terminals: Terminals,
+    /// Who has messages or a nudge to be told at its prompt ([`mailbox`]).
+    mailbox: Mailbox,
 }
 
 impl Board {
@@ -117,7 +142,7 @@ impl Board {
         pidfd: bool,
     ) -> Self {
         let events = EventBus::default();
-        let stores = super::store_pool::StorePool::new(stores);
+        let stores = StorePool::new(stores);
         stores.each(|s| {
             let bus = events.clone();
             s.set_notify(Box::new(move |ev| bus.publish(ev)));
@@ -127,7 +152,7 @@ impl Board {
             clock: Arc::clone(&clock),
             config: RwLock::new(config),
             config_error: RwLock::new(None),
-            health: super::store_health::StoreHealth::default(),
+            health: StoreHealth::default(),
             paths,
             events,
             activity: Mutex::new(HashMap::new()),
@@ -138,21 +163,21 @@ impl Board {
             shutdown: Notify::new(),
             sweep_changed: Notify::new(),
             last_tick: Mutex::new(clock.tick()),
-            terminals: super::terminal::Terminals::default(),
-            mailbox: super::deliver::Mailbox::default(),
+            terminals: Terminals::default(),
+            mailbox: Mailbox::default(),
         }
     }
 
     /// A store of the pool, for code that runs off the reactor (`off` proves it), waiting while
     /// every one is in use. Held only for one store call or one handler's transaction.
-    pub fn store(&self, off: &OffReactor) -> super::store_pool::StoreGuard<'_> {
+    pub fn store(&self, off: &OffReactor) -> StoreGuard<'_> {
         let _ = off;
         self.stores.get()
     }
 
     /// Runs `f` on the blocking pool with a token for [`Board::store`]: how async code reaches
     /// the store. Errors: `internal` when `f` panicked; when the runtime is shutting down and
-    /// `f` never ran, `unavailable` with `data.stopping` ([`super::server::stopping_error`]),
+    /// `f` never ran, `unavailable` with `data.stopping` ([`stopping_error`]),
     /// which clients ask again.
     pub async fn blocking<T: Send + 'static>(
         self: &Arc<Self>,
@@ -163,7 +188,7 @@ impl Board {
             .await
             .map_err(|e| {
                 if e.is_cancelled() {
-                    super::server::stopping_error()
+                    stopping_error()
                 } else {
                     Board::internal("a blocking store call failed", e)
                 }
@@ -247,7 +272,7 @@ impl Board {
 
     /// The shared store's health: since when it is unreachable, when it was last reached, what
     /// `status` last read of it.
-    pub fn store_health(&self) -> &super::store_health::StoreHealth {
+    pub fn store_health(&self) -> &StoreHealth {
         &self.health
     }
 
@@ -287,12 +312,12 @@ impl Board {
     }
 
     /// Terminal input samples and lapse warnings given.
-    pub fn terminals(&self) -> &super::terminal::Terminals {
+    pub fn terminals(&self) -> &Terminals {
         &self.terminals
     }
 
     /// Who has messages or a nudge to be told at its prompt.
-    pub fn mailbox(&self) -> &super::deliver::Mailbox {
+    pub fn mailbox(&self) -> &Mailbox {
         &self.mailbox
     }
 
@@ -491,7 +516,7 @@ impl Board {
             tracing::info!(agent, reason, "session ended");
         }
         self.activity().remove(agent);
-        super::terminal::forget(self, agent);
+        self.terminals.forget(agent);
         self.events.publish(events);
         Ok(ended)
     }

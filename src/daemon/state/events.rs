@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::{broadcast, watch};
 
+use super::notices::Notices;
 use crate::proto::EventView;
 
 /// Wake-ups a stream may miss before it is told it lagged; harmless here, the stream re-reads.
@@ -21,7 +22,7 @@ pub struct EventBus {
     /// other hosts are told of (`follow`).
     own: watch::Sender<i64>,
     /// The notifier's intake: events that may make a notice are offered to it.
-    notices: Arc<super::notify::Notices>,
+    notices: Arc<Notices>,
 }
 
 impl Default for EventBus {
@@ -58,7 +59,7 @@ impl EventBus {
     }
 
     /// The notifier's intake and the notices for `board tui` streams.
-    pub fn notices(&self) -> &super::notify::Notices {
+    pub fn notices(&self) -> &Notices {
         &self.notices
     }
 
