@@ -18,7 +18,6 @@ pub mod state;
 pub mod status;
 pub mod stop_agent;
 pub mod sweep;
-pub mod team;
 pub mod terminal;
 pub mod watchers;
 

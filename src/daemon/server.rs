@@ -13,7 +13,8 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use super::handlers::{handle, handle_after_hello, rides_with_hello, Answer, Peer};
+use super::handlers::{handle, handle_after_hello, rides_with_hello, Answer};
+use super::identity::Peer;
 use super::state::{stopping_error, Board};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::line::{read_line_async, Line};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Cx, RequireAgent};
+use super::cx::{Cx, RequireAgent};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
     ActivityKind, ActivityParams, AgentsParams, AgentsPruneParams, LogParams, SessionStopParams,

@@ -1,7 +1,10 @@
 //! Claims and the writes they fence: `claim`, `done`, `release`, `note` (writes), `renew`,
 //! `check` (reads).
 
-use super::{Caller, Cx, RequireAgent};
+use super::answer::with_lost;
+use super::cx::{Cx, RequireAgent};
+use super::{review, team};
+use crate::daemon::identity::Caller;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{CheckParams, ClaimParams, DoneParams, NoteParams, ReleaseParams};
 use crate::proto::results::{
@@ -52,10 +55,9 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
                 .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
         }
         // A task of its own `--review` is left to the general path by the store.
-        Call::Done(p) if p.note.is_none() && !super::review::board_needs_commit(cx) => {
-            cx.store()
-                .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?
-        }
+        Call::Done(p) if p.note.is_none() && !review::board_needs_commit(cx) => cx
+            .store()
+            .done_at_once(agent, op, agent, p.task, p.generation, cx.now)?,
         _ => return Ok(None),
     };
     let Some(r) = done else {
@@ -66,8 +68,8 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
         true => cx.store().take_lost(agent)?,
         false => Vec::new(),
     };
-    let mut out = super::with_lost(r.answer, &lost);
-    crate::daemon::team::put_inbox_notice(&r.unread, &mut out);
+    let mut out = with_lost(r.answer, &lost);
+    team::put_inbox_notice(&r.unread, &mut out);
     Ok(Some(out))
 }
 
@@ -86,7 +88,7 @@ pub fn done(
         true => None,
         false => store.task(p.task, cx.now)?.review,
     };
-    if super::review::done_needs_commit(cx, review) {
+    if review::done_needs_commit(cx, review) {
         return done_with_commit(cx, store, ev, agent, p);
     }
     let (out, e) = store.done(

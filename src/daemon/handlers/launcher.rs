@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{answer, hash_token, new_token, Peer};
+use super::answer::answer;
+use crate::daemon::identity::{hash_token, new_token, Peer};
 use crate::daemon::state::Board;
 use crate::daemon::state::OffReactor;
 use crate::daemon::watchers::{watch, Role};

@@ -15,8 +15,10 @@
 
 use std::sync::Arc;
 
-use super::{answer, handle, handle_as, settle, Answer, Cx, Peer};
-use crate::daemon::identity::authenticate;
+use super::answer::{answer, Answer};
+use super::cx::Cx;
+use super::dispatch::{handle, handle_as, settle};
+use crate::daemon::identity::{authenticate, Peer};
 use crate::daemon::state::{Board, OffReactor};
 use crate::proto::error::BoardResult;
 use crate::proto::methods::Access;

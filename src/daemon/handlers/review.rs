@@ -8,7 +8,8 @@
 
 use serde_json::Value;
 
-use super::{answer, Cx};
+use super::answer::answer;
+use super::cx::Cx;
 use crate::daemon::land::{self, Landed, Target};
 use crate::proto::config::LandMode;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};

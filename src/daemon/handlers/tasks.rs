@@ -1,6 +1,6 @@
 //! The backlog: `goal`, `add`, `edit`, `cancel` (writes) and `list`, `ready`, `show` (reads).
 
-use super::Cx;
+use super::cx::Cx;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
     AddParams, CancelParams, EditParams, GoalParams, ListParams, ListState, ReadyParams,

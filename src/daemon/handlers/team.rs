@@ -1,14 +1,14 @@
 //! The methods that let a team share more than tasks: `send` and `inbox` (messages), `import`
 //! and `export` (a backlog as a file), and the unread-messages notice on every answer. One
-//! handler function per method, called from [`crate::daemon::handlers`].
+//! handler function per method, called from [`super::dispatch`].
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::handlers::{Caller, Cx};
-use super::state::Board;
-use crate::daemon::state::OffReactor;
+use super::cx::Cx;
+use crate::daemon::identity::Caller;
+use crate::daemon::state::{Board, OffReactor};
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::proto::methods::{AnswerParams, ImportParams, InboxParams, SendParams};
