@@ -29,6 +29,7 @@ use crate::proto::last_run;
 
 use anyhow::Context;
 use nix::fcntl::{Flock, FlockArg};
+use tokio::task::JoinHandle;
 
 use crate::daemon::lease::{BootClock, Clock};
 use crate::daemon::state::OffReactor;
@@ -246,6 +247,8 @@ fn init_logging(paths: &Paths) -> anyhow::Result<tracing_appender::non_blocking:
     Ok(guard)
 }
 
+/// Serves on the socket until the board is told to stop, with every task of the process, then
+/// stops them and answers the requests in flight.
 async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow::Result<()> {
     let pidfd = board.pidfd();
     if !pidfd {
@@ -259,7 +262,42 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
         .with_context(|| format!("binding {}", paths.socket.display()))?;
     fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))?;
 
-    let reached = match &shared {
+    start_on_store(&board, shared.as_ref()).await?;
+    tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
+
+    spawn_stall_watch(&board)?;
+    let inflight = Arc::new(server::InFlight::default());
+    let tasks = Tasks::spawn(&board, listener, &inflight, shared);
+
+    let why = stop_asked(&board).await?;
+    tracing::info!("{why}");
+    // No new connections; the next client starts the next board, which waits for our lock.
+    let session = tasks.abort();
+    let _ = fs::remove_file(&paths.socket);
+    // Requests already read (the `stop` itself among them) are finished and answered; later
+    // ones on open connections are answered `unavailable` (stopping) for their clients to ask
+    // the next board.
+    let unanswered = inflight.drain(DRAIN_LIMIT).await;
+    if unanswered > 0 {
+        tracing::warn!(
+            unanswered,
+            "stopping with requests still unanswered after {DRAIN_LIMIT:?}"
+        );
+    }
+    if let Some(session) = session {
+        end_host_session(&board, session, why).await;
+    }
+    tracing::info!("board stopped");
+    last_run::stopped(&paths, why);
+    Ok(())
+}
+
+/// The board's start on its store ([`started`]): at once when the store is reached (on a
+/// shared store, after the first heartbeat, which opens this host's session and sets the
+/// clock to the server's); else in the background, once the heartbeat finds the store back.
+/// Errors: the store's, and another board holding this host's session.
+async fn start_on_store(board: &Arc<Board>, shared: Option<&Shared>) -> anyhow::Result<()> {
+    let reached = match shared {
         // Before anything else: the host session exists and the clock is the server's.
         Some(sh) => {
             let (clock, beat) = (Arc::clone(&sh.clock), sh.beat);
@@ -284,7 +322,7 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
     } else {
         // The board start and the recovery of this host's sessions wait for the store; the
         // heartbeat says when it is back.
-        let b = Arc::clone(&board);
+        let b = Arc::clone(board);
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -299,9 +337,13 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
             }
         });
     }
-    tracing::info!(pid = std::process::id(), socket = %paths.socket.display(), pidfd, "board serving");
+    Ok(())
+}
 
-    let ticker = Arc::clone(&board);
+/// Starts the stall watch ([`Board::check_stall`] every [`lease::STALL_TICK_MS`]) on a thread
+/// of its own. Errors: the thread could not be started.
+fn spawn_stall_watch(board: &Arc<Board>) -> std::io::Result<()> {
+    let ticker = Arc::clone(board);
     std::thread::Builder::new()
         .name("stall-watch".into())
         .spawn(move || {
@@ -317,68 +359,94 @@ async fn run(board: Arc<Board>, paths: Paths, shared: Option<Shared>) -> anyhow:
                 }
             }
         })?;
-    let inflight = Arc::new(server::InFlight::default());
-    let server = tokio::spawn(server::serve(
-        Arc::clone(&board),
-        listener,
-        Arc::clone(&inflight),
-    ));
-    let sweeper = tokio::spawn(sweep::run(Arc::clone(&board)));
-    let reloader = tokio::spawn(reload::run(Arc::clone(&board)));
-    let deliverer = tokio::spawn(deliver::run(Arc::clone(&board)));
-    let notifier = tokio::spawn(notify::run(Arc::clone(&board)));
-    let shared_tasks = shared.map(|sh| {
-        let session = hosts::HostSession::new(sh.heartbeat_store);
-        (
-            tokio::spawn(hosts::run(
-                Arc::clone(&board),
-                sh.clock,
-                sh.beat,
-                session.clone(),
-            )),
-            tokio::spawn(host_reaper::run(Arc::clone(&board), sh.beat)),
-            tokio::spawn(follow::run(Arc::clone(&board), sh.url)),
-            session,
-        )
-    });
+    Ok(())
+}
 
+/// The tasks of a serving board, on the runtime.
+struct Tasks {
+    server: JoinHandle<()>,
+    sweeper: JoinHandle<()>,
+    reloader: JoinHandle<()>,
+    deliverer: JoinHandle<()>,
+    notifier: JoinHandle<()>,
+    shared: Option<SharedTasks>,
+}
+
+/// The tasks of a board on a shared store, with this host's session.
+struct SharedTasks {
+    heartbeat: JoinHandle<()>,
+    reaper: JoinHandle<()>,
+    follower: JoinHandle<()>,
+    session: hosts::HostSession,
+}
+
+impl Tasks {
+    /// Starts the socket server on `listener` and every task of the board.
+    fn spawn(
+        board: &Arc<Board>,
+        listener: tokio::net::UnixListener,
+        inflight: &Arc<server::InFlight>,
+        shared: Option<Shared>,
+    ) -> Tasks {
+        let server = tokio::spawn(server::serve(
+            Arc::clone(board),
+            listener,
+            Arc::clone(inflight),
+        ));
+        let sweeper = tokio::spawn(sweep::run(Arc::clone(board)));
+        let reloader = tokio::spawn(reload::run(Arc::clone(board)));
+        let deliverer = tokio::spawn(deliver::run(Arc::clone(board)));
+        let notifier = tokio::spawn(notify::run(Arc::clone(board)));
+        let shared = shared.map(|sh| {
+            let session = hosts::HostSession::new(sh.heartbeat_store);
+            SharedTasks {
+                heartbeat: tokio::spawn(hosts::run(
+                    Arc::clone(board),
+                    sh.clock,
+                    sh.beat,
+                    session.clone(),
+                )),
+                reaper: tokio::spawn(host_reaper::run(Arc::clone(board), sh.beat)),
+                follower: tokio::spawn(follow::run(Arc::clone(board), sh.url)),
+                session,
+            }
+        });
+        Tasks {
+            server,
+            sweeper,
+            reloader,
+            deliverer,
+            notifier,
+            shared,
+        }
+    }
+
+    /// Stops every task; returns this host's session on a shared store, still to be ended.
+    fn abort(self) -> Option<hosts::HostSession> {
+        self.server.abort();
+        self.sweeper.abort();
+        self.reloader.abort();
+        self.deliverer.abort();
+        self.notifier.abort();
+        self.shared.map(|sh| {
+            sh.heartbeat.abort();
+            sh.reaper.abort();
+            sh.follower.abort();
+            sh.session
+        })
+    }
+}
+
+/// Waits until the board is told to stop (`board stop`, SIGTERM, SIGINT); returns why, as the
+/// log and the record of the last run say it. Errors: the signal handlers could not be set.
+async fn stop_asked(board: &Board) -> std::io::Result<&'static str> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let why = tokio::select! {
+    Ok(tokio::select! {
         _ = board.shutdown().notified() => "stopped by `board stop`",
         _ = term.recv() => "stopped by SIGTERM",
         _ = int.recv() => "stopped by SIGINT",
-    };
-    tracing::info!("{why}");
-    // No new connections; the next client starts the next board, which waits for our lock.
-    server.abort();
-    sweeper.abort();
-    reloader.abort();
-    deliverer.abort();
-    notifier.abort();
-    let session = shared_tasks.map(|(heartbeat, reaper, follower, session)| {
-        heartbeat.abort();
-        reaper.abort();
-        follower.abort();
-        session
-    });
-    let _ = fs::remove_file(&paths.socket);
-    // Requests already read (the `stop` itself among them) are finished and answered; later
-    // ones on open connections are answered `unavailable` (stopping) for their clients to ask
-    // the next board.
-    let unanswered = inflight.drain(DRAIN_LIMIT).await;
-    if unanswered > 0 {
-        tracing::warn!(
-            unanswered,
-            "stopping with requests still unanswered after {DRAIN_LIMIT:?}"
-        );
-    }
-    if let Some(session) = session {
-        end_host_session(&board, session, why).await;
-    }
-    tracing::info!("board stopped");
-    last_run::stopped(&paths, why);
-    Ok(())
+    })
 }
 
 /// A clean stop on a shared store ends this host's session at once, once the requests in

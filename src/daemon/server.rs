@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 
 use super::handlers::{handle, handle_after_hello, rides_with_hello, Answer};
@@ -245,8 +246,8 @@ async fn one(
 /// is open are sent between events (`notice` notifications; they are not in the log).
 async fn subscribe(
     board: Arc<Board>,
-    mut wr: tokio::net::unix::OwnedWriteHalf,
-    mut rd: BufReader<tokio::net::unix::OwnedReadHalf>,
+    mut wr: OwnedWriteHalf,
+    mut rd: BufReader<OwnedReadHalf>,
     id: Id,
     after: Option<i64>,
     notices: bool,
@@ -268,35 +269,9 @@ async fn subscribe(
         // Take the pending wake-ups *before* reading: an event committed after this read
         // publishes a new one, so nothing committed is left unread.
         wake.drain();
-        loop {
-            let batch = board
-                .with_store(move |s| s.events(sent, 1000))
-                .await
-                .and_then(|r| r);
-            let batch = match batch {
-                Ok(b) => b,
-                Err(e) => {
-                    // Its fields stay (`store_down`: a follower waits for the store).
-                    let e = BoardError {
-                        kind: crate::proto::error::ErrorKind::Unavailable,
-                        message: format!("reading the event log: {}", e.message),
-                        ..e
-                    };
-                    let line = error_line(&Id::null(), &e);
-                    wr.write_all(format!("{line}\n").as_bytes()).await?;
-                    return Ok(());
-                }
-            };
-            let Some(last) = batch.last().map(|e| e.id) else {
-                break;
-            };
-            let mut out = String::new();
-            for e in &batch {
-                out.push_str(&proto::event_line(e));
-                out.push('\n');
-            }
-            wr.write_all(out.as_bytes()).await?;
-            sent = last;
+        match send_new_events(&board, &mut wr, sent).await? {
+            Some(last) => sent = last,
+            None => return Ok(()),
         }
         // Events held back behind a gap a slower transaction may still fill (a shared store):
         // look again shortly even if no commit wakes this stream.
@@ -332,5 +307,45 @@ async fn subscribe(
                 }
             }
         }
+    }
+}
+
+/// Sends the stream every event of the log after id `sent`, in batches; returns the last id
+/// sent then (`sent` when there was none). None when the log could not be read: the stream
+/// was sent the error and ends.
+async fn send_new_events(
+    board: &Arc<Board>,
+    wr: &mut OwnedWriteHalf,
+    mut sent: i64,
+) -> std::io::Result<Option<i64>> {
+    loop {
+        let batch = board
+            .with_store(move |s| s.events(sent, 1000))
+            .await
+            .and_then(|r| r);
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                // Its fields stay (`store_down`: a follower waits for the store).
+                let e = BoardError {
+                    kind: crate::proto::error::ErrorKind::Unavailable,
+                    message: format!("reading the event log: {}", e.message),
+                    ..e
+                };
+                let line = error_line(&Id::null(), &e);
+                wr.write_all(format!("{line}\n").as_bytes()).await?;
+                return Ok(None);
+            }
+        };
+        let Some(last) = batch.last().map(|e| e.id) else {
+            return Ok(Some(sent));
+        };
+        let mut out = String::new();
+        for e in &batch {
+            out.push_str(&proto::event_line(e));
+            out.push('\n');
+        }
+        wr.write_all(out.as_bytes()).await?;
+        sent = last;
     }
 }

@@ -2,13 +2,13 @@
 //! processes; expel the dead, hold the stopped, renew those showing progress; then lapse every
 //! claim whose expiry has passed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::state::Board;
-use crate::daemon::lease::{Observation, Verdict};
-use crate::daemon::state::OffReactor;
+use super::state::{Board, OffReactor};
+use super::{terminal, watchers};
+use crate::daemon::lease::{LeaseRules, Observation, Verdict};
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
 use crate::store::{AgentState, SessionRow};
@@ -47,7 +47,7 @@ fn next_sweep_in(board: &Board, off: &OffReactor) -> Duration {
         _ => interval,
     };
     let until_warning =
-        super::terminal::until_next_warning(board, off, &board.rules()).unwrap_or(interval);
+        terminal::until_next_warning(board, off, &board.rules()).unwrap_or(interval);
     Duration::from_millis(interval.min(until_expiry).min(until_warning.max(10)) as u64)
 }
 
@@ -65,48 +65,14 @@ pub fn sweep_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<BTreeSet<
     let table = ProcTable::scan();
     let mut due = Vec::new();
     let mut idle_holders = Vec::new();
-    let mut causes = std::collections::HashMap::new();
+    let mut causes = HashMap::new();
     for row in &sessions {
-        let (process, cpu) = observe(board, &table, row);
-        let (talk_source, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
-        let talked = talk_source.is_some();
-        // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
-        let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
-        // Input in the agent's terminal is progress too: a person reading code types now and
-        // then but burns no CPU (see `terminal`).
-        let input = match board.store(off).session_tty(&row.id)? {
-            Some(tty) => super::terminal::input_since_last_sweep(board, &table, row, &tty),
-            None => Default::default(),
-        };
-        // After a finished turn only input read from the terminal itself counts: an idle
-        // CLI keeps reading files and pipes (Claude Code: ~1 KB every few seconds) as it
-        // keeps using CPU.
-        let idle = board.is_idle(&row.id) && !end_idle_on_input(board, off, &row.id, input.tty)?;
-        let typed = match idle {
-            true => input.tty,
-            false => input.any,
-        };
-        let obs = Observation {
-            process,
-            cpu_advanced,
-            talked,
-            waiting,
-            idle,
-            typed,
-        };
-        if idle {
+        let (obs, talk_source) = observe_session(board, off, &table, row)?;
+        if obs.idle {
             idle_holders.push((row.id.as_str(), obs));
         }
         match rules.sweep_verdict(&obs) {
-            Verdict::Expel(reason) => match agent_exit(board, row) {
-                AgentExit::Status(status) => {
-                    board.expel(off, &row.id, &status)?;
-                }
-                AgentExit::Reporting => {}
-                AgentExit::Unknown => {
-                    board.expel(off, &row.id, &reason)?;
-                }
-            },
+            Verdict::Expel(reason) => expel_exited(board, off, row, &reason)?,
             Verdict::Renew => {
                 due.push(row.id.as_str());
                 let cause = match (&talk_source, obs.waiting) {
@@ -118,9 +84,89 @@ pub fn sweep_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<BTreeSet<
             Verdict::NoRenew => {}
         }
     }
-    // All renewals of a sweep are one write transaction (ARCHITECTURE.md rule 10).
+    let renewed = renew_due(board, off, &rules, &due, &causes)?;
+    nudge_idle_holders(board, off, &rules, &idle_holders)?;
+    terminal::warn_before_lapse(board, off, &rules)?;
+    let now = board.now_checked(off)?;
+    if board.store(off).any_due(now)? {
+        let ev = board.store(off).lapse_due(now, rules.duration_ms)?;
+        board.publish(ev);
+    }
+    Ok(renewed)
+}
+
+/// What the sweep sees of session `row` (its processes in `table`, its terminal, what the
+/// board remembers of its requests), and what its last request since the previous sweep was
+/// (None: it made none).
+fn observe_session(
+    board: &Board,
+    off: &OffReactor,
+    table: &ProcTable,
+    row: &SessionRow,
+) -> BoardResult<(Observation, Option<String>)> {
+    let (process, cpu) = observe(board, table, row);
+    let (talk_source, prev_cpu, waiting) = board.take_sweep_sample(&row.id, cpu, process);
+    let talked = talk_source.is_some();
+    // `!=`, not `>`: a helper reaped mid-scan can make the tree's total dip for one sample.
+    let cpu_advanced = matches!((prev_cpu, cpu), (Some(p), Some(c)) if c != p);
+    // Input in the agent's terminal is progress too: a person reading code types now and
+    // then but burns no CPU (see `terminal`).
+    let input = match board.store(off).session_tty(&row.id)? {
+        Some(tty) => terminal::input_since_last_sweep(board, table, row, &tty),
+        None => Default::default(),
+    };
+    // After a finished turn only input read from the terminal itself counts: an idle
+    // CLI keeps reading files and pipes (Claude Code: ~1 KB every few seconds) as it
+    // keeps using CPU.
+    let idle = board.is_idle(&row.id) && !end_idle_on_input(board, off, &row.id, input.tty)?;
+    let typed = match idle {
+        true => input.tty,
+        false => input.any,
+    };
+    let obs = Observation {
+        process,
+        cpu_advanced,
+        talked,
+        waiting,
+        idle,
+        typed,
+    };
+    Ok((obs, talk_source))
+}
+
+/// Expels session `row`, which the sweep found gone, with the best reason known: its agent's
+/// wait status when it can still be read, else `reason`; not at all while its launcher is
+/// reporting the exit (see [`agent_exit`]).
+fn expel_exited(
+    board: &Board,
+    off: &OffReactor,
+    row: &SessionRow,
+    reason: &str,
+) -> BoardResult<()> {
+    match agent_exit(board, row) {
+        AgentExit::Status(status) => {
+            board.expel(off, &row.id, &status)?;
+        }
+        AgentExit::Reporting => {}
+        AgentExit::Unknown => {
+            board.expel(off, &row.id, reason)?;
+        }
+    }
+    Ok(())
+}
+
+/// Renews the claims of the sessions `due` in one write transaction (ARCHITECTURE.md rule
+/// 10) and logs each renewal with its cause (`causes`); returns the sessions whose claims it
+/// renewed.
+fn renew_due(
+    board: &Board,
+    off: &OffReactor,
+    rules: &LeaseRules,
+    due: &[&str],
+    causes: &HashMap<&str, String>,
+) -> BoardResult<BTreeSet<String>> {
     let renewed: BTreeSet<String> = board
-        .renew_many(off, &due, board.now_ms(), &rules)?
+        .renew_many(off, due, board.now_ms(), rules)?
         .into_iter()
         .collect();
     for agent in &renewed {
@@ -128,13 +174,6 @@ pub fn sweep_once(board: &Arc<Board>, off: &OffReactor) -> BoardResult<BTreeSet<
             let text = format!("sweep renewed its claims ({cause})");
             board.log_renewal(off, agent, cause, None, &text)?;
         }
-    }
-    nudge_idle_holders(board, off, &rules, &idle_holders)?;
-    super::terminal::warn_before_lapse(board, off, &rules)?;
-    let now = board.now_checked(off)?;
-    if board.store(off).any_due(now)? {
-        let ev = board.store(off).lapse_due(now, rules.duration_ms)?;
-        board.publish(ev);
     }
     Ok(renewed)
 }
@@ -162,7 +201,7 @@ fn end_idle_on_input(
 fn nudge_idle_holders(
     board: &Board,
     off: &OffReactor,
-    rules: &crate::daemon::lease::LeaseRules,
+    rules: &LeaseRules,
     idle: &[(&str, Observation)],
 ) -> BoardResult<()> {
     let claims = board.store(off).live_claims_with_tty()?;
@@ -239,7 +278,7 @@ fn agent_exit(board: &Board, row: &SessionRow) -> AgentExit {
     }
     match procfs::liveness(agent.0, agent.1) {
         Liveness::Zombie => match procfs::read_stat(agent.0).ok().and_then(|s| s.exit_code) {
-            Some(status) => AgentExit::Status(super::watchers::decode_wait_status(status)),
+            Some(status) => AgentExit::Status(watchers::decode_wait_status(status)),
             None => AgentExit::Unknown,
         },
         Liveness::Gone if board.pidfd() => AgentExit::Reporting,

@@ -195,36 +195,7 @@ pub(super) fn handle_as(
     caller: &Caller,
 ) -> BoardResult<Answer> {
     if let Caller::Agent(a) = caller {
-        // A hook saying "waiting" or "idle" must not end that very state; anything else the
-        // agent does shows it is past it. This is the permission prompt only: a question
-        // (`board wait`) ends by an answer, a withdrawal or the session's end, never by
-        // activity (ARCHITECTURE.md rule 12).
-        let activity = match &req.call {
-            Call::Activity(p) => Some(p.kind),
-            _ => None,
-        };
-        // `hello` is the handshake before every call, a hook's included: it says nothing about
-        // what the agent does (a hook's `hello` ending a permission prompt logged a spurious
-        // resume and wait in the middle of the dialog).
-        let hello = req.method == Method::Hello;
-        let keeps_waiting =
-            hello || req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
-        if !keeps_waiting && board.is_waiting(a) {
-            let (_, ev) = board.store(off).set_waiting(a, None)?;
-            board.set_waiting_flag(a, false);
-            board.publish(ev);
-        }
-        if !hello && activity != Some(ActivityKind::Idle) && board.is_idle(a) {
-            board.store(off).set_idle(a, None)?;
-            board.set_idle_flag(a, false);
-        }
-        board.note_contact(off, a)?;
-        let source = match &req.call {
-            Call::Activity(ActivityParams { hook: Some(h), .. }) => RenewSource::Hook(h),
-            _ if req.method == Method::Hello => RenewSource::Handshake,
-            _ => RenewSource::Call(req.method.name()),
-        };
-        board.renew_on_request(off, a, &source)?;
+        note_agent_request(board, off, req, a)?;
     }
     // Claims this agent lost without asking (lapse, expel, force-release, cancel), each told
     // once, on its next call, whatever that call is (`hello` is the handshake that clients
@@ -257,14 +228,67 @@ pub(super) fn handle_as(
         team::add_inbox_notice(board, off, req.method, caller, &mut out);
         return out.map(|value| Answer { value, tasks });
     }
+    let out = write_in_scope(&cx, req)?;
+    let out = land_after_done(&cx, &req.call, out);
+    let mut out = with_lost(out, &lost);
+    team::add_inbox_notice(board, off, req.method, caller, &mut out);
+    out.map(Answer::plain)
+}
+
+/// What a request of agent session `agent` says before its handler runs: it ends a permission
+/// prompt or a finished turn it is past, records the first contact, and renews its claims
+/// (ARCHITECTURE.md rule 2).
+fn note_agent_request(
+    board: &Board,
+    off: &OffReactor,
+    req: &Request,
+    agent: &str,
+) -> BoardResult<()> {
+    // A hook saying "waiting" or "idle" must not end that very state; anything else the
+    // agent does shows it is past it. This is the permission prompt only: a question
+    // (`board wait`) ends by an answer, a withdrawal or the session's end, never by
+    // activity (ARCHITECTURE.md rule 12).
+    let activity = match &req.call {
+        Call::Activity(p) => Some(p.kind),
+        _ => None,
+    };
+    // `hello` is the handshake before every call, a hook's included: it says nothing about
+    // what the agent does (a hook's `hello` ending a permission prompt logged a spurious
+    // resume and wait in the middle of the dialog).
+    let hello = req.method == Method::Hello;
+    let keeps_waiting =
+        hello || req.method == Method::Wait || activity == Some(ActivityKind::Waiting);
+    if !keeps_waiting && board.is_waiting(agent) {
+        let (_, ev) = board.store(off).set_waiting(agent, None)?;
+        board.set_waiting_flag(agent, false);
+        board.publish(ev);
+    }
+    if !hello && activity != Some(ActivityKind::Idle) && board.is_idle(agent) {
+        board.store(off).set_idle(agent, None)?;
+        board.set_idle_flag(agent, false);
+    }
+    board.note_contact(off, agent)?;
+    let source = match &req.call {
+        Call::Activity(ActivityParams { hook: Some(h), .. }) => RenewSource::Hook(h),
+        _ if req.method == Method::Hello => RenewSource::Handshake,
+        _ => RenewSource::Call(req.method.name()),
+    };
+    board.renew_on_request(off, agent, &source)
+}
+
+/// Runs the handler of a write in one store scope (inside the op scope of its `op_id`, if
+/// any), with the rejection it may record, then publishes the events of the attempt that
+/// committed. Errors: the op scope's own (the handler's error is the answer).
+fn write_in_scope(cx: &Cx, req: &Request) -> BoardResult<BoardResult<Value>> {
+    let (board, caller) = (cx.board, cx.caller);
     let mut events = Vec::new();
     let out = {
-        let mut store = board.store(off);
+        let mut store = board.store(cx.off);
         let mut run = |store: &mut dyn Store| {
             // A store may run the scope again after a conflict it rolled back: only the events
             // of the attempt that committed count.
             events.clear();
-            let out = write(&cx, store, &mut events, &req.call);
+            let out = write(cx, store, &mut events, &req.call);
             if let Err(e) = &out {
                 record_rejection(store, &mut events, &req.call, caller.agent(), e);
             }
@@ -276,10 +300,7 @@ pub(super) fn handle_as(
         }
     };
     board.publish(events);
-    let out = land_after_done(&cx, &req.call, out);
-    let mut out = with_lost(out, &lost);
-    team::add_inbox_notice(board, off, req.method, caller, &mut out);
-    out.map(Answer::plain)
+    Ok(out)
 }
 
 /// A `done` that left its task in review while review is off: the board lands it now, outside
