@@ -37,7 +37,6 @@ mod update_tests;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -46,7 +45,7 @@ use crossterm::execute;
 use nix::sys::signal::{SigSet, Signal};
 use ratatui::DefaultTerminal;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
@@ -454,17 +453,6 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
     }
 }
 
-static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn op_id() -> String {
-    format!(
-        "tui-{}-{}-{}",
-        std::process::id(),
-        wall_ms(),
-        OP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 /// Answers jobs on one connection, reconnecting (without starting a board) when it broke.
 fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
     let mut conn: Option<Client> = None;
@@ -492,10 +480,8 @@ fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
                 Job::Call(req) => {
                     // Writes carry one `op_id` for both attempts, so a retry is never applied
                     // twice.
-                    let (method, mut params) = req.call.wire();
-                    if method.is_write() {
-                        params["op_id"] = json!(op_id());
-                    }
+                    let (method, params) = req.call.wire();
+                    let params = client::with_op_id(method.name(), params);
                     let r = with_conn(target, &mut conn, |c| c.call(method.name(), params.clone()));
                     if tx.send(Msg::CallDone(req.purpose, r)).is_err() {
                         return;
