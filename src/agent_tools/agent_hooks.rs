@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 
 use super::profile::CliKind;
 use crate::proto::client::{self, Client};
-use crate::proto::methods::{Call, InboxParams};
+use crate::proto::methods::{ActivityKind, ActivityParams, Call, InboxParams};
+use crate::proto::results::{ActivityResult, InboxResult};
+use crate::proto::MessageView;
 
 /// The longest the hook waits for its payload on stdin.
 const STDIN_DEADLINE: Duration = Duration::from_millis(300);
@@ -213,7 +215,7 @@ pub fn can_continue(cli: CliKind, event: &str) -> bool {
 /// answer: `from`, `text`, `answer`): `{"decision":"block","reason":…}`, the reason naming each
 /// message's sender, its text made inert and cut to `MAX_DELIVERED` characters. None when
 /// there is nothing to deliver (the hook then prints nothing and the turn ends).
-pub fn continuation(messages: &[Value]) -> Option<String> {
+pub fn continuation(messages: &[MessageView]) -> Option<String> {
     if messages.is_empty() {
         return None;
     }
@@ -223,17 +225,13 @@ pub fn continuation(messages: &[Value]) -> Option<String> {
         if n == 1 { "" } else { "s" }
     );
     for m in messages {
-        let from = crate::proto::sanitize::one_line(m["from"].as_str().unwrap_or("?"));
-        let text = crate::proto::sanitize::inert(m["text"].as_str().unwrap_or(""));
+        let from = crate::proto::sanitize::one_line(&m.from);
+        let text = crate::proto::sanitize::inert(&m.text);
         let mut text: String = text.chars().take(MAX_DELIVERED).collect();
-        if m["text"].as_str().unwrap_or("").chars().count() > MAX_DELIVERED {
+        if m.text.chars().count() > MAX_DELIVERED {
             text.push('…');
         }
-        let what = if m["answer"] == Value::Bool(true) {
-            "answer from"
-        } else {
-            "from"
-        };
+        let what = if m.answer { "answer from" } else { "from" };
         reason.push_str(&format!("\n- {what} {from}: {text}"));
     }
     Some(json!({ "decision": "block", "reason": reason }).to_string())
@@ -289,15 +287,16 @@ fn connect() -> Option<Client> {
 /// the hook should be named). A board of another protocol refuses the call: the hook ignores it.
 fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
     let (kind, message) = match report {
-        Report::Renew => ("renew", None),
-        Report::Waiting(m) => ("waiting", Some(m.as_str())),
-        Report::Idle(m) => ("idle", Some(m.as_str())),
+        Report::Renew => (ActivityKind::Renew, None),
+        Report::Waiting(m) => (ActivityKind::Waiting, Some(m.clone())),
+        Report::Idle(m) => (ActivityKind::Idle, Some(m.clone())),
         Report::Nothing => return None,
     };
-    c.call_raw(
-        "activity",
-        json!({ "kind": kind, "message": message, "hook": hook }),
-    )
+    c.send_raw(Call::Activity(ActivityParams {
+        kind,
+        message,
+        hook: Some(hook.to_string()),
+    }))
     .ok()
 }
 
@@ -306,11 +305,14 @@ fn send(c: &mut Client, report: &Report, hook: &str) -> Option<Value> {
 /// once and a repeated `Stop` with `stop_hook_active` does not loop) and returns the decision
 /// to print. The `inbox` call is itself activity: the agent is no longer idle, as its turn goes on.
 fn deliver(c: &mut Client, answer: &Value) -> Option<String> {
-    if answer["inbox"]["unread"].as_i64().unwrap_or(0) <= 0 {
+    let activity = client::answer_of::<ActivityResult>(answer.clone()).ok()?;
+    if activity.inbox.is_none_or(|n| n.unread <= 0) {
         return None;
     }
-    let inbox = c.send(Call::Inbox(InboxParams::default())).ok()?;
-    continuation(inbox["messages"].as_array()?)
+    let inbox = c
+        .ask::<InboxResult>(Call::Inbox(InboxParams::default()))
+        .ok()?;
+    continuation(&inbox.result.messages)
 }
 
 /// Runs `board hook CLI EVENT [ARG…]`; always returns 0. `args[0]` is the event; Codex's
@@ -427,9 +429,17 @@ mod tests {
     #[test]
     fn a_turn_end_continues_only_with_messages_each_naming_its_sender() {
         assert_eq!(continuation(&[]), None);
+        let message = |id: i64, from: &str, text: &str, answer: bool| MessageView {
+            id,
+            from: from.into(),
+            to: "claude".into(),
+            text: text.into(),
+            sent_at: "2026-03-01T12:00:00.000Z".into(),
+            answer,
+        };
         let msgs = [
-            json!({"from": "operator", "text": "use SQLite", "answer": true}),
-            json!({"from": "codex", "text": "rebase on main\u{1b}[2J", "answer": false}),
+            message(1, "operator", "use SQLite", true),
+            message(2, "codex", "rebase on main\u{1b}[2J", false),
         ];
         let out: Value = serde_json::from_str(&continuation(&msgs).unwrap()).unwrap();
         assert_eq!(out["decision"], "block");

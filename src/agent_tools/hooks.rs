@@ -24,6 +24,7 @@ use crate::agent_tools::init::Action;
 use crate::proto::client::{self, Client};
 use crate::proto::error::BoardError;
 use crate::proto::methods::{Call, CheckParams};
+use crate::proto::results::CheckResult;
 
 /// The hooks board installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
@@ -220,7 +221,7 @@ pub fn install(cwd: &Path, board: &Path) -> Result<Report, HooksError> {
 
 /// Asks the board whether this agent holds a live claim (on `BOARD_TASK` when set): the
 /// `check` result, or the refusal.
-fn check() -> Result<Value, BoardError> {
+fn check() -> Result<CheckResult, BoardError> {
     let task = std::env::var("BOARD_TASK")
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -232,10 +233,11 @@ fn check() -> Result<Value, BoardError> {
         .transpose()?;
     let target = client::target()?;
     let mut c = Client::connect(&target, true)?;
-    c.send(Call::Check(CheckParams {
+    c.ask::<CheckResult>(Call::Check(CheckParams {
         task,
         generation: None,
     }))
+    .map(|a| a.result)
 }
 
 fn refuse(e: &BoardError) -> i32 {
@@ -264,11 +266,7 @@ pub fn prepare_commit_msg(args: &[String]) -> i32 {
         Ok(v) => v,
         Err(e) => return refuse(&e),
     };
-    let (Some(task), Some(generation)) = (claim["task"].as_i64(), claim["generation"].as_i64())
-    else {
-        eprintln!("board: the board's check answer has no task/generation: {claim}");
-        return 1;
-    };
+    let (task, generation) = (claim.task, claim.generation);
     let out = Command::new("git")
         .args(["interpret-trailers", "--in-place", "--if-exists", "replace"])
         .arg("--trailer")

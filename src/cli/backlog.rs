@@ -5,9 +5,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::proto::backlog::{Backlog, Format};
-use crate::proto::client;
+use crate::proto::client::{self, answer_of};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{Call, NoParams};
+use crate::proto::results::ImportResult;
 
 /// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
 /// and imports it in one request. Errors: `usage` naming the file and the line or key that is
@@ -32,23 +33,19 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
         )));
     }
     let v = client::send_once(&client::target()?, true, Call::Import(backlog))?;
-    let ids: Vec<i64> = v["tasks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["id"].as_i64())
-        .collect();
+    let imported = answer_of::<ImportResult>(v.clone())?.result;
+    let ids: Vec<i64> = imported.tasks.iter().map(|t| t.id).collect();
     let mut human = match (ids.first(), ids.last()) {
         (Some(a), Some(b)) if a != b => format!("imported {} tasks: #{a}–#{b}", ids.len()),
         (Some(a), _) => format!("imported 1 task: #{a}"),
         _ => "imported no tasks".to_string(),
     };
-    match (&v["goal_set"], v["replaced_goal"].as_str()) {
-        (Value::Bool(true), Some(old)) => human.push_str(&format!(
+    match (imported.goal_set, imported.replaced_goal) {
+        (true, Some(old)) => human.push_str(&format!(
             "; goal set, replacing the previous goal \"{}\" (kept in the goal history)",
-            crate::proto::sanitize::one_line(old)
+            crate::proto::sanitize::one_line(&old)
         )),
-        (Value::Bool(true), None) => human.push_str("; goal set"),
+        (true, None) => human.push_str("; goal set"),
         _ => {}
     }
     Ok((v, human))

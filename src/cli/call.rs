@@ -11,9 +11,20 @@ use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::*;
 use crate::proto::Method;
 
-/// The request a one-shot command sends, typed by the method table.
+/// The request a one-shot command sends, typed by the method table (`hello` for a command that
+/// is not one request).
 pub(super) fn request_of(cmd: &Cmd) -> Call {
-    match cmd {
+    task_call(cmd)
+        .or_else(|| holder_call(cmd))
+        .or_else(|| read_call(cmd))
+        .or_else(|| people_call(cmd))
+        .unwrap_or(Call::Hello(NoParams {}))
+}
+
+/// The backlog's writes that need no claim: `goal`, `add`, `edit`, `cancel`, `accept`,
+/// `reject`.
+fn task_call(cmd: &Cmd) -> Option<Call> {
+    Some(match cmd {
         Cmd::Goal { text } => Call::Goal(GoalParams { text: text.clone() }),
         Cmd::Add {
             title,
@@ -35,22 +46,21 @@ pub(super) fn request_of(cmd: &Cmd) -> Call {
         }),
         Cmd::Edit { .. } => edit_call(cmd),
         Cmd::Cancel { task } => Call::Cancel(TaskParams { task: *task }),
-        Cmd::List {
-            state,
-            limit,
-            after,
-            label,
-        } => Call::List(ListParams {
-            state: (!state.is_empty()).then(|| StateFilter::Many(state.clone())),
-            limit: *limit,
-            after: *after,
-            label: label.clone(),
+        Cmd::Accept { task, note } => Call::Accept(AcceptParams {
+            task: *task,
+            note: note.clone(),
         }),
-        Cmd::Ready { limit, label } => Call::Ready(ReadyParams {
-            limit: *limit,
-            label: label.clone(),
+        Cmd::Reject { task, note } => Call::Reject(RejectParams {
+            task: *task,
+            note: note.clone(),
         }),
-        Cmd::Show { task } => Call::Show(TaskParams { task: *task }),
+        _ => return None,
+    })
+}
+
+/// An agent's calls about its claims: `claim`, `done`, `release`, `note`, `renew`, `check`.
+fn holder_call(cmd: &Cmd) -> Option<Call> {
+    Some(match cmd {
         Cmd::Claim { task, label, .. } => Call::Claim(ClaimParams {
             task: *task,
             label: label.clone(),
@@ -65,14 +75,6 @@ pub(super) fn request_of(cmd: &Cmd) -> Call {
             generation: *generation,
             note: note.clone(),
             commit: commit.as_deref().map(resolve_commit),
-        }),
-        Cmd::Accept { task, note } => Call::Accept(AcceptParams {
-            task: *task,
-            note: note.clone(),
-        }),
-        Cmd::Reject { task, note } => Call::Reject(RejectParams {
-            task: *task,
-            note: note.clone(),
         }),
         Cmd::Release {
             task,
@@ -99,14 +101,30 @@ pub(super) fn request_of(cmd: &Cmd) -> Call {
             task: *task,
             generation: *generation,
         }),
-        Cmd::Wait { question, .. } => Call::Wait(WaitParams {
-            question: question.clone(),
+        _ => return None,
+    })
+}
+
+/// The reads, and the board's own: `list`, `ready`, `show`, `agents` (and `agents.prune`),
+/// `log`, `status`, `stop` (and `session.stop`).
+fn read_call(cmd: &Cmd) -> Option<Call> {
+    Some(match cmd {
+        Cmd::List {
+            state,
+            limit,
+            after,
+            label,
+        } => Call::List(ListParams {
+            state: (!state.is_empty()).then(|| StateFilter::Many(state.clone())),
+            limit: *limit,
+            after: *after,
+            label: label.clone(),
         }),
-        Cmd::Answer { agent, text } => Call::Answer(AnswerParams {
-            to: agent.clone(),
-            text: text.clone(),
+        Cmd::Ready { limit, label } => Call::Ready(ReadyParams {
+            limit: *limit,
+            label: label.clone(),
         }),
-        Cmd::Resume => Call::Resume(NoParams {}),
+        Cmd::Show { task } => Call::Show(TaskParams { task: *task }),
         Cmd::Agents {
             prune: true, older, ..
         } => Call::AgentsPrune(AgentsPruneParams {
@@ -118,26 +136,31 @@ pub(super) fn request_of(cmd: &Cmd) -> Call {
             after: None,
         }),
         Cmd::Status => Call::Status(NoParams {}),
+        Cmd::Stop { agent: None } => Call::Stop(NoParams {}),
+        Cmd::Stop { agent: Some(a) } => Call::SessionStop(SessionStopParams { session: a.clone() }),
+        _ => return None,
+    })
+}
+
+/// Between agents and people: `wait`, `resume`, `answer`, `send`, `inbox`.
+fn people_call(cmd: &Cmd) -> Option<Call> {
+    Some(match cmd {
+        Cmd::Wait { question, .. } => Call::Wait(WaitParams {
+            question: question.clone(),
+        }),
+        Cmd::Resume => Call::Resume(NoParams {}),
+        Cmd::Answer { agent, text } => Call::Answer(AnswerParams {
+            to: agent.clone(),
+            text: text.clone(),
+        }),
         Cmd::Send { to, text } => Call::Send(SendParams {
             to: to.clone(),
             text: text.clone(),
             answer: None,
         }),
         Cmd::Inbox => Call::Inbox(InboxParams { answers: None }),
-        Cmd::Stop { agent: None } => Call::Stop(NoParams {}),
-        Cmd::Stop { agent: Some(a) } => Call::SessionStop(SessionStopParams { session: a.clone() }),
-        Cmd::Tooling(_)
-        | Cmd::Init { .. }
-        | Cmd::Serve { .. }
-        | Cmd::Tui
-        | Cmd::Run { .. }
-        | Cmd::Demo { .. }
-        | Cmd::Up { .. }
-        | Cmd::Down
-        | Cmd::Import { .. }
-        | Cmd::Export { .. }
-        | Cmd::DemoAgent => Call::Hello(NoParams {}),
-    }
+        _ => return None,
+    })
 }
 
 /// `board edit`: only what the flags change (absent stays; `--no-after` and `--no-labels` clear,
@@ -205,17 +228,17 @@ fn resolve_commit(rev: &str) -> String {
 }
 
 pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
-    let (method, params) = request_of(cmd).wire();
-    let method = method.name();
+    let call = request_of(cmd);
+    let method = call.method();
     let target = client::target()?;
     if matches!(cmd, Cmd::Status) {
-        return status(&target, method, params);
+        return status(&target, call);
     }
     if !matches!(cmd, Cmd::Stop { agent: None }) {
         // A write gets its op_id here; a lost answer is asked again with it.
-        let v = client::call_once(&target, true, method, params)?;
+        let v = client::send_once(&target, true, call)?;
         let human = match cmd {
-            Cmd::Log { .. } => log_lines(&target, &v),
+            Cmd::Log { .. } => print::log_lines(&v, &session_names(&target)),
             _ => print::human(method, &v),
         };
         return Ok((v, human));
@@ -231,38 +254,23 @@ pub(super) fn one_call(cmd: &Cmd) -> BoardResult<(Value, String)> {
         }
         Err(e) => return Err(e),
     };
-    let v = c.call(method, params)?;
+    let v = c.send(call)?;
     wait_gone(&target.socket);
     let human = print::human(method, &v);
     Ok((v, human))
 }
 
-/// The events of a `log` answer, one line each, agents named as people know them.
-fn log_lines(target: &client::Target, v: &Value) -> String {
-    let names = session_names(target);
-    v["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|e| print::event_line_named(e, &names))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Every session's name by id (empty when the board cannot say: lines then show ids).
 pub(super) fn session_names(target: &client::Target) -> print::Names {
     Client::connect(target, false)
-        .and_then(|mut c| {
-            let (method, params) = Call::Agents(AgentsParams { all: Some(true) }).wire();
-            c.call(method.name(), params)
-        })
+        .and_then(|mut c| c.send(Call::Agents(AgentsParams { all: Some(true) })))
         .map(|a| print::names_of(&a))
         .unwrap_or_default()
 }
 
 /// `status` never starts a board: it asks the running one, or answers `unavailable` (exit 8)
 /// saying that none runs and, from the last board's record, when and why it stopped.
-fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(Value, String)> {
+fn status(target: &client::Target, call: Call) -> BoardResult<(Value, String)> {
     let mut c = match Client::connect(target, false) {
         Ok(c) => c,
         // A sandbox that blocks the socket says so itself; anything else unavailable: none runs.
@@ -271,9 +279,10 @@ fn status(target: &client::Target, method: &str, params: Value) -> BoardResult<(
         }
         Err(e) => return Err(e),
     };
-    let v = c.call(method, params)?;
+    let method = call.method();
+    let v = c.send(call)?;
     let mut human = print::human(method, &v);
-    if method == Method::Status.name() {
+    if method == Method::Status {
         for name in super::up::setup_failures() {
             human.push_str(&format!(
                 "\nagent {name} did not start: its worktree setup failed (its pane says why; \

@@ -3,26 +3,31 @@
 
 use std::time::{Duration, Instant};
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{fail, print};
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, STORE_DOWN};
+use crate::proto::glossary::EventKind;
 use crate::proto::methods::{Call, LogParams};
+use crate::proto::results::LogResult;
+use crate::proto::EventView;
 
 pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
     let run = || -> BoardResult<()> {
         let target = client::target()?;
         let mut c = Client::connect(&target, true)?;
-        let v = c.send(Call::Log(LogParams {
+        let log = c.ask::<LogResult>(Call::Log(LogParams {
             limit: Some(limit),
             after: None,
         }))?;
         let mut names = super::call::session_names(&target);
         let mut last = 0;
-        for e in v["events"].as_array().into_iter().flatten() {
-            print_event(json_out, e, &names);
-            last = e["id"].as_i64().unwrap_or(last);
+        for e in &log.result.events {
+            let v = serde_json::to_value(e).map_err(|e| BoardError::internal(e.to_string()))?;
+            print_event(json_out, &v, &names);
+            last = e.id;
         }
         let mut outage = false;
         loop {
@@ -31,12 +36,16 @@ pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {
                 if std::mem::take(&mut outage) {
                     eprintln!("board: the store is reachable again");
                 }
+                let event = EventView::deserialize(e).ok();
                 // A session that started since: learn its name.
-                if e["kind"] == "session_start" {
+                if event
+                    .as_ref()
+                    .is_some_and(|ev| ev.kind == EventKind::SessionStart)
+                {
                     names = super::call::session_names(&target);
                 }
                 print_event(json_out, e, &names);
-                last = last.max(e["id"].as_i64().unwrap_or(last));
+                last = last.max(event.map_or(last, |ev| ev.id));
                 true
             });
             match followed {

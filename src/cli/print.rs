@@ -132,8 +132,19 @@ fn tasks(v: &Value) -> String {
     list.iter().map(task_line).collect::<Vec<_>>().join("\n")
 }
 
+/// The events of a `log` answer `v`, one line each, agents named as people know them.
+pub fn log_lines(v: &Value, names: &Names) -> String {
+    v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| event_line_named(e, names))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The human text for the result `v` of `method`.
-pub fn human(method: &str, v: &Value) -> String {
+pub fn human(method: Method, v: &Value) -> String {
     let base = human_result(method, v);
     match lost_lines(v) {
         Some(lost) => format!("{lost}\n{base}"),
@@ -161,60 +172,60 @@ pub fn lost_lines(v: &Value) -> Option<String> {
     )
 }
 
-fn human_result(method: &str, v: &Value) -> String {
-    match Method::from_name(method) {
-        Some(Method::Goal) => match v["goal"].is_null() {
+fn human_result(method: Method, v: &Value) -> String {
+    match method {
+        Method::Goal => match v["goal"].is_null() {
             true => "no goal set (set one with `board goal TEXT`)".into(),
             false => format!("goal: {}", s(&v["goal"]["text"])),
         },
-        Some(Method::Add) => format!("added {}", task_line(&v["task"])),
-        Some(Method::Edit) => format!("edited {}", task_line(&v["task"])),
-        Some(Method::Cancel) => format!("cancelled {}", task_line(&v["task"])),
-        Some(Method::List | Method::Ready) => tasks(v),
-        Some(Method::Show) => show(v),
-        Some(Method::Claim) => claim(v),
-        Some(Method::Done) => done(v),
-        Some(Method::Accept) => accept(v),
-        Some(Method::Reject) => format!("rejected, back to ready: {}", task_line(&v["task"])),
-        Some(Method::Release) => format!("released {}", task_line(&v["task"])),
-        Some(Method::Note) => format!("noted on #{}", v["note"]["task"]),
-        Some(Method::Renew) => renew(v),
-        Some(Method::Check) => format!(
+        Method::Add => format!("added {}", task_line(&v["task"])),
+        Method::Edit => format!("edited {}", task_line(&v["task"])),
+        Method::Cancel => format!("cancelled {}", task_line(&v["task"])),
+        Method::List | Method::Ready => tasks(v),
+        Method::Show => show(v),
+        Method::Claim => claim(v),
+        Method::Done => done(v),
+        Method::Accept => accept(v),
+        Method::Reject => format!("rejected, back to ready: {}", task_line(&v["task"])),
+        Method::Release => format!("released {}", task_line(&v["task"])),
+        Method::Note => format!("noted on #{}", v["note"]["task"]),
+        Method::Renew => renew(v),
+        Method::Check => format!(
             "{} holds #{} at generation {} ({} left)",
             s(&v["holder"]),
             v["task"],
             v["generation"],
             countdown(v["expires_in_ms"].as_i64().unwrap_or(0))
         ),
-        Some(Method::Wait) => format!(
+        Method::Wait => format!(
             "asked: {} (open until a person answers it or you withdraw it with `board resume`; \
              the answer arrives in `board inbox`)",
             s(&v["waiting"])
         ),
-        Some(Method::Resume) => {
+        Method::Resume => {
             "resumed: your open question, if you had one, is withdrawn (`board log` shows it)"
                 .into()
         }
-        Some(Method::Answer) => format!(
+        Method::Answer => format!(
             "answered {}'s question \"{}\" (message #{} in its inbox)",
             s(&v["message"]["to"]),
             s(&v["question"]),
             s(&v["message"]["id"])
         ),
-        Some(Method::Send) => send(v),
-        Some(Method::Inbox) => inbox(v),
-        Some(Method::Agents) => agents(v),
-        Some(Method::AgentsPrune) => prune(v),
-        Some(Method::Log) => v["events"]
+        Method::Send => send(v),
+        Method::Inbox => inbox(v),
+        Method::Agents => agents(v),
+        Method::AgentsPrune => prune(v),
+        Method::Log => v["events"]
             .as_array()
             .into_iter()
             .flatten()
             .map(event_line)
             .collect::<Vec<_>>()
             .join("\n"),
-        Some(Method::Status) => super::print_status::status(v),
-        Some(Method::Stop) => format!("board (pid {}) stopped", v["pid"]),
-        Some(Method::SessionStop) => format!(
+        Method::Status => super::print_status::status(v),
+        Method::Stop => format!("board (pid {}) stopped", v["pid"]),
+        Method::SessionStop => format!(
             "stopping {} (pid {}): SIGTERM sent, SIGKILL in {:.1}s if it keeps running",
             s(&v["session"]),
             v["pid"],

@@ -3,13 +3,12 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
-use super::{fail, print};
+use super::fail;
 use crate::proto::client;
 use crate::proto::error::BoardResult;
 use crate::proto::question_wait::{ask_and_wait, Outcome, Waited};
-use crate::proto::sanitize::inert;
+use crate::proto::sanitize::{inert, one_line};
+use crate::proto::MessageView;
 
 /// Asks `question` and waits at most `timeout` for its answer; prints it (or one JSON document
 /// with `json_out`) and returns the exit code: 0 answered, 9 timed out (the question stays
@@ -20,7 +19,7 @@ pub(super) fn wait_block(json_out: bool, question: &str, timeout: Duration) -> i
             if json_out {
                 println!("{}", w.doc);
             } else {
-                tell(&w);
+                tell(&w, timeout);
             }
             w.outcome.exit_code()
         }
@@ -37,27 +36,22 @@ fn ask(question: &str, timeout: Duration) -> BoardResult<Waited> {
 
 /// The human output: the answer alone on stdout (for `$(board wait --block …)`), everything
 /// else on stderr.
-fn tell(w: &Waited) {
+fn tell(w: &Waited, timeout: Duration) {
     match &w.outcome {
         Outcome::Answered(text) => {
             println!("{}", inert(text));
-            let earlier = w.doc["messages"]
-                .as_array()
-                .map(|m| m.len().saturating_sub(1))
-                .unwrap_or(0);
+            let earlier = w.messages.len().saturating_sub(1);
             if earlier > 0 {
                 eprintln!(
                     "board: {earlier} earlier answer(s) were read with it: {}",
-                    earlier_answers(&w.doc)
+                    earlier_answers(&w.messages)
                 );
             }
         }
         Outcome::TimedOut => eprintln!(
             "board: no answer after {}; the question stays open (its answer will be in \
              `board inbox`; `board resume` withdraws it)",
-            humantime::format_duration(Duration::from_secs_f64(
-                w.doc["timeout_s"].as_f64().unwrap_or_default()
-            ))
+            humantime::format_duration(timeout)
         ),
         Outcome::Withdrawn => {
             eprintln!("board: the question was withdrawn (`board resume`) before an answer came")
@@ -70,12 +64,11 @@ fn tell(w: &Waited) {
 }
 
 /// The answers read besides the one that ended the question, `from: text` each.
-fn earlier_answers(doc: &Value) -> String {
-    let all = doc["messages"].as_array().cloned().unwrap_or_default();
+fn earlier_answers(all: &[MessageView]) -> String {
     let n = all.len().saturating_sub(1);
     all.iter()
         .take(n)
-        .map(|m| format!("{}: {}", print::s(&m["from"]), print::s(&m["text"])))
+        .map(|m| format!("{}: {}", one_line(&m.from), one_line(&m.text)))
         .collect::<Vec<_>>()
         .join("; ")
 }

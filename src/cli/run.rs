@@ -500,10 +500,8 @@ fn tmux_pane_pid(pane: &str) -> Option<i64> {
 
 /// Parses a `session.register` answer (for tests and tools).
 pub fn registration(v: &Value) -> Option<(String, String)> {
-    Some((
-        v["agent"].as_str()?.to_string(),
-        v["token"].as_str()?.to_string(),
-    ))
+    let r = crate::proto::client::answer_of::<SessionRegisterResult>(v.clone()).ok()?;
+    Some((r.result.agent, r.result.token))
 }
 
 /// The terminal on our stdin (which the agent inherits), e.g. `/dev/pts/3`: the board counts

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::agent_tools::team;
@@ -16,6 +17,7 @@ use crate::proto::client::{self, Client};
 use crate::proto::config::{self, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{Call, NoParams};
+use crate::proto::sanitize::one_line;
 
 /// `board up`: starts the board if needed, prepares the agents' worktrees, then opens the tmux
 /// session or completes it (see [`team::up`]): only slots without a pane or whose agent ended
@@ -25,7 +27,7 @@ use crate::proto::methods::{Call, NoParams};
 ///
 /// Errors: no board.toml, a bad profile or a missing agent command (before any pane exists),
 /// tmux failures.
-pub fn up(attach: bool) -> BoardResult<Value> {
+pub fn up(attach: bool) -> BoardResult<UpReport> {
     let (cfg, paths) = config::discover().map_err(config::ConfigError::into_board_error)?;
     let name = team::session_name(&cfg, &paths.root);
     let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
@@ -59,7 +61,60 @@ pub fn up(attach: bool) -> BoardResult<Value> {
             "cannot attach to tmux: {err}"
         )));
     }
-    Ok(json!({ "session": name, "panes": panes, "skipped_includes": skipped }))
+    Ok(UpReport {
+        session: name,
+        panes,
+        skipped_includes: skipped,
+    })
+}
+
+/// What `board up` did (its `--json` document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UpReport {
+    /// The tmux session.
+    pub session: String,
+    /// What became of each agent's pane.
+    pub panes: Vec<team::PaneReport>,
+    /// `include` paths the project lacks (skipped).
+    pub skipped_includes: Vec<String>,
+}
+
+/// What `board down` did (its `--json` document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DownReport {
+    /// The tmux session.
+    pub session: String,
+    /// Whether it was up.
+    pub was_up: bool,
+    /// What became of each agent's worktree.
+    pub worktrees: Vec<WorktreeReport>,
+}
+
+/// One worktree of `board down`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorktreeReport {
+    /// The agent's slot.
+    pub agent: String,
+    /// The worktree's directory.
+    pub path: std::path::PathBuf,
+    /// Its branch (kept either way).
+    pub branch: String,
+    /// Whether the worktree was removed.
+    pub removed: bool,
+    /// Paths with changes not committed (why it was kept).
+    pub uncommitted: Vec<String>,
+    /// Commits of its branch not on the base branch, when git can tell.
+    pub commits_not_on_base: Option<usize>,
+    /// That base branch.
+    pub base: Option<String>,
+    /// How its teardown failed, if it did.
+    pub teardown_failed: Option<String>,
+}
+
+/// A report as the one JSON document a command prints (keys in sorted order, as always).
+fn document<T: Serialize>(report: &T) -> Value {
+    // Plain strings, numbers, bools and lists: serializing cannot fail.
+    serde_json::to_value(report).unwrap_or(Value::Null)
 }
 
 /// Writes the bash rc file of the `shell` profile ([`crate::agent_tools::profile::SHELL_RC`]):
@@ -81,7 +136,7 @@ fn write_shell_rc(paths: &Paths, exe: &str) -> BoardResult<()> {
         .map_err(|e| BoardError::internal(format!("writing {}: {e}", path.display())))
 }
 
-fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
+fn save_panes(paths: &Paths, session: &str, panes: &[team::PaneReport]) {
     let doc = json!({ "session": session, "panes": panes });
     let _ = std::fs::write(paths.data_dir.join("up.json"), format!("{doc:#}\n"));
 }
@@ -89,10 +144,8 @@ fn save_panes(paths: &Paths, session: &str, panes: &[Value]) {
 /// `board down`: ends the tmux session (every launcher sees its pane close and the board expels
 /// the claims of its agent), then removes the agents' worktrees that hold no uncommitted work
 /// (their branches stay; the files the board put there do not count), running each one's
-/// `teardown` first. Returns `{"session", "was_up", "worktrees": [{"agent", "path", "branch",
-/// "removed", "uncommitted": [PATH], "commits_not_on_base": N?, "base": NAME?,
-/// "teardown_failed": TEXT?}]}`.
-pub fn down() -> BoardResult<Value> {
+/// `teardown` first.
+pub fn down() -> BoardResult<DownReport> {
     let (cfg, paths) = config::discover().map_err(config::ConfigError::into_board_error)?;
     let name = team::session_name(&cfg, &paths.root);
     let was_up = team::tmux::has_session(&name);
@@ -124,7 +177,11 @@ pub fn down() -> BoardResult<Value> {
             }
         }
     }
-    Ok(json!({ "session": name, "was_up": was_up, "worktrees": worktrees }))
+    Ok(DownReport {
+        session: name,
+        was_up,
+        worktrees,
+    })
 }
 
 /// Removes the worktree `wt` of agent `slot` unless it holds uncommitted work, and says what
@@ -133,7 +190,7 @@ fn down_worktree(
     root: &Path,
     slot: &str,
     wt: &team::worktree::Worktree,
-) -> BoardResult<Option<Value>> {
+) -> BoardResult<Option<WorktreeReport>> {
     use team::worktree_removal::Removed;
     let (removed, uncommitted, teardown_failed) = match team::worktree_removal::remove(root, wt)? {
         Removed::Absent => return Ok(None),
@@ -141,13 +198,16 @@ fn down_worktree(
         Removed::Kept(paths) => (false, paths, None),
     };
     let ahead = team::worktree_removal::commits_not_on_base(root, wt);
-    Ok(Some(json!({
-        "agent": slot, "path": wt.path, "branch": wt.branch, "removed": removed,
-        "uncommitted": uncommitted,
-        "commits_not_on_base": ahead.as_ref().map(|(n, _)| *n),
-        "base": ahead.map(|(_, b)| b),
-        "teardown_failed": teardown_failed,
-    })))
+    Ok(Some(WorktreeReport {
+        agent: slot.to_string(),
+        path: wt.path.clone(),
+        branch: wt.branch.clone(),
+        removed,
+        uncommitted,
+        commits_not_on_base: ahead.as_ref().map(|(n, _)| *n),
+        base: ahead.map(|(_, b)| b),
+        teardown_failed,
+    }))
 }
 
 /// The agents of this board's `board up` session that did not start because their worktree
@@ -185,20 +245,19 @@ pub fn demo_agent() -> i32 {
 
 /// `board up` as a command: [`up`] and a line saying what was started.
 pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
-    up(attach).map(|v| {
-        let panes = v["panes"].as_array().cloned().unwrap_or_default();
-        let count = |o: &str| panes.iter().filter(|p| p["outcome"] == o).count();
+    up(attach).map(|r| {
+        let count = |o: team::Outcome| r.panes.iter().filter(|p| p.outcome == o).count();
         let mut done = Vec::new();
         for (o, word) in [
-            ("started", "started"),
-            ("restarted", "started again"),
-            ("running", "already running"),
+            (team::Outcome::Started, "started"),
+            (team::Outcome::Restarted, "started again"),
+            (team::Outcome::Running, "already running"),
         ] {
             if count(o) > 0 {
                 done.push(format!("{} {word}", count(o)));
             }
         }
-        let session = v["session"].as_str().unwrap_or("");
+        let session = r.session.as_str();
         // The hash suffix puzzles people; say once what it is for.
         let suffix = session
             .rsplit_once('-')
@@ -211,41 +270,39 @@ pub fn up_told(attach: bool) -> BoardResult<(Value, String)> {
         let mut h = format!(
             "tmux session {session} is up with {} agent pane(s) ({}); `board up --attach` to see \
              it{suffix}",
-            panes.len(),
+            r.panes.len(),
             done.join(", ")
         );
-        h.push_str(&worktree_notes(&v));
-        (v, h)
+        h.push_str(&worktree_notes(&r));
+        (document(&r), h)
     })
 }
 
 /// The lines of `board up` about worktrees: skipped `include` paths, setups running in panes,
 /// setups that had failed, running agents that need a restart to take changed options.
-fn worktree_notes(v: &Value) -> String {
-    let s = super::print::s;
-    let panes = v["panes"].as_array().cloned().unwrap_or_default();
+fn worktree_notes(r: &UpReport) -> String {
     let mut h = String::new();
-    for path in v["skipped_includes"].as_array().into_iter().flatten() {
+    for path in &r.skipped_includes {
         h.push_str(&format!(
             "\ninclude {}: not in the project, skipped",
-            crate::proto::sanitize::inert(&s(path))
+            crate::proto::sanitize::inert(&one_line(path))
         ));
     }
-    let names = |f: &dyn Fn(&Value) -> bool| -> Vec<String> {
-        panes
+    let names = |f: &dyn Fn(&team::PaneReport) -> bool| -> Vec<String> {
+        r.panes
             .iter()
             .filter(|p| f(p))
-            .map(|p| s(&p["agent_name"]))
+            .map(|p| one_line(&p.agent_name))
             .collect()
     };
-    let had_failed = names(&|p| p["setup_had_failed"] == json!(true));
+    let had_failed = names(&|p| p.setup_had_failed);
     if !had_failed.is_empty() {
         h.push_str(&format!(
             "\nsetup had failed for {}: it runs again in the pane",
             had_failed.join(", ")
         ));
     }
-    let setting_up = names(&|p| p["setup"].is_string());
+    let setting_up = names(&|p| p.setup.is_some());
     if !setting_up.is_empty() {
         h.push_str(&format!(
             "\nsetup runs first in the worktree of {} (output in the pane); an agent starts only \
@@ -253,17 +310,15 @@ fn worktree_notes(v: &Value) -> String {
             setting_up.join(", ")
         ));
     }
-    for p in panes.iter().filter(|p| p["needs_restart"].is_array()) {
-        let changed: Vec<String> = p["needs_restart"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(s)
-            .collect();
+    for p in &r.panes {
+        let Some(changed) = &p.needs_restart else {
+            continue;
+        };
+        let changed: Vec<String> = changed.iter().map(|c| one_line(c)).collect();
         h.push_str(&format!(
             "\n{} runs with the old {} of board.toml; restart it to take the change (R in the \
              TUI's agents panel, or `board down` then `board up`)",
-            s(&p["agent_name"]),
+            one_line(&p.agent_name),
             changed.join(", ")
         ));
     }
@@ -272,28 +327,28 @@ fn worktree_notes(v: &Value) -> String {
 
 /// `board down` as a command: [`down`] and what became of the session and each worktree.
 pub fn down_told() -> BoardResult<(Value, String)> {
-    down().map(|v| {
-        let mut h = if v["was_up"] == json!(true) {
+    down().map(|r| {
+        let mut h = if r.was_up {
             "tmux session ended".to_string()
         } else {
             "no tmux session was up".to_string()
         };
-        for w in v["worktrees"].as_array().into_iter().flatten() {
+        for w in &r.worktrees {
             h.push('\n');
             h.push_str(&worktree_told(w));
         }
-        (v, h)
+        (document(&r), h)
     })
 }
 
 /// How many of `paths` to name before "and N more".
 const NAMED_PATHS: usize = 3;
 
-fn some_paths(paths: &[Value]) -> String {
+fn some_paths(paths: &[String]) -> String {
     let mut named: Vec<String> = paths
         .iter()
         .take(NAMED_PATHS)
-        .map(|p| crate::proto::sanitize::inert(&super::print::s(p)))
+        .map(|p| crate::proto::sanitize::inert(&one_line(p)))
         .collect();
     if paths.len() > NAMED_PATHS {
         named.push(format!("and {} more", paths.len() - NAMED_PATHS));
@@ -303,16 +358,16 @@ fn some_paths(paths: &[Value]) -> String {
 
 /// One worktree of `board down`, in words: kept (why, and how to land or discard it) or
 /// removed (and what its branch still holds).
-fn worktree_told(w: &Value) -> String {
-    let s = super::print::s;
-    let (agent, branch, path) = (s(&w["agent"]), s(&w["branch"]), s(&w["path"]));
-    let base = s(&w["base"]);
-    let ahead = w["commits_not_on_base"].as_u64();
+fn worktree_told(w: &WorktreeReport) -> String {
+    let (agent, branch) = (one_line(&w.agent), one_line(&w.branch));
+    let path = one_line(&w.path.to_string_lossy());
+    let base = one_line(w.base.as_deref().unwrap_or(""));
+    let ahead = w.commits_not_on_base;
     let commits = match ahead {
         Some(n) if n > 0 => format!("; its branch {branch} has {n} commit(s) not on {base}"),
         _ => String::new(),
     };
-    let mut h = if w["removed"] == json!(true) {
+    let mut h = if w.removed {
         let mut t = format!("removed the worktree of {agent}");
         match ahead {
             Some(n) if n > 0 => t.push_str(&format!(
@@ -325,16 +380,15 @@ fn worktree_told(w: &Value) -> String {
         }
         t
     } else {
-        let left = w["uncommitted"].as_array().cloned().unwrap_or_default();
         format!(
             "kept the worktree of {agent} at {path}: {} path(s) with changes not committed \
              ({}){commits}. To land them: commit there, then `git merge {branch}`; to discard \
              them: `git worktree remove --force {path}`",
-            left.len(),
-            some_paths(&left)
+            w.uncommitted.len(),
+            some_paths(&w.uncommitted)
         )
     };
-    if let Some(t) = w["teardown_failed"].as_str() {
+    if let Some(t) = &w.teardown_failed {
         h.push_str(&format!(
             "\n  its teardown failed: {}",
             crate::proto::sanitize::inert(t)

@@ -13,6 +13,7 @@ use crate::proto::client::{Client, Followed, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::glossary::QUESTION_WITHDRAWN;
 use crate::proto::methods::{Call, InboxParams, WaitParams};
+use crate::proto::MessageView;
 
 /// Exit code of `board wait --block` when no answer came in time (the question stays open).
 pub const EXIT_TIMED_OUT: i32 = 9;
@@ -67,6 +68,9 @@ pub struct Waited {
     pub outcome: Outcome,
     /// The document `--json` prints and MCP returns.
     pub doc: Value,
+    /// The answers read with the one that ended the question (`inbox` with `answers`), oldest
+    /// first; empty unless answered.
+    pub messages: Vec<MessageView>,
 }
 
 /// Sends one request of the asking agent (`wait`, `inbox`) and returns its result.
@@ -91,6 +95,7 @@ pub fn ask_and_wait(
     let agent = asked["agent"].as_str().unwrap_or_default().to_string();
     let after = asked["event"].as_i64().unwrap_or(0);
     let outcome = follow_question(target, &agent, after, deadline)?;
+    let mut read_messages = Vec::new();
     let mut doc = json!({
         "question": question,
         "agent": agent,
@@ -112,12 +117,17 @@ pub fn ask_and_wait(
             doc["answer"] = json!(text);
             doc["from"] = from;
             doc["messages"] = Value::Array(messages);
+            read_messages = serde_json::from_value(doc["messages"].clone()).unwrap_or_default();
         }
         Outcome::SessionEnded(reason) => doc["reason"] = json!(reason),
         Outcome::TimedOut => doc["timeout_s"] = json!(timeout.as_secs_f64()),
         Outcome::Withdrawn => {}
     }
-    Ok(Waited { outcome, doc })
+    Ok(Waited {
+        outcome,
+        doc,
+        messages: read_messages,
+    })
 }
 
 /// Follows the event stream after event `after` until `agent`'s question ends or `deadline`

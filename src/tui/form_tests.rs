@@ -6,8 +6,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use crate::proto::error::BoardError;
+use crate::proto::methods::{AddParams, Call, EditParams};
+use crate::proto::Method;
 
-use super::state::app::{App, Effect, Mode, Purpose};
+use super::state::app::{App, Effect, Mode, Purpose, Request};
 use super::update::fixture;
 
 fn key(c: KeyCode) -> KeyEvent {
@@ -54,7 +56,7 @@ fn with_selected(change: impl Fn(&mut crate::proto::TaskView)) -> App {
 }
 
 /// The one request the form sends on Enter.
-fn submitted(app: &mut App) -> super::state::app::Call {
+fn submitted(app: &mut App) -> Request {
     let fx = app.on_key(key(KeyCode::Enter));
     let [Effect::Call(call)] = fx.as_slice() else {
         panic!("{fx:?}")
@@ -73,15 +75,16 @@ fn adding_a_task_sends_add_and_closes_on_success() {
     let [Effect::Call(call)] = fx.as_slice() else {
         panic!("{fx:?}")
     };
-    assert_eq!(call.method, "add");
     assert_eq!(
-        call.params,
-        json!({"title": "Write the changelog", "priority": 3, "after": []})
+        call.call.wire(),
+        (
+            Method::Add,
+            json!({"title": "Write the changelog", "priority": 3, "after": []})
+        )
     );
-    let fx = app.on_call_result(
-        Purpose::Add,
-        Ok(json!({"task": {"id": 21, "title": "Write the changelog"}})),
-    );
+    let mut added = app.tasks[0].task.clone();
+    (added.id, added.title) = (21, "Write the changelog".into());
+    let fx = app.on_call_result(Purpose::Add, Ok(json!({ "task": added })));
     assert_eq!(fx, vec![Effect::Refresh]);
     assert_eq!(app.mode, Mode::Normal);
     assert!(app.current_flash().unwrap().text.contains("#21"));
@@ -124,12 +127,22 @@ fn edit_sends_only_what_changed() {
         panic!("{fx:?}")
     };
     let id = app.selected_task().unwrap().task.id;
-    assert_eq!(call.method, "edit");
-    assert_eq!(call.params["task"], json!(id));
-    assert_eq!(call.params["priority"], json!(9));
-    assert!(call.params.get("title").is_none());
-    assert!(call.params.get("body").is_none());
-    assert!(call.params["after"].as_array().unwrap().contains(&json!(3)));
+    let Call::Edit(EditParams {
+        task,
+        priority,
+        title,
+        body,
+        after,
+        ..
+    }) = &call.call
+    else {
+        panic!("{call:?}")
+    };
+    assert_eq!(*task, id);
+    assert_eq!(*priority, Some(9));
+    assert!(title.is_none());
+    assert!(body.is_none());
+    assert!(after.as_ref().unwrap().contains(&3));
 }
 
 #[test]
@@ -150,11 +163,13 @@ fn the_add_form_sends_labels_whom_it_is_for_and_its_review() {
     focus(&mut app, "Review");
     typed(&mut app, "yes");
     let call = submitted(&mut app);
-    assert_eq!(call.method, "add");
     assert_eq!(
-        call.params,
-        json!({"title": "Check the parser", "priority": 0, "after": [],
-               "labels": ["parser", "ui"], "for": "reviewer", "review": true})
+        call.call.wire(),
+        (
+            Method::Add,
+            json!({"title": "Check the parser", "priority": 0, "after": [],
+                   "labels": ["parser", "ui"], "for": "reviewer", "review": true})
+        )
     );
 }
 
@@ -169,7 +184,10 @@ fn a_bad_review_answer_stays_in_the_form_and_sends_nothing() {
     let Mode::Form(f) = &app.mode else { panic!() };
     assert!(f.error.as_deref().unwrap().starts_with("review:"), "{f:?}");
     retype(&mut app, "no");
-    assert_eq!(submitted(&mut app).params["review"], json!(false));
+    let Call::Add(AddParams { review, .. }) = submitted(&mut app).call else {
+        panic!("not an add")
+    };
+    assert_eq!(review, Some(false));
 }
 
 #[test]
@@ -200,8 +218,11 @@ fn the_edit_form_shows_labels_for_and_review_and_sends_only_their_changes() {
     retype(&mut app, "no");
     let call = submitted(&mut app);
     assert_eq!(
-        call.params,
-        json!({"task": id, "labels": ["ui"], "for": "", "review": false}),
+        call.call.wire(),
+        (
+            Method::Edit,
+            json!({"task": id, "labels": ["ui"], "for": "", "review": false})
+        ),
         "an empty For makes it for any agent"
     );
 }

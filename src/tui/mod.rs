@@ -37,7 +37,6 @@ mod update_tests;
 pub mod view;
 
 use std::io::{stdout, IsTerminal};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -45,12 +44,15 @@ use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
 use nix::sys::signal::{SigSet, Signal};
 use ratatui::DefaultTerminal;
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
+use crate::proto::methods::{AgentsParams, Call, GoalParams, ListParams, LogParams, NoParams};
+use crate::proto::results::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
 use crate::proto::sanitize::inert;
-use state::app::{App, Call, Effect, Purpose};
+use state::app::{App, Effect, Purpose, Request};
 use state::snapshot::Snapshot;
 
 /// How often the snapshot is re-fetched without any event (agents' own requests renew leases
@@ -129,7 +131,7 @@ enum Msg {
 /// Work for the fetch thread.
 enum Job {
     Refresh,
-    Call(Call),
+    Call(Request),
     /// Type an answer into an agent's tmux pane (pane, text).
     Type(String, String),
     /// The diff of a task in review (task, commit).
@@ -152,7 +154,7 @@ fn try_run() -> Result<(), TuiError> {
     let target = client::target()?;
     // Start the board if none runs and check its protocol before taking over the screen, so
     // these errors print plainly.
-    operator(Client::connect(&target, true)?).call("hello", json!({}))?;
+    operator(Client::connect(&target, true)?).send(Call::Hello(NoParams {}))?;
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
 
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -393,8 +395,11 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
     loop {
         let outcome = (|| -> BoardResult<bool> {
             let mut c = operator(Client::connect(target, false)?);
-            let last = c.call("log", json!({ "limit": 1 }))?;
-            let last_id = last["events"][0]["id"].as_i64().unwrap_or(0);
+            let last = c.ask::<LogResult>(Call::Log(LogParams {
+                limit: Some(1),
+                after: None,
+            }))?;
+            let last_id = last.result.events.first().map_or(0, |e| e.id);
             // A board with a fresh log (ids restarted) must not be followed from an old id.
             let from = after.filter(|a| *a <= last_id).unwrap_or(last_id);
             after = Some(from);
@@ -406,8 +411,8 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
             c.follow_stream(Some(from), true, |item| {
                 let msg = match item {
                     client::StreamItem::Event(ev) => {
-                        if let Some(id) = ev.get("id").and_then(Value::as_i64) {
-                            after = Some(id);
+                        if let Ok(ev) = crate::proto::EventView::deserialize(ev) {
+                            after = Some(ev.id);
                         }
                         Msg::Event
                     }
@@ -448,22 +453,6 @@ fn event_stream(target: &Target, tx: &Sender<Msg>) {
     }
 }
 
-/// Write methods: sent with an `op_id` so a retry is never applied twice.
-const WRITES: &[&str] = &[
-    "add", "edit", "cancel", "goal", "release", "note", "send", "inbox", "accept", "reject",
-];
-
-static OP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn op_id() -> String {
-    format!(
-        "tui-{}-{}-{}",
-        std::process::id(),
-        wall_ms(),
-        OP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
 /// Answers jobs on one connection, reconnecting (without starting a board) when it broke.
 fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
     let mut conn: Option<Client> = None;
@@ -488,13 +477,13 @@ fn fetch_worker(target: &Target, jobs: &Receiver<Job>, tx: &Sender<Msg>) {
                         return;
                     }
                 }
-                Job::Call(call) => {
-                    let mut params = call.params.clone();
-                    if WRITES.contains(&call.method) {
-                        params["op_id"] = json!(op_id());
-                    }
-                    let r = with_conn(target, &mut conn, |c| c.call(call.method, params.clone()));
-                    if tx.send(Msg::CallDone(call.purpose, r)).is_err() {
+                Job::Call(req) => {
+                    // Writes carry one `op_id` for both attempts, so a retry is never applied
+                    // twice.
+                    let (method, params) = req.call.wire();
+                    let params = client::with_op_id(method.name(), params);
+                    let r = with_conn(target, &mut conn, |c| c.call(method.name(), params.clone()));
+                    if tx.send(Msg::CallDone(req.purpose, r)).is_err() {
                         return;
                     }
                 }
@@ -536,14 +525,16 @@ fn with_conn<T>(
 }
 
 fn fetch_snapshot(c: &mut Client) -> BoardResult<(Snapshot, Instant)> {
-    let status = c.call("status", json!({}))?;
-    let goal = c.call_raw("goal", json!({}))?;
-    let list = c.call_raw("list", json!({}))?;
+    let status = c.ask::<StatusResult>(Call::Status(NoParams {}))?;
+    let goal = c.ask_raw::<GoalResult>(Call::Goal(GoalParams::default()))?;
+    let list = c.ask_raw::<TasksResult>(Call::List(ListParams::default()))?;
     let at = Instant::now();
-    let agents = c.call_raw("agents", json!({ "all": true }))?;
-    let log = c.call_raw("log", json!({ "limit": FEED_EVENTS }))?;
-    Ok((
-        Snapshot::from_results(&status, &goal, &list, &agents, &log)?,
-        at,
-    ))
+    let agents = c.ask_raw::<AgentsResult>(Call::Agents(AgentsParams { all: Some(true) }))?;
+    let log = c.ask_raw::<LogResult>(Call::Log(LogParams {
+        limit: Some(FEED_EVENTS),
+        after: None,
+    }))?;
+    let snapshot =
+        Snapshot::from_results(status, goal.result, list.result, agents.result, log.result);
+    Ok((snapshot, at))
 }

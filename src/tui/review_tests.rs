@@ -13,6 +13,7 @@ use super::state::snapshot::{Group, Row};
 use super::update::fixture;
 use super::update::needs::needs;
 use crate::proto::glossary::TaskState;
+use crate::proto::Method;
 
 const COMMIT: &str = "3f2a9c1e04b7aa11223344556677889900aabbcc";
 
@@ -121,9 +122,11 @@ fn y_and_n_accept_and_reject_with_the_note_typed() {
     let Some(Effect::Call(call)) = effects.first() else {
         panic!("no call: {effects:?}")
     };
-    assert_eq!(call.method, "accept");
     assert_eq!(call.purpose, Purpose::Accept(9));
-    assert_eq!(call.params, json!({ "task": 9, "note": "looks right" }));
+    assert_eq!(
+        call.call.wire(),
+        (Method::Accept, json!({ "task": 9, "note": "looks right" }))
+    );
 
     // A reject needs its note.
     details_with_diff(&mut app, "+x\n");
@@ -143,6 +146,8 @@ fn y_and_n_accept_and_reject_with_the_note_typed() {
     let Some(Effect::Call(call)) = effects.first() else {
         panic!("no call: {effects:?}")
     };
-    assert_eq!(call.method, "reject");
-    assert_eq!(call.params, json!({ "task": 9, "note": "tests fail" }));
+    assert_eq!(
+        call.call.wire(),
+        (Method::Reject, json!({ "task": 9, "note": "tests fail" }))
+    );
 }

@@ -61,7 +61,10 @@ fn run(op: &TeamOp) -> BoardResult<String> {
                 team::check_commands(&slots, &exe)?;
                 team::prepare_worktrees(&mut slots, &paths.root, Path::new(&exe))?;
                 let panes = team::up(&session, &slots, &paths.root, &exe)?;
-                let started = panes.iter().filter(|p| p["outcome"] != "running").count();
+                let started = panes
+                    .iter()
+                    .filter(|p| p.outcome != team::Outcome::Running)
+                    .count();
                 return Ok(format!(
                     "started {started} of {} agents (the others were running)",
                     panes.len()

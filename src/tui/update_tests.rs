@@ -6,9 +6,11 @@ use serde_json::json;
 use crate::proto::error::BoardError;
 
 use super::state::app::{show_call, Conn, Mode};
-use super::state::app::{App, Call, Effect, Purpose};
+use super::state::app::{App, Effect, Purpose, Request};
 use super::state::snapshot::{Group, Row};
 use super::update::fixture;
+use crate::proto::methods::{Call, InboxParams, ReleaseParams};
+use crate::proto::Method;
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -112,10 +114,13 @@ fn force_release_asks_first() {
     let fx = app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
         fx,
-        vec![Effect::Call(Call {
+        vec![Effect::Call(Request {
             purpose: Purpose::Release(t.id),
-            method: "release",
-            params: json!({"task": t.id, "force": true}),
+            call: Call::Release(ReleaseParams {
+                task: t.id,
+                force: Some(true),
+                ..ReleaseParams::default()
+            }),
         })]
     );
 }
@@ -125,9 +130,7 @@ fn cancel_asks_first_and_refuses_finished_tasks() {
     let mut app = fixture::sample_app(true);
     app.on_key(key(KeyCode::Char('x')));
     let fx = app.on_key(key(KeyCode::Char('y')));
-    assert!(
-        matches!(&fx[..], [Effect::Call(c)] if c.method == crate::proto::Method::Cancel.name())
-    );
+    assert!(matches!(&fx[..], [Effect::Call(c)] if c.call.method() == Method::Cancel));
     app.on_key(key(KeyCode::Char('G')));
     assert_eq!(
         app.selected_task().unwrap().task.state,
@@ -264,7 +267,7 @@ fn the_agents_panel_shows_names_live_agents_and_one_ended_row_per_name() {
 
 fn has_task_write(fx: &[Effect]) -> bool {
     fx.iter().any(|e| {
-        matches!(e, Effect::Call(c) if ["edit", "cancel", "release", "add", "goal"].contains(&c.method))
+        matches!(e, Effect::Call(c) if [Method::Edit, Method::Cancel, Method::Release, Method::Add, Method::Goal].contains(&c.call.method()))
     })
 }
 
@@ -364,8 +367,10 @@ fn a_stop_goes_through_the_board_and_says_stopped_once_the_session_ended() {
     let [Effect::Call(call)] = fx.as_slice() else {
         panic!("{fx:?}")
     };
-    assert_eq!(call.method, "session.stop");
-    assert_eq!(call.params, json!({"session": "claude-1"}));
+    assert_eq!(
+        call.call.wire(),
+        (Method::SessionStop, json!({"session": "claude-1"}))
+    );
     let fx = app.on_call_result(
         Purpose::StopAgent,
         Ok(json!({"session": "claude-1", "pid": 41822, "kill_after_ms": 3000})),
@@ -396,7 +401,10 @@ fn a_stop_that_does_not_end_the_session_says_so() {
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::Char('K')));
     app.on_key(key(KeyCode::Char('y')));
-    app.on_call_result(Purpose::StopAgent, Ok(json!({"kill_after_ms": 3000})));
+    app.on_call_result(
+        Purpose::StopAgent,
+        Ok(json!({"session": "claude-1", "pid": 41822, "kill_after_ms": 3000})),
+    );
     app.set_clock(app.now_ms + 10_000, app.now_wall_ms + 10_000);
     app.on_snapshot(fixture::sample_snapshot(), app.now_ms);
     let flash = app.current_flash().unwrap();
@@ -463,7 +471,7 @@ fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
     app.on_key(key(KeyCode::Char('j')));
     let fx = app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(&fx[..], [Effect::Call(c)] if c.method == "inbox" && c.purpose == Purpose::Inbox),
+        matches!(&fx[..], [Effect::Call(c)] if c.call == Call::Inbox(InboxParams::default()) && c.purpose == Purpose::Inbox),
         "{fx:?}"
     );
     app.on_call_result(

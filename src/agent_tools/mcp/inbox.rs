@@ -4,11 +4,13 @@
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use rmcp::{tool, tool_router};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
 use crate::proto::methods::{AnswerParams, Call, InboxParams, NoParams, SendParams};
+use crate::proto::results::InboxNotice;
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
 impl BoardTools {
@@ -54,18 +56,16 @@ impl BoardTools {
 /// Adds a line of text to a tool result whose board answer carries `inbox` (unread messages),
 /// so a model that reads only text content sees it too.
 pub fn with_notice(mut r: CallToolResult, inbox: Option<&Value>) -> CallToolResult {
-    let Some(n) = inbox.and_then(|i| i["unread"].as_i64()).filter(|n| *n > 0) else {
+    let Some(notice) = inbox
+        .and_then(|i| InboxNotice::deserialize(i).ok())
+        .filter(|n| n.unread > 0)
+    else {
         return r;
     };
-    let from: Vec<&str> = inbox
-        .and_then(|i| i["from"].as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
     r.content.push(ContentBlock::text(format!(
-        "You have {n} unread message(s) from {}: call board_inbox to read them.",
-        from.join(", ")
+        "You have {} unread message(s) from {}: call board_inbox to read them.",
+        notice.unread,
+        notice.from.join(", ")
     )));
     r
 }

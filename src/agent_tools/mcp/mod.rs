@@ -169,7 +169,7 @@ task at once.";
 /// object; the same object as structured content.
 pub fn tool_error(e: &BoardError) -> CallToolResult {
     let obj = e.to_json();
-    let code = obj["code"].as_i64().unwrap_or_default();
+    let code = e.code.unwrap_or(e.kind.code());
     let text = format!("{} ({code}): {}\n{obj}", e.kind.as_str(), e.message);
     let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
     r.structured_content = Some(obj);

@@ -24,8 +24,6 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-
 use crate::agent_tools::profile::Profile;
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
@@ -257,7 +255,8 @@ pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
 }
 
 /// What happened to one slot in [`up`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// A new pane was opened.
     Started,
@@ -278,6 +277,37 @@ impl Outcome {
     }
 }
 
+/// What [`up`] reports of one slot: one element of `board up`'s `panes`. Shape:
+/// `{"agent_name","profile","pane","pid","outcome"}`, and `branch` (with a worktree),
+/// `needs_restart` (the start-time options that changed since its running agent started),
+/// `setup` (the setup that runs first in a started pane), `setup_had_failed` only when they
+/// apply.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PaneReport {
+    /// The slot's name.
+    pub agent_name: String,
+    /// Its profile.
+    pub profile: String,
+    /// tmux pane id.
+    pub pane: String,
+    /// The pane's process id.
+    pub pid: i64,
+    /// Started, restarted or left running.
+    pub outcome: Outcome,
+    /// Its worktree's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The start-time options that changed since its running agent started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_restart: Option<Vec<String>>,
+    /// The worktree setup that runs first in a pane started now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// A pane started now whose setup had failed before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub setup_had_failed: bool,
+}
+
 /// `@board_state` of a pane whose worktree setup failed (the agent never started).
 pub const SETUP_FAILED: &str = "setup-failed";
 
@@ -287,15 +317,35 @@ pub fn pane_ended(p: &tmux::Pane) -> bool {
     p.dead || p.state == "ended" || p.state == SETUP_FAILED
 }
 
-/// The options an agent takes only when it starts: `{"worktree", "base", "include", "role"}`
-/// (`board up` names the running agents whose options changed since).
-pub fn started_with(slot: &Slot) -> Value {
-    let mut v = match &slot.worktree {
-        Some(wt) => json!({ "worktree": true, "base": wt.base, "include": wt.include }),
-        None => json!({ "worktree": false, "base": null, "include": [] }),
-    };
-    v["role"] = json!(slot.role);
-    v
+/// The options an agent takes only when it starts, recorded on its pane as JSON
+/// `{"base","include","role","worktree"}` (`board up` names the running agents whose options
+/// changed since). Members in that order, so the record reads as it always has; a member an
+/// older record lacks reads as absent (null, `[]`, false).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct StartedWith {
+    /// The worktree's base branch (None without a worktree, or from the project's `HEAD`).
+    pub base: Option<String>,
+    /// The worktree's `include` paths (empty without a worktree).
+    pub include: Vec<String>,
+    /// The agent's role.
+    pub role: Option<String>,
+    /// Whether it runs in a worktree of its own.
+    pub worktree: bool,
+}
+
+/// The start-time options of `slot` now.
+pub fn started_with(slot: &Slot) -> StartedWith {
+    StartedWith {
+        base: slot.worktree.as_ref().and_then(|wt| wt.base.clone()),
+        include: slot
+            .worktree
+            .as_ref()
+            .map(|wt| wt.include.clone())
+            .unwrap_or_default(),
+        role: slot.role.clone(),
+        worktree: slot.worktree.is_some(),
+    }
 }
 
 /// The start-time options (`worktree`, `base`, `include`, `role`) that changed since the running
@@ -305,23 +355,32 @@ fn changed_options(pane: &tmux::Pane, slot: &Slot) -> Option<Vec<&'static str>> 
     if pane_ended(pane) {
         return None;
     }
-    let then: Value = serde_json::from_str(&pane.started_with).ok()?;
+    let then: StartedWith = serde_json::from_str(&pane.started_with).ok()?;
     let now = started_with(slot);
-    let changed: Vec<&'static str> = ["worktree", "base", "include", "role"]
-        .into_iter()
-        .filter(|k| then[*k] != now[*k])
-        .collect();
+    let changed: Vec<&'static str> = [
+        ("worktree", then.worktree != now.worktree),
+        ("base", then.base != now.base),
+        ("include", then.include != now.include),
+        ("role", then.role != now.role),
+    ]
+    .into_iter()
+    .filter_map(|(k, differs)| differs.then_some(k))
+    .collect();
     (!changed.is_empty()).then_some(changed)
 }
 
 /// Opens the session `session` or completes it: the TUI window if missing, and for every slot
 /// without a pane a new pane, for every slot whose agent ended its pane started again in place.
-/// Running agents are left alone. Returns one `{"agent_name","profile","pane","pid","outcome"}`
-/// per slot.
+/// Running agents are left alone. Returns one [`PaneReport`] per slot.
 ///
 /// Errors: a missing command (before anything is created), tmux failures. A session this call
 /// created is removed again when a later step fails.
-pub fn up(session: &str, slots: &[Slot], root: &Path, board_bin: &str) -> BoardResult<Vec<Value>> {
+pub fn up(
+    session: &str,
+    slots: &[Slot],
+    root: &Path,
+    board_bin: &str,
+) -> BoardResult<Vec<PaneReport>> {
     check_commands(slots, board_bin)?;
     let created = !tmux::has_session(session);
     let root_s = root.to_string_lossy().to_string();
@@ -357,7 +416,7 @@ fn complete(
     slots: &[Slot],
     root: &Path,
     board_bin: &str,
-) -> BoardResult<Vec<Value>> {
+) -> BoardResult<Vec<PaneReport>> {
     let existing = tmux::panes(session)?;
     let root_s = root.to_string_lossy().to_string();
     if !existing.iter().any(|p| p.window == BOARD_WINDOW) {
@@ -401,25 +460,20 @@ fn complete(
                 (Outcome::Started, id, pid)
             }
         };
-        let mut v = json!({
-            "agent_name": slot.name, "profile": slot.profile_name, "pane": id, "pid": pid,
-            "outcome": outcome.as_str(),
+        let starting = outcome != Outcome::Running;
+        out.push(PaneReport {
+            agent_name: slot.name.clone(),
+            profile: slot.profile_name.clone(),
+            pane: id,
+            pid,
+            outcome,
+            branch: slot.worktree.as_ref().map(|wt| wt.branch.clone()),
+            needs_restart: pane
+                .and_then(|p| changed_options(p, slot))
+                .map(|c| c.into_iter().map(String::from).collect()),
+            setup: slot.setup.clone().filter(|_| starting),
+            setup_had_failed: starting && pane.is_some_and(|p| p.state == SETUP_FAILED),
         });
-        if let Some(wt) = &slot.worktree {
-            v["branch"] = json!(wt.branch);
-        }
-        if let Some(changed) = pane.and_then(|p| changed_options(p, slot)) {
-            v["needs_restart"] = json!(changed);
-        }
-        if outcome != Outcome::Running {
-            if let Some(setup) = &slot.setup {
-                v["setup"] = json!(setup);
-            }
-            if pane.is_some_and(|p| p.state == SETUP_FAILED) {
-                v["setup_had_failed"] = json!(true);
-            }
-        }
-        out.push(v);
     }
     if has_agents_window {
         tmux::run(&[

@@ -4,6 +4,12 @@
 use std::path::Path;
 
 use super::{pane_command, pane_ended, started_with, tmux, up, Outcome, Slot, AGENTS_WINDOW};
+
+/// The pane's record of its agent's start-time options (JSON).
+fn started_record(slot: &Slot) -> String {
+    // Serializing plain strings, bools and lists cannot fail.
+    serde_json::to_string(&started_with(slot)).unwrap_or_default()
+}
 use crate::proto::error::{BoardError, BoardResult};
 
 fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
@@ -64,11 +70,7 @@ pub fn open_pane(
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let (pane, pid) = pane_of(&tmux::run(&refs)?);
     tmux::set_pane_option(&pane, "@board_slot", &slot.name)?;
-    tmux::set_pane_option(
-        &pane,
-        "@board_started_with",
-        &started_with(slot).to_string(),
-    )?;
+    tmux::set_pane_option(&pane, "@board_started_with", &started_record(slot))?;
     if !new_window {
         // Keep room for the next split.
         let _ = tmux::run(&["select-layout", "-t", &target, "tiled"]);
@@ -86,7 +88,7 @@ pub fn respawn(
 ) -> BoardResult<(String, i64)> {
     // The new launcher marks the pane `running` itself; until then it must not read as ended.
     tmux::run(&["set-option", "-p", "-u", "-t", pane, "@board_state"])?;
-    tmux::set_pane_option(pane, "@board_started_with", &started_with(slot).to_string())?;
+    tmux::set_pane_option(pane, "@board_started_with", &started_record(slot))?;
     let mut args: Vec<String> = vec![
         "respawn-pane".into(),
         "-k".into(),

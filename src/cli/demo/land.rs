@@ -25,6 +25,8 @@ use crate::proto::client::Target;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
 use crate::proto::methods::{AddParams, Call, NoParams};
+use crate::proto::results::{StatusResult, TaskResult};
+use crate::proto::EventView;
 
 /// The scripted agent of the ending (agents/demo/git-agent.sh).
 const GIT_AGENT_SCRIPT: &str = include_str!("../../../agents/demo/git-agent.sh");
@@ -173,9 +175,9 @@ impl Demo {
         ));
         self.resume(Some(a.child.id() as i32));
         let rejected = tl.wait(STEP, |e| {
-            e["kind"] == EventKind::Reject.as_str()
-                && e["task"] == tasks.stale
-                && e["agent"] == PAUSED
+            e.kind == EventKind::Reject
+                && e.task == Some(tasks.stale)
+                && e.agent.as_deref() == Some(PAUSED)
         });
         out.late_rejected = rejected.is_some();
         a.wait(STEP);
@@ -200,12 +202,12 @@ impl Demo {
             short(&a_commit)
         ));
         let lapse = tl.wait(STEP, |e| {
-            e["kind"] == EventKind::Lapse.as_str() && e["task"] == task && e["agent"] == PAUSED
+            e.kind == EventKind::Lapse && e.task == Some(task) && e.agent.as_deref() == Some(PAUSED)
         });
         let Some(lapse) = lapse else {
             return Err(fail(format!("{PAUSED}'s claim did not lapse")));
         };
-        let ga = lapse["generation"].as_i64().unwrap_or(0);
+        let ga = lapse.generation.unwrap_or(0);
         Ok((a, a_commit, ga))
     }
 
@@ -224,13 +226,13 @@ impl Demo {
         for (agent, mut child, task) in [(TAKER, b, tasks.stale), (HONEST, h, tasks.honest)] {
             child.wait(STEP);
             let review = tl.wait(STEP, |e| {
-                e["kind"] == EventKind::Review.as_str() && e["task"] == task
+                e.kind == EventKind::Review && e.task == Some(task)
             });
             let Some(review) = review else {
                 return Err(fail(format!("{agent} did not finish #{task} into review")));
             };
             if task == tasks.stale {
-                gb = review["generation"].as_i64().unwrap_or(0);
+                gb = review.generation.unwrap_or(0);
             }
         }
         Ok(gb)
@@ -252,10 +254,8 @@ impl Demo {
             .map_err(|e| BoardError::internal(format!("replacing board.toml: {e}")))?;
         let deadline = Instant::now() + STEP;
         loop {
-            let status = operator(target)?.send(Call::Status(NoParams {}))?;
-            if status["lease"]["duration_ms"].as_i64() == Some(lease_ms)
-                && status["config_error"].is_null()
-            {
+            let status = operator(target)?.ask::<StatusResult>(Call::Status(NoParams {}))?;
+            if status.result.lease.duration_ms == lease_ms && status.result.config_error.is_none() {
                 self.narrate(&format!("board.toml reloaded: lease {lease}"));
                 return Ok(());
             }
@@ -269,12 +269,12 @@ impl Demo {
     fn add_ending_tasks(&self, target: &Target, tl: &Timeline) -> BoardResult<Tasks> {
         let mut c = operator(target)?;
         let mut add = |title: &str| -> BoardResult<i64> {
-            let v = c.send_raw(Call::Add(AddParams {
+            let added = c.ask_raw::<TaskResult>(Call::Add(AddParams {
                 title: title.to_string(),
                 priority: Some(5),
                 ..AddParams::default()
             }))?;
-            let id = v["task"]["id"].as_i64().unwrap_or(0);
+            let id = added.result.task.id;
             tl.title(id, title);
             Ok(id)
         };
@@ -319,8 +319,7 @@ impl Demo {
 
     /// `board accept` of the honest task, as a person would: it lands on main.
     fn accept_honest(&self, tl: &Timeline, task: i64) -> BoardResult<(i64, String, String)> {
-        let landed =
-            |e: &serde_json::Value| e["kind"] == EventKind::Land.as_str() && e["task"] == task;
+        let landed = |e: &EventView| e.kind == EventKind::Land && e.task == Some(task);
         let (code, _) = self.accept(task, "reviewed the diff: looks right", || {
             tl.wait(STEP, landed);
         })?;

@@ -19,13 +19,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
-use crate::proto::methods::{Call, GoalParams, NoParams};
+use crate::proto::methods::{AddParams, Call, GoalParams, NoParams};
+use crate::proto::results::TaskResult;
+use crate::proto::EventView;
 use timeline::timeline_line;
 
 /// The `[board]` section of every board.toml the demo writes.
@@ -287,11 +289,14 @@ impl Demo {
                         .ok_or_else(|| BoardError::internal(format!("backlog: unknown key {k:?}")))
                 })
                 .collect::<BoardResult<Vec<i64>>>()?;
-            let v = c.call_raw(
-                "add",
-                json!({ "title": t.title, "body": t.body, "priority": t.priority, "after": after }),
-            )?;
-            let id = v["task"]["id"].as_i64().unwrap_or(0);
+            let added = c.ask_raw::<TaskResult>(Call::Add(AddParams {
+                title: t.title.clone(),
+                body: Some(t.body.clone()),
+                priority: Some(t.priority),
+                after: Some(after),
+                ..AddParams::default()
+            }))?;
+            let id = added.result.task.id;
             ids.insert(t.key.clone(), id);
             titles.insert(id, t.title.clone());
         }
@@ -345,7 +350,7 @@ impl Demo {
 /// The events the demo has seen (in the board's order) and the titles it names tasks by;
 /// shared by the thread printing the timeline and the steps waiting on it.
 struct Timeline {
-    events: Mutex<Vec<Value>>,
+    events: Mutex<Vec<EventView>>,
     titles: Mutex<BTreeMap<i64, String>>,
 }
 
@@ -359,6 +364,11 @@ impl Timeline {
 
     /// Prints the event's timeline line (`at`: time since the demo started) and keeps it.
     fn push(&self, e: &Value, at: Duration) {
+        // An event this demo cannot read (a newer board's kind) is neither told nor kept.
+        let Ok(e) = EventView::deserialize(e) else {
+            return;
+        };
+        let e = &e;
         let line = match self.titles.lock() {
             Ok(titles) => timeline_line(e, &titles, at),
             Err(_) => None,
@@ -379,7 +389,7 @@ impl Timeline {
     }
 
     /// Whether some event seen so far matches `pred`.
-    fn any(&self, pred: impl Fn(&[Value], &Value) -> bool) -> bool {
+    fn any(&self, pred: impl Fn(&[EventView], &EventView) -> bool) -> bool {
         match self.events.lock() {
             Ok(t) => t.iter().any(|e| pred(&t, e)),
             Err(_) => false,
@@ -387,7 +397,7 @@ impl Timeline {
     }
 
     /// The first event matching `pred`, waiting for it at most `within` (None after that).
-    fn wait(&self, within: Duration, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+    fn wait(&self, within: Duration, pred: impl Fn(&EventView) -> bool) -> Option<EventView> {
         let deadline = Instant::now() + within;
         loop {
             if let Ok(t) = self.events.lock() {
@@ -430,13 +440,13 @@ fn resume_when_taken(demo: &Demo, timeline: &Timeline, launcher: Option<i32>) ->
     }
     let pauser = format!("agent-{PAUSER}");
     let taken = timeline.any(|t, l| {
-        l["kind"] == EventKind::Lapse.as_str()
-            && l["agent"] == pauser.as_str()
+        l.kind == EventKind::Lapse
+            && l.agent.as_deref() == Some(pauser.as_str())
             && t.iter().any(|g| {
-                g["kind"] == EventKind::Grant.as_str()
-                    && g["task"] == l["task"]
-                    && g["agent"] != pauser.as_str()
-                    && g["id"].as_i64() > l["id"].as_i64()
+                g.kind == EventKind::Grant
+                    && g.task == l.task
+                    && g.agent.as_deref() != Some(pauser.as_str())
+                    && g.id > l.id
             })
     });
     if taken {

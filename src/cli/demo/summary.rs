@@ -4,15 +4,15 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use super::land::Ending;
 use super::{mark, operator, PAUSER};
 use crate::proto::client::Target;
 use crate::proto::error::BoardResult;
 use crate::proto::glossary::{EventKind, TaskState};
 use crate::proto::methods::{Call, ListParams, LogParams};
+use crate::proto::results::{LogResult, TasksResult};
 use crate::proto::sanitize::one_line;
+use crate::proto::EventView;
 
 /// What the board's records say about the backlog part of the demo.
 struct Backlog {
@@ -20,7 +20,7 @@ struct Backlog {
     total: usize,
     all_done: bool,
     once: bool,
-    expels: Vec<Value>,
+    expels: Vec<EventView>,
     reclaimed: bool,
     pauser: String,
     lapsed: usize,
@@ -57,17 +57,17 @@ pub(super) fn print(
         mark(one_expel)
     );
     for x in &b.expels {
-        let title = x["task"]
-            .as_i64()
+        let title = x
+            .task
             .and_then(|t| titles.get(&t))
             .map(String::as_str)
             .unwrap_or("");
         println!(
             "    #{} {} from {}: {}",
-            x["task"],
+            x.task.map_or_else(|| "null".to_string(), |t| t.to_string()),
             one_line(title),
-            one_line(x["agent"].as_str().unwrap_or("?")),
-            one_line(x["reason"].as_str().unwrap_or(""))
+            one_line(x.agent.as_deref().unwrap_or("?")),
+            one_line(x.reason.as_deref().unwrap_or(""))
         );
     }
     println!(
@@ -112,73 +112,56 @@ fn yes(b: bool) -> &'static str {
 /// Reads the task list and the event log, keeping the backlog's tasks (and task-less events).
 fn backlog(target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<Backlog> {
     let mut c = operator(target)?;
-    let mine = |v: &Value, key: &str| v[key].as_i64().is_none_or(|t| titles.contains_key(&t));
-    let tasks: Vec<Value> = c.send(Call::List(ListParams::default()))?["tasks"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| mine(t, "id"))
-        .collect();
+    let mine = |task: Option<i64>| task.is_none_or(|t| titles.contains_key(&t));
+    let mut tasks = c
+        .ask::<TasksResult>(Call::List(ListParams::default()))?
+        .result
+        .tasks;
+    tasks.retain(|t| mine(Some(t.id)));
     let all = LogParams {
         after: Some(0),
         limit: Some(100_000),
     };
-    let events: Vec<Value> = c.send_raw(Call::Log(all))?["events"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|e| mine(e, "task"))
-        .collect();
-    let of = |kind: EventKind| -> Vec<&Value> {
-        events
-            .iter()
-            .filter(|e| e["kind"] == kind.as_str())
-            .collect()
-    };
+    let mut events = c.ask_raw::<LogResult>(Call::Log(all))?.result.events;
+    events.retain(|e| mine(e.task));
+    let done = tasks.iter().filter(|t| t.state == TaskState::Done).count();
+    let mut b = judge(&events, titles);
+    b.done = done;
+    b.total = tasks.len();
+    b.all_done = done == tasks.len();
+    Ok(b)
+}
+
+/// What the event log says: each task done once, expulsions and lapses and who finished those
+/// tasks, the paused agent's rejected writes. (`done`, `total` and `all_done` are left for the
+/// task list.)
+fn judge(events: &[EventView], titles: &BTreeMap<i64, String>) -> Backlog {
+    let of =
+        |kind: EventKind| -> Vec<&EventView> { events.iter().filter(|e| e.kind == kind).collect() };
     let dones = of(EventKind::Done);
     let mut done_per_task: BTreeMap<i64, usize> = BTreeMap::new();
     let mut per_agent: BTreeMap<String, usize> = BTreeMap::new();
     for e in &dones {
-        *done_per_task
-            .entry(e["task"].as_i64().unwrap_or(0))
-            .or_default() += 1;
+        *done_per_task.entry(e.task.unwrap_or(0)).or_default() += 1;
         *per_agent
-            .entry(e["agent"].as_str().unwrap_or("?").to_string())
+            .entry(e.agent.as_deref().unwrap_or("?").to_string())
             .or_default() += 1;
     }
-    // Whether another agent than `agent` finished `task`.
-    let finished_by_other = |task: &Value, agent: &Value| {
-        dones
-            .iter()
-            .any(|e| &e["task"] == task && &e["agent"] != agent)
-    };
-    let expels: Vec<Value> = of(EventKind::Expel).into_iter().cloned().collect();
-    let reclaimed = expels
-        .iter()
-        .all(|x| finished_by_other(&x["task"], &x["agent"]));
+    // Whether another agent than `e`'s finished `e`'s task.
+    let finished_by_other =
+        |e: &EventView| dones.iter().any(|d| d.task == e.task && d.agent != e.agent);
+    let expels: Vec<EventView> = of(EventKind::Expel).into_iter().cloned().collect();
+    let reclaimed = expels.iter().all(finished_by_other);
     let pauser = format!("agent-{PAUSER}");
-    let lapsed: Vec<&Value> = of(EventKind::Lapse)
-        .into_iter()
-        .filter(|e| e["agent"] == pauser.as_str())
-        .collect();
-    let taken_over = lapsed
-        .iter()
-        .any(|l| finished_by_other(&l["task"], &l["agent"]));
+    let by_pauser = |e: &&EventView| e.agent.as_deref() == Some(pauser.as_str());
+    let lapsed: Vec<&EventView> = of(EventKind::Lapse).into_iter().filter(by_pauser).collect();
+    let taken_over = lapsed.iter().any(|l| finished_by_other(l));
     let rejects = of(EventKind::Reject);
-    let stale = rejects
-        .iter()
-        .filter(|e| e["agent"] == pauser.as_str())
-        .count();
-    let done = tasks
-        .iter()
-        .filter(|t| t["state"] == TaskState::Done.as_str())
-        .count();
-    Ok(Backlog {
-        done,
-        total: tasks.len(),
-        all_done: done == tasks.len(),
+    let stale = rejects.iter().filter(|e| by_pauser(e)).count();
+    Backlog {
+        done: 0,
+        total: 0,
+        all_done: false,
         once: titles.keys().all(|id| done_per_task.get(id) == Some(&1)),
         reclaimed,
         lapsed: lapsed.len(),
@@ -189,5 +172,5 @@ fn backlog(target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<Backl
         expels,
         pauser,
         per_agent,
-    })
+    }
 }

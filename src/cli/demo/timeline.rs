@@ -4,32 +4,35 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::proto::glossary::EventKind;
 use crate::proto::sanitize::one_line;
+use crate::proto::EventView;
 
 /// Hex digits of a short commit id in the demo's output.
 pub const SHORT: usize = 7;
 
 /// One readable timeline line for an event, or None for events the demo does not narrate.
 /// `at` is the time since the demo started.
-pub fn timeline_line(e: &Value, titles: &BTreeMap<i64, String>, at: Duration) -> Option<String> {
-    let agent = one_line(e["agent"].as_str().unwrap_or(""));
-    let task = e["task"].as_i64();
+pub fn timeline_line(
+    e: &EventView,
+    titles: &BTreeMap<i64, String>,
+    at: Duration,
+) -> Option<String> {
+    let agent = one_line(e.agent.as_deref().unwrap_or(""));
+    let task = e.task;
     let title = task
         .and_then(|t| titles.get(&t))
         .map(|t| one_line(t))
         .unwrap_or_default();
-    let generation = e["generation"]
-        .as_i64()
+    let generation = e
+        .generation
         .map(|g| format!(" (generation {g})"))
         .unwrap_or_default();
-    let reason = one_line(e["reason"].as_str().unwrap_or(""));
+    let reason = one_line(e.reason.as_deref().unwrap_or(""));
     let shas = commit_ids(&reason);
     let sha = |i: usize| shas.get(i).map(String::as_str).unwrap_or("?");
     let t = task.map(|t| format!("#{t}")).unwrap_or_default();
-    let what = match e["kind"].as_str()?.parse::<EventKind>().ok()? {
+    let what = match e.kind {
         EventKind::Grant => format!("{agent:<8} claimed  {t:<4} {title}{generation}"),
         EventKind::Done => format!("{agent:<8} finished {t:<4} {title}"),
         EventKind::Expel => format!("{agent:<8} EXPELLED from {t} ({reason}); {t} is ready again"),
@@ -110,10 +113,15 @@ mod tests {
 
     #[test]
     fn a_land_event_reads_as_a_land_on_main_with_both_short_ids() {
-        let e = serde_json::json!({
-            "kind": "land", "task": 14, "generation": 1,
-            "reason": format!("commit {A} landed: base now at {B}"),
-        });
+        let e = EventView {
+            id: 1,
+            at: "2026-03-01T12:00:00.000Z".into(),
+            kind: EventKind::Land,
+            task: Some(14),
+            agent: None,
+            generation: Some(1),
+            reason: Some(format!("commit {A} landed: base now at {B}")),
+        };
         let line = timeline_line(&e, &BTreeMap::new(), Duration::from_millis(1500)).unwrap();
         assert!(line.contains("landed   #14  commit 3f2a9c1"), "{line}");
         assert!(line.ends_with("main now at 8d0e112"), "{line}");

@@ -65,6 +65,19 @@ impl Client {
         let (method, params) = call.wire();
         self.call_raw(method.name(), params)
     }
+
+    /// Sends `call` (after `hello` when `hello`) and returns the answer line unparsed, as
+    /// [`Client::call_line`] does. Errors: as [`Client::call_line`].
+    pub fn send_line(&mut self, call: Call, hello: bool) -> BoardResult<String> {
+        let (method, params) = call.wire();
+        self.call_line(method.name(), params, hello)
+    }
+
+    /// Sends `call` alone (as [`Client::send_raw`]) and reads the answer as `R`, as
+    /// [`Client::ask`] does. Errors: as [`Client::call_raw`], and [`answer_of`]'s.
+    pub fn ask_raw<R: DeserializeOwned>(&mut self, call: Call) -> BoardResult<Answer<R>> {
+        answer_of(self.send_raw(call)?)
+    }
 }
 
 /// [`call_once`] of a typed call: a write gets its `op_id` and a lost answer is asked again.

@@ -6,16 +6,16 @@
 //! happened and carries out the [`Effect`]s; that keeps every screen reproducible from fixed
 //! data, which the snapshot tests and the render benchmark rely on.
 
-use serde_json::{json, Value};
-
 use super::agents::{Pending, Stopping, TeamOp};
 use super::form::Form;
 use super::input::Input;
 use super::needs::Inbox;
 use super::snapshot::{AgentItem, EventItem, Row, TaskItem, Unread};
 use crate::proto::glossary::AgentState;
+use crate::proto::methods::{Call, ShowParams};
+use crate::proto::results::ShowResult;
 use crate::proto::sanitize::one_line;
-use crate::proto::{EventView, GoalView, NoteView, TaskView};
+use crate::proto::{GoalView, TaskView};
 
 /// How long a status message stays in the footer, in ms.
 pub const FLASH_MS: u64 = 6000;
@@ -62,16 +62,8 @@ pub enum Action {
     Cancel(i64),
 }
 
-/// The answer of `show`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShowData {
-    /// The task.
-    pub task: TaskView,
-    /// Its notes, oldest first.
-    pub notes: Vec<NoteView>,
-    /// Its history, oldest first.
-    pub events: Vec<EventView>,
-}
+/// The answer of `show`: the task, its notes and its history.
+pub type ShowData = ShowResult;
 
 /// The details dialog of one task.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,15 +157,13 @@ pub enum Purpose {
     Reject(i64),
 }
 
-/// A request for the board.
+/// A request for the board: a call of the method table, and what its answer is for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Call {
+pub struct Request {
     /// What the answer is for.
     pub purpose: Purpose,
-    /// JSON-RPC method.
-    pub method: &'static str,
-    /// Its params.
-    pub params: Value,
+    /// The method and its typed params.
+    pub call: Call,
 }
 
 /// What the event loop must do after an update.
@@ -182,7 +172,7 @@ pub enum Effect {
     /// Fetch a new snapshot.
     Refresh,
     /// Send a request; hand the answer to [`App::on_call_result`].
-    Call(Call),
+    Call(Request),
     /// Type `text` into tmux pane `pane` and press Enter; the outcome comes back as a
     /// [`Purpose::TypeIntoPane`] call result.
     TypeIntoPane {
@@ -279,10 +269,9 @@ pub struct App {
 
 /// The `show` call for the details dialog of task `id`.
 pub(crate) fn show_call(id: i64) -> Effect {
-    Effect::Call(Call {
+    Effect::Call(Request {
         purpose: Purpose::Show(id),
-        method: "show",
-        params: json!({ "task": id }),
+        call: Call::Show(ShowParams { task: id }),
     })
 }
 

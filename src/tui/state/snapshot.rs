@@ -4,10 +4,9 @@
 //! Text written by agents is untrusted. It is made inert when a snapshot is taken in, so the view
 //! only ever sees text without control characters.
 
-use serde_json::Value;
-
-use crate::proto::error::BoardError;
+use crate::proto::client::Answer;
 use crate::proto::glossary::{AgentState, EventKind, TaskState};
+use crate::proto::results::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
@@ -48,44 +47,29 @@ pub struct Unread {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from the results of `status`, `goal`, `list`, `agents` and `log`.
-    /// Errors: `internal` when a result does not have the documented shape.
+    /// Builds a snapshot from the answers of `status` (with the operator's unread messages
+    /// beside its result), `goal`, `list`, `agents` and `log`.
     pub fn from_results(
-        status: &Value,
-        goal: &Value,
-        list: &Value,
-        agents: &Value,
-        log: &Value,
-    ) -> Result<Snapshot, BoardError> {
-        fn field<T: serde::de::DeserializeOwned>(v: &Value, key: &str) -> Result<T, BoardError> {
-            serde_json::from_value(v.get(key).cloned().unwrap_or(Value::Null)).map_err(|e| {
-                BoardError::internal(format!("the board sent an unexpected `{key}`: {e}"))
-            })
+        status: Answer<StatusResult>,
+        goal: GoalResult,
+        list: TasksResult,
+        agents: AgentsResult,
+        log: LogResult,
+    ) -> Snapshot {
+        let unread = status.inbox.map_or_else(Unread::default, |n| Unread {
+            count: n.unread,
+            from: n.from,
+        });
+        Snapshot {
+            board_name: Some(status.result.name),
+            config_error: status.result.config_error,
+            lease_ms: Some(status.result.lease.duration_ms),
+            goal: goal.goal,
+            tasks: list.tasks,
+            agents: agents.agents,
+            events: log.events,
+            unread,
         }
-        Ok(Snapshot {
-            board_name: status.get("name").and_then(Value::as_str).map(String::from),
-            config_error: status
-                .get("config_error")
-                .and_then(Value::as_str)
-                .map(String::from),
-            lease_ms: status["lease"]["duration_ms"].as_i64(),
-            goal: field(goal, "goal")?,
-            tasks: field(list, "tasks")?,
-            agents: field(agents, "agents")?,
-            events: field(log, "events")?,
-            unread: Unread {
-                count: status["inbox"]["unread"].as_i64().unwrap_or(0),
-                from: status["inbox"]["from"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(String::from)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            },
-        })
     }
 }
 

@@ -12,12 +12,13 @@
 //! [`TeamOp`] effect and results into a flash; the event loop carries the op out.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use serde_json::json;
 
+use crate::proto::methods::{Call, SessionStopParams};
+use crate::proto::results::SessionStopResult;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::SessionView;
 use crate::tui::state::agents::{Pending, Stopping, TeamAction, TeamOp};
-use crate::tui::state::app::{App, Call, Effect, Focus, Mode, Purpose};
+use crate::tui::state::app::{App, Effect, Focus, Mode, Purpose, Request};
 use crate::tui::state::snapshot::AgentItem;
 
 /// What the TUI waits for beyond SIGKILL before it says a stop failed, ms.
@@ -130,22 +131,21 @@ fn stop_call(app: &mut App, session: String) -> Vec<Effect> {
         shown,
         deadline_ms: None,
     });
-    vec![Effect::Call(Call {
+    vec![Effect::Call(Request {
         purpose: Purpose::StopAgent,
-        method: "session.stop",
-        params: json!({ "session": session }),
+        call: Call::SessionStop(SessionStopParams { session }),
     })]
 }
 
 /// The board's answer to `session.stop`: the flash, and when to give up waiting for the end.
-pub fn on_stop_answer(app: &mut App, result: Result<serde_json::Value, String>) {
+pub fn on_stop_answer(app: &mut App, result: Result<SessionStopResult, String>) {
     let Some(s) = app.stopping.as_mut() else {
         return;
     };
     let shown = s.shown.clone();
     match result {
         Ok(v) => {
-            let kill_after = v["kill_after_ms"].as_u64().unwrap_or(0);
+            let kill_after = v.kill_after_ms;
             s.deadline_ms = Some(app.now_ms + kill_after + STOP_SLACK_MS);
             app.say(
                 format!(

@@ -1,10 +1,13 @@
 //! What a connection change and the answer to a call do to the [`App`], and the selection's
 //! movement: the update functions not driven by a key, a form or a refresh.
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::proto::client::answer_of;
 use crate::proto::error::BoardError;
 use crate::proto::glossary::TaskState;
+use crate::proto::results::{AcceptResult, InboxResult, SendResult, TaskResult};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
 use crate::tui::state::app::{App, Conn, Effect, Focus, Mode, Purpose, ShowData};
@@ -21,13 +24,43 @@ fn review_diff(task: &TaskView, have: bool) -> Option<Effect> {
     }
 }
 
-fn parse_show(v: &Value) -> Result<ShowData, BoardError> {
-    let bad = |e: serde_json::Error| BoardError::internal(format!("unexpected `show` answer: {e}"));
-    Ok(ShowData {
-        task: serde_json::from_value(v["task"].clone()).map_err(bad)?,
-        notes: serde_json::from_value(v["notes"].clone()).map_err(bad)?,
-        events: serde_json::from_value(v["events"].clone()).map_err(bad)?,
-    })
+/// A call's answer read as `R`, the result type the method table gives the call's method
+/// (the envelope's `inbox` and `lost`, if any, set apart).
+fn typed<R: DeserializeOwned>(result: Result<Value, BoardError>) -> Result<R, BoardError> {
+    result.and_then(|v| answer_of::<R>(v).map(|a| a.result))
+}
+
+/// What a failed call of `purpose` was doing, for its error message.
+fn failed_what(purpose: Purpose) -> String {
+    match purpose {
+        Purpose::Add => "add".to_string(),
+        Purpose::Edit(id) => format!("edit #{id}"),
+        Purpose::Goal => "set goal".into(),
+        Purpose::Release(id) => format!("release #{id}"),
+        Purpose::Cancel(id) => format!("cancel #{id}"),
+        Purpose::Show(id) => format!("show #{id}"),
+        Purpose::Diff(id) => format!("diff of #{id}"),
+        Purpose::Accept(id) => format!("accept #{id}"),
+        Purpose::Reject(id) => format!("reject #{id}"),
+        Purpose::StopAgent => "stop".into(),
+        Purpose::Send => "send".into(),
+        Purpose::TypeIntoPane => "typing into the agent's pane".into(),
+        Purpose::Inbox => "reading your messages".into(),
+    }
+}
+
+/// Whether a call of `purpose` was sent by a form (which closes on success and shows the
+/// error on failure).
+fn from_a_form(purpose: Purpose) -> bool {
+    matches!(
+        purpose,
+        Purpose::Add
+            | Purpose::Edit(_)
+            | Purpose::Goal
+            | Purpose::Send
+            | Purpose::Accept(_)
+            | Purpose::Reject(_)
+    )
 }
 
 impl App {
@@ -117,127 +150,131 @@ impl App {
         }
     }
 
-    /// The answer to a [`Call`](crate::tui::state::app::Call).
+    /// The answer to a [`Request`](crate::tui::state::app::Request) of `purpose`: the
+    /// method's result, or the text of a diff ([`Purpose::Diff`]).
     pub fn on_call_result(
         &mut self,
         purpose: Purpose,
         result: Result<Value, BoardError>,
     ) -> Vec<Effect> {
-        if purpose == Purpose::StopAgent {
-            super::agents::on_stop_answer(self, result.map_err(|e| one_line(&e.message)));
-            return vec![Effect::Refresh];
-        }
-        if let Purpose::Show(id) = purpose {
-            if let Mode::Detail(d) = &mut self.mode {
-                if d.task == id {
-                    match result.and_then(|v| parse_show(&v)) {
-                        Ok(data) => {
-                            let diff = review_diff(&data.task, d.diff.is_some());
-                            d.data = Some(data);
-                            d.error = None;
-                            return diff.into_iter().collect();
-                        }
-                        Err(e) => d.error = Some(one_line(&e.message)),
+        match purpose {
+            Purpose::StopAgent => {
+                let answer = typed(result).map_err(|e| one_line(&e.message));
+                super::agents::on_stop_answer(self, answer);
+                vec![Effect::Refresh]
+            }
+            Purpose::Show(id) => self.on_show(id, typed(result)),
+            Purpose::Diff(id) => {
+                if let Mode::Detail(d) = &mut self.mode {
+                    if d.task == id {
+                        d.diff = Some(match result {
+                            Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+                            Err(e) => Err(one_line(&e.message)),
+                        });
                     }
                 }
+                Vec::new()
             }
-            return Vec::new();
-        }
-        if let Purpose::Diff(id) = purpose {
-            if let Mode::Detail(d) = &mut self.mode {
-                if d.task == id {
-                    d.diff = Some(match result {
-                        Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
-                        Err(e) => Err(one_line(&e.message)),
-                    });
+            _ => match self.on_done(purpose, result) {
+                Ok(effects) => effects,
+                Err(e) => {
+                    self.on_failed(purpose, &e);
+                    Vec::new()
                 }
-            }
+            },
+        }
+    }
+
+    /// The `show` answer for the details dialog of task `id`, if it is still open.
+    fn on_show(&mut self, id: i64, answer: Result<ShowData, BoardError>) -> Vec<Effect> {
+        let Mode::Detail(d) = &mut self.mode else {
+            return Vec::new();
+        };
+        if d.task != id {
             return Vec::new();
         }
-        let form_purpose = matches!(
-            purpose,
-            Purpose::Add
-                | Purpose::Edit(_)
-                | Purpose::Goal
-                | Purpose::Send
-                | Purpose::Accept(_)
-                | Purpose::Reject(_)
-        );
+        match answer {
+            Ok(data) => {
+                let diff = review_diff(&data.task, d.diff.is_some());
+                d.data = Some(data);
+                d.error = None;
+                diff.into_iter().collect()
+            }
+            Err(e) => {
+                d.error = Some(one_line(&e.message));
+                Vec::new()
+            }
+        }
+    }
+
+    /// A steering call of `purpose` answered: the flash says what it did. Errors: the board's
+    /// refusal, or an answer of another shape than the method's result.
+    fn on_done(
+        &mut self,
+        purpose: Purpose,
+        result: Result<Value, BoardError>,
+    ) -> Result<Vec<Effect>, BoardError> {
         let mut effects = vec![Effect::Refresh];
-        match result {
-            Ok(v) => {
-                if form_purpose && matches!(self.mode, Mode::Form(_)) {
-                    self.mode = Mode::Normal;
+        let msg = match purpose {
+            Purpose::Add => {
+                let added = typed::<TaskResult>(result)?.task;
+                self.selected_id = Some(added.id);
+                self.focus = Focus::Backlog;
+                format!("added #{}: {}", added.id, added.title)
+            }
+            Purpose::Accept(id) => {
+                let r = typed::<AcceptResult>(result)?;
+                match r.landed {
+                    Some(l) => format!(
+                        "accepted #{id}: landed on {}, now at {}",
+                        r.base,
+                        l.chars().take(12).collect::<String>()
+                    ),
+                    None => format!("accepted #{id}: done"),
                 }
-                let task_id = v["task"]["id"].as_i64();
-                let msg = match purpose {
-                    Purpose::Add => {
-                        if let Some(id) = task_id {
-                            self.selected_id = Some(id);
-                            self.focus = Focus::Backlog;
-                        }
-                        format!(
-                            "added #{}: {}",
-                            task_id.unwrap_or(0),
-                            v["task"]["title"].as_str().unwrap_or("")
-                        )
-                    }
+            }
+            Purpose::Send => {
+                let sent = typed::<SendResult>(result)?;
+                let typing = self.type_after_send.take();
+                let (text, typed) = super::messages::after_send(&sent, typing);
+                effects.extend(typed);
+                text
+            }
+            Purpose::Inbox => {
+                let answer = Ok(result?);
+                let read = typed::<InboxResult>(answer).map_err(|e| e.message);
+                self.mode = super::needs::read_inbox(read);
+                self.unread = Unread::default();
+                "messages read (marked read on the board)".into()
+            }
+            _ => {
+                result?;
+                match purpose {
                     Purpose::Edit(id) => format!("edited #{id}"),
                     Purpose::Goal => "goal set".into(),
                     Purpose::Release(id) => format!("released #{id}: its claim ended"),
                     Purpose::Cancel(id) => format!("cancelled #{id}"),
-                    Purpose::Show(_) | Purpose::StopAgent | Purpose::Diff(_) => String::new(),
-                    Purpose::Accept(id) => match v["landed"].as_str() {
-                        Some(l) => format!(
-                            "accepted #{id}: landed on {}, now at {}",
-                            v["base"].as_str().unwrap_or("the base"),
-                            l.chars().take(12).collect::<String>()
-                        ),
-                        None => format!("accepted #{id}: done"),
-                    },
-                    Purpose::Reject(id) => format!("rejected #{id}: back to ready with the note"),
-                    Purpose::Send => {
-                        let typing = self.type_after_send.take();
-                        let (text, typed) = super::messages::after_send(&v, typing);
-                        effects.extend(typed);
-                        text
-                    }
                     Purpose::TypeIntoPane => "typed the answer into the agent's pane".into(),
-                    Purpose::Inbox => {
-                        self.mode = super::needs::read_inbox(&v);
-                        self.unread = Unread::default();
-                        "messages read (marked read on the board)".into()
-                    }
-                };
-                self.say(truncate_width(&one_line(&msg), 200), false);
-                effects
-            }
-            Err(e) => {
-                let what = match purpose {
-                    Purpose::Add => "add".to_string(),
-                    Purpose::Edit(id) => format!("edit #{id}"),
-                    Purpose::Goal => "set goal".into(),
-                    Purpose::Release(id) => format!("release #{id}"),
-                    Purpose::Cancel(id) => format!("cancel #{id}"),
-                    Purpose::Show(id) => format!("show #{id}"),
-                    Purpose::Diff(id) => format!("diff of #{id}"),
-                    Purpose::Accept(id) => format!("accept #{id}"),
-                    Purpose::Reject(id) => format!("reject #{id}"),
-                    Purpose::StopAgent => "stop".into(),
-                    Purpose::Send => "send".into(),
-                    Purpose::TypeIntoPane => "typing into the agent's pane".into(),
-                    Purpose::Inbox => "reading your messages".into(),
-                };
-                let text = format!("{what} failed: {}", one_line(&e.message));
-                match &mut self.mode {
-                    Mode::Form(f) if form_purpose => {
-                        f.pending = false;
-                        f.error = Some(text);
-                    }
-                    _ => self.say(text, true),
+                    _ => String::new(),
                 }
-                Vec::new()
             }
+        };
+        if from_a_form(purpose) && matches!(self.mode, Mode::Form(_)) {
+            self.mode = Mode::Normal;
+        }
+        self.say(truncate_width(&one_line(&msg), 200), false);
+        Ok(effects)
+    }
+
+    /// A steering call of `purpose` failed: the form shows why, or the flash does.
+    fn on_failed(&mut self, purpose: Purpose, e: &BoardError) {
+        let text = format!("{} failed: {}", failed_what(purpose), one_line(&e.message));
+        match &mut self.mode {
+            Mode::Form(f) if from_a_form(purpose) => {
+                f.pending = false;
+                f.error = Some(text);
+            }
+            _ => self.say(text, true),
         }
     }
 }

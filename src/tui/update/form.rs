@@ -2,11 +2,11 @@
 //! submitted form sends.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use serde_json::json;
 
+use crate::proto::methods::{AcceptParams, AddParams, Call, EditParams, GoalParams, RejectParams};
 use crate::proto::sanitize::one_line;
 use crate::proto::TaskView;
-use crate::tui::state::app::{App, Call, Effect, Mode, Purpose};
+use crate::tui::state::app::{App, Effect, Mode, Purpose, Request};
 use crate::tui::state::form::{Field, Form, FormKind};
 
 /// Parses a dependency list: ids separated by spaces or commas, `#` allowed.
@@ -62,26 +62,22 @@ fn review_text(review: Option<bool>) -> &'static str {
 }
 
 /// The labels, `for` and review fields of an edit: what changed into `params`.
-fn edit_assignment(
-    form: &Form,
-    t: &TaskView,
-    params: &mut serde_json::Value,
-) -> Result<(), String> {
+fn edit_assignment(form: &Form, t: &TaskView, params: &mut EditParams) -> Result<(), String> {
     let labels = parse_labels(form.value("Labels"));
     if labels != t.labels {
-        params["labels"] = json!(labels);
+        params.labels = Some(labels);
     }
     let whom = form.value("For").trim();
     if whom != t.meant_for.as_deref().unwrap_or("") {
         // `""` makes it for any agent again.
-        params["for"] = json!(whom);
+        params.meant_for = Some(whom.to_string());
     }
     let review = parse_review(form.value("Review"))?;
     match (review, t.review) {
         (None, Some(_)) => {
             return Err("review: yes or no (an edit does not clear a task's own review)".into())
         }
-        (r, was) if r != was => params["review"] = json!(r),
+        (r, was) if r != was => params.review = r,
         _ => {}
     }
     Ok(())
@@ -106,101 +102,114 @@ fn parse_priority(s: &str, default: Option<i64>) -> Result<i64, String> {
 }
 
 /// The request a submitted form sends; `Ok(None)` when an edit changes nothing.
-fn build_call(form: &Form) -> Result<Option<Call>, String> {
+fn build_call(form: &Form) -> Result<Option<Request>, String> {
     match &form.kind {
-        FormKind::Add => {
-            let title = form.value("Title").trim();
-            if title.is_empty() {
-                return Err("a task needs a title".into());
-            }
-            let priority = parse_priority(form.value("Priority"), Some(0))?;
-            let after = parse_ids(form.value("After"))?;
-            let mut params = json!({ "title": title, "priority": priority, "after": after });
-            let labels = parse_labels(form.value("Labels"));
-            if !labels.is_empty() {
-                params["labels"] = json!(labels);
-            }
-            let whom = form.value("For").trim();
-            if !whom.is_empty() {
-                params["for"] = json!(whom);
-            }
-            if let Some(r) = parse_review(form.value("Review"))? {
-                params["review"] = json!(r);
-            }
-            Ok(Some(Call {
-                purpose: Purpose::Add,
-                method: "add",
-                params,
-            }))
-        }
-        FormKind::Edit(t) => {
-            let mut params = json!({ "task": t.id });
-            let title = form.value("Title");
-            if title != t.title {
-                if title.trim().is_empty() {
-                    return Err("a task needs a title".into());
-                }
-                params["title"] = json!(title.trim());
-            }
-            let body = form.value("Body");
-            if body != t.body {
-                params["body"] = json!(body);
-            }
-            let priority = parse_priority(form.value("Priority"), None)?;
-            if priority != t.priority {
-                params["priority"] = json!(priority);
-            }
-            let after = parse_ids(form.value("After"))?;
-            let (mut a, mut b) = (after.clone(), t.after.clone());
-            a.sort_unstable();
-            a.dedup();
-            b.sort_unstable();
-            b.dedup();
-            if a != b {
-                params["after"] = json!(after);
-            }
-            edit_assignment(form, t, &mut params)?;
-            if params.as_object().map(|m| m.len()) == Some(1) {
-                return Ok(None);
-            }
-            Ok(Some(Call {
-                purpose: Purpose::Edit(t.id),
-                method: "edit",
-                params,
-            }))
-        }
+        FormKind::Add => build_add(form).map(Some),
+        FormKind::Edit(t) => build_edit(form, t),
         FormKind::Message(r) => super::messages::build(form, r).map(|(call, _)| Some(call)),
-        FormKind::Verdict { task, accept } => {
-            let note = form.value("Note").trim();
-            let (method, purpose) = match accept {
-                true => ("accept", Purpose::Accept(*task)),
-                false => ("reject", Purpose::Reject(*task)),
-            };
-            if note.is_empty() && !accept {
-                return Err("a reject needs a note: what is wrong, what to do instead".into());
-            }
-            let mut params = json!({ "task": task });
-            if !note.is_empty() {
-                params["note"] = json!(note);
-            }
-            Ok(Some(Call {
-                purpose,
-                method,
-                params,
-            }))
-        }
+        FormKind::Verdict { task, accept } => build_verdict(form, *task, *accept).map(Some),
         FormKind::Goal => {
             let text = form.value("Goal").trim();
             if text.is_empty() {
                 return Err("the goal needs some text".into());
             }
-            Ok(Some(Call {
+            Ok(Some(Request {
                 purpose: Purpose::Goal,
-                method: "goal",
-                params: json!({ "text": text }),
+                call: Call::Goal(GoalParams {
+                    text: Some(text.to_string()),
+                }),
             }))
         }
     }
+}
+
+/// The `add` of the add form: title, priority and dependencies always; labels, whom it is for
+/// and its review when given.
+fn build_add(form: &Form) -> Result<Request, String> {
+    let title = form.value("Title").trim();
+    if title.is_empty() {
+        return Err("a task needs a title".into());
+    }
+    let labels = parse_labels(form.value("Labels"));
+    let whom = form.value("For").trim();
+    let params = AddParams {
+        title: title.to_string(),
+        priority: Some(parse_priority(form.value("Priority"), Some(0))?),
+        after: Some(parse_ids(form.value("After"))?),
+        labels: (!labels.is_empty()).then_some(labels),
+        meant_for: (!whom.is_empty()).then(|| whom.to_string()),
+        review: parse_review(form.value("Review"))?,
+        body: None,
+    };
+    Ok(Request {
+        purpose: Purpose::Add,
+        call: Call::Add(params),
+    })
+}
+
+/// The `edit` of task `t`: only the fields that changed; `Ok(None)` when none did.
+fn build_edit(form: &Form, t: &TaskView) -> Result<Option<Request>, String> {
+    let unchanged = EditParams {
+        task: t.id,
+        ..EditParams::default()
+    };
+    let mut params = unchanged.clone();
+    let title = form.value("Title");
+    if title != t.title {
+        if title.trim().is_empty() {
+            return Err("a task needs a title".into());
+        }
+        params.title = Some(title.trim().to_string());
+    }
+    let body = form.value("Body");
+    if body != t.body {
+        params.body = Some(body.to_string());
+    }
+    let priority = parse_priority(form.value("Priority"), None)?;
+    if priority != t.priority {
+        params.priority = Some(priority);
+    }
+    let after = parse_ids(form.value("After"))?;
+    let (mut a, mut b) = (after.clone(), t.after.clone());
+    a.sort_unstable();
+    a.dedup();
+    b.sort_unstable();
+    b.dedup();
+    if a != b {
+        params.after = Some(after);
+    }
+    edit_assignment(form, t, &mut params)?;
+    if params == unchanged {
+        return Ok(None);
+    }
+    Ok(Some(Request {
+        purpose: Purpose::Edit(t.id),
+        call: Call::Edit(params),
+    }))
+}
+
+/// The `accept` (note optional) or `reject` (note required) of task `task` in review.
+fn build_verdict(form: &Form, task: i64, accept: bool) -> Result<Request, String> {
+    let note = form.value("Note").trim();
+    if accept {
+        return Ok(Request {
+            purpose: Purpose::Accept(task),
+            call: Call::Accept(AcceptParams {
+                task,
+                note: (!note.is_empty()).then(|| note.to_string()),
+            }),
+        });
+    }
+    if note.is_empty() {
+        return Err("a reject needs a note: what is wrong, what to do instead".into());
+    }
+    Ok(Request {
+        purpose: Purpose::Reject(task),
+        call: Call::Reject(RejectParams {
+            task,
+            note: note.to_string(),
+        }),
+    })
 }
 
 impl App {

@@ -1,13 +1,13 @@
 //! Keys and pasted text: what each does in each mode, as updates of the [`App`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use serde_json::json;
 
 use crate::proto::glossary::TaskState;
+use crate::proto::methods::{Call, CancelParams, ReleaseParams};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
 use crate::tui::state::app::{
-    show_call, Action, App, Call, Confirm, Detail, Effect, Focus, Mode, Purpose,
+    show_call, Action, App, Confirm, Detail, Effect, Focus, Mode, Purpose, Request,
 };
 use crate::tui::state::form::FormKind;
 use crate::tui::state::input::Input;
@@ -249,15 +249,17 @@ impl App {
             KeyCode::Char('y') | KeyCode::Char('Y') => {
                 self.mode = Mode::Normal;
                 let call = match action {
-                    Action::ForceRelease(id) => Call {
+                    Action::ForceRelease(id) => Request {
                         purpose: Purpose::Release(id),
-                        method: "release",
-                        params: json!({ "task": id, "force": true }),
+                        call: Call::Release(ReleaseParams {
+                            task: id,
+                            force: Some(true),
+                            ..ReleaseParams::default()
+                        }),
                     },
-                    Action::Cancel(id) => Call {
+                    Action::Cancel(id) => Request {
                         purpose: Purpose::Cancel(id),
-                        method: "cancel",
-                        params: json!({ "task": id }),
+                        call: Call::Cancel(CancelParams { task: id }),
                     },
                 };
                 vec![Effect::Call(call)]

@@ -3,9 +3,9 @@
 //! transaction and logs it); when the agent runs in a tmux pane, the TUI then types the answer
 //! into that pane too (`tmux send-keys -l`, then Enter), for a prompt that reads the terminal.
 
-use serde_json::json;
-
-use crate::tui::state::app::{App, Call, Effect, Purpose};
+use crate::proto::methods::{Call, SendParams};
+use crate::proto::results::SendResult;
+use crate::tui::state::app::{App, Effect, Purpose, Request};
 use crate::tui::state::form::{Field, Form, FormKind, Recipient};
 use crate::tui::state::snapshot::AgentItem;
 
@@ -58,7 +58,7 @@ pub fn fields(r: &Recipient) -> Vec<Field> {
 /// The `send` call of a filled-in form, and the text to type into the agent's pane once the
 /// board has stored it (None: do not type). Errors: the message is empty, or `Into pane` is
 /// neither y nor n.
-pub fn build(form: &Form, r: &Recipient) -> Result<(Call, Option<String>), String> {
+pub fn build(form: &Form, r: &Recipient) -> Result<(Request, Option<String>), String> {
     let text = form.value(MESSAGE).trim().to_string();
     if text.is_empty() {
         return Err("a message needs text".into());
@@ -72,10 +72,13 @@ pub fn build(form: &Form, r: &Recipient) -> Result<(Call, Option<String>), Strin
     let answer = r.question.is_some();
     let typing = into_pane.then(|| pane_text(&text));
     Ok((
-        Call {
+        Request {
             purpose: Purpose::Send,
-            method: "send",
-            params: json!({ "to": r.to, "text": text, "answer": answer }),
+            call: Call::Send(SendParams {
+                to: r.to.clone(),
+                text,
+                answer: Some(answer),
+            }),
         },
         typing,
     ))
@@ -83,14 +86,14 @@ pub fn build(form: &Form, r: &Recipient) -> Result<(Call, Option<String>), Strin
 
 /// The flash after a `send` answer, and what to type where (`typing`: the text from
 /// [`build`]; typed only when the board says the agent has a pane).
-pub fn after_send(v: &serde_json::Value, typing: Option<String>) -> (String, Option<Effect>) {
-    let to = v["message"]["to"].as_str().unwrap_or("?");
-    let text = if v["ended_wait"] == json!(true) {
+pub fn after_send(v: &SendResult, typing: Option<String>) -> (String, Option<Effect>) {
+    let to = &v.message.to;
+    let text = if v.ended_wait {
         format!("answered {to}: the answer is in its inbox and its wait ended")
     } else {
         format!("sent to {to}: it is told on its next board call")
     };
-    let typed = match (v["pane"].as_str(), typing) {
+    let typed = match (v.pane.as_deref(), typing) {
         (Some(pane), Some(text)) if !pane.is_empty() && !text.is_empty() => {
             Some(Effect::TypeIntoPane {
                 pane: pane.to_string(),

@@ -7,14 +7,14 @@
 //! they are needed, keys turn into [`Effect`]s.
 
 use crossterm::event::{KeyCode, KeyEvent};
-use serde_json::{json, Value};
 
 use super::agents::op_for;
 use crate::proto::glossary::{EventKind, TaskState};
+use crate::proto::methods::{Call, InboxParams};
+use crate::proto::results::InboxResult;
 use crate::proto::sanitize::inert;
-use crate::proto::MessageView;
 use crate::tui::state::agents::TeamAction;
-use crate::tui::state::app::{show_call, App, Call, Detail, Effect, Mode, Purpose};
+use crate::tui::state::app::{show_call, App, Detail, Effect, Mode, Purpose, Request};
 use crate::tui::state::needs::{Inbox, Need, NeedKind};
 use crate::tui::state::snapshot::inert_line;
 
@@ -213,10 +213,9 @@ fn act(app: &mut App, item: &Need, answer: bool) -> Vec<Effect> {
             app.mode = Mode::Normal;
             vec![Effect::Team(op_for(app, TeamAction::Attach, &slot))]
         }
-        NeedKind::Messages => vec![Effect::Call(Call {
+        NeedKind::Messages => vec![Effect::Call(Request {
             purpose: Purpose::Inbox,
-            method: "inbox",
-            params: json!({}),
+            call: Call::Inbox(InboxParams::default()),
         })],
         NeedKind::Orphaned | NeedKind::Review => {
             let Some(task) = item.task else {
@@ -228,13 +227,12 @@ fn act(app: &mut App, item: &Need, answer: bool) -> Vec<Effect> {
     }
 }
 
-/// The messages dialog for an `inbox` answer.
-pub fn read_inbox(v: &Value) -> Mode {
-    let parsed: Result<Vec<MessageView>, _> =
-        serde_json::from_value(v.get("messages").cloned().unwrap_or(Value::Null));
-    let (messages, error) = match parsed {
-        Ok(list) => (
-            list.iter()
+/// The messages dialog for an `inbox` answer (or why it was not understood).
+pub fn read_inbox(answer: Result<InboxResult, String>) -> Mode {
+    let (messages, error) = match answer {
+        Ok(r) => (
+            r.messages
+                .iter()
                 .map(|m| {
                     let time = m.sent_at.get(11..19).unwrap_or("").to_string();
                     (inert_line(&m.from), inert_line(&time), inert(&m.text))
