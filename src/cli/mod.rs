@@ -29,7 +29,7 @@ pub mod up;
 
 use serde_json::Value;
 
-use crate::proto::error::{BoardError, ErrorKind};
+use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 pub use args::{Cli, Cmd};
 
 /// Runs the parsed command line and returns the process exit code.
@@ -38,9 +38,22 @@ pub fn run(cli: Cli) -> i32 {
     let Some(cmd) = cli.command else {
         return tui(json_out);
     };
-    let out = match cmd {
-        Cmd::Tui => return tui(json_out),
-        Cmd::Serve { new_epoch } => return serve(new_epoch),
+    // Each family takes its commands and gives back any other (boxed: a command is large);
+    // what none takes is one request.
+    let cmd = match processes(cmd, json_out).or_else(|cmd| printing_commands(*cmd, json_out)) {
+        Ok(code) => return code,
+        Err(cmd) => cmd,
+    };
+    let out = answered_commands(*cmd).unwrap_or_else(|other| call::one_call(&other));
+    print_answer(json_out, out)
+}
+
+/// Commands that are a process of their own (the TUI, the board, the launcher, the demo, the
+/// tooling) and return its exit code; any other command is given back.
+fn processes(cmd: Cmd, json_out: bool) -> Result<i32, Box<Cmd>> {
+    Ok(match cmd {
+        Cmd::Tui => tui(json_out),
+        Cmd::Serve { new_epoch } => serve(new_epoch),
         Cmd::Run {
             name,
             role,
@@ -50,23 +63,50 @@ pub fn run(cli: Cli) -> i32 {
             attention_after,
             setup,
             cmd,
-        } => {
-            return crate::cli::run::run(
-                &name,
-                role.as_deref(),
-                pane.as_deref(),
-                hold,
-                hangup_grace,
-                attention_after,
-                setup.as_deref(),
-                &cmd,
-            )
-        }
-        Cmd::Demo { dir, keep } => return crate::cli::demo::run(dir, keep),
+        } => crate::cli::run::run(
+            &name,
+            role.as_deref(),
+            pane.as_deref(),
+            hold,
+            hangup_grace,
+            attention_after,
+            setup.as_deref(),
+            &cmd,
+        ),
+        Cmd::Demo { dir, keep } => crate::cli::demo::run(dir, keep),
+        Cmd::DemoAgent => crate::cli::up::demo_agent(),
+        Cmd::Tooling(cmd) => tooling::run(cmd),
+        other => return Err(Box::new(other)),
+    })
+}
+
+/// Client commands that print as they go (a followed log, a paged list, a blocking wait) and
+/// return their exit code; any other command is given back.
+fn printing_commands(cmd: Cmd, json_out: bool) -> Result<i32, Box<Cmd>> {
+    Ok(match cmd {
         Cmd::Log {
             follow: true,
             limit,
-        } => return log::follow_log(json_out, limit),
+        } => log::follow_log(json_out, limit),
+        Cmd::List {
+            state,
+            limit: None,
+            after: None,
+            label,
+        } => list::list_all(json_out, &state, label.as_deref()),
+        Cmd::Wait {
+            question,
+            block: true,
+            timeout,
+        } => question::wait_block(json_out, &question, timeout),
+        other => return Err(Box::new(other)),
+    })
+}
+
+/// Commands of more than one request that answer once, printed like a single call's answer
+/// (a waiting claim, init, up, down, import, export); any other command is given back.
+fn answered_commands(cmd: Cmd) -> Result<BoardResult<(Value, String)>, Box<Cmd>> {
+    Ok(match cmd {
         Cmd::Claim {
             task,
             label,
@@ -76,25 +116,17 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Init { name, extras } => {
             init::init(name).and_then(|out| init::init_extras(out, extras))
         }
-        Cmd::DemoAgent => return crate::cli::up::demo_agent(),
         Cmd::Up { attach } => up::up_told(attach),
         Cmd::Down => up::down_told(),
-        Cmd::Tooling(cmd) => return tooling::run(cmd),
-        Cmd::List {
-            state,
-            limit: None,
-            after: None,
-            label,
-        } => return list::list_all(json_out, &state, label.as_deref()),
-        Cmd::Wait {
-            question,
-            block: true,
-            timeout,
-        } => return question::wait_block(json_out, &question, timeout),
         Cmd::Import { file, format } => backlog::import(&file, format),
         Cmd::Export { format } => backlog::export(format),
-        other => call::one_call(&other),
-    };
+        other => return Err(Box::new(other)),
+    })
+}
+
+/// Prints an answer (the JSON document, or the human text and any inbox note) or the error, and
+/// returns the exit code.
+fn print_answer(json_out: bool, out: BoardResult<(Value, String)>) -> i32 {
     match out {
         Ok((v, human)) => {
             if json_out {

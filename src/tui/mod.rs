@@ -318,73 +318,101 @@ fn event_loop(
             // Whole seconds since start, so countdowns tick together.
             let secs = now.saturating_duration_since(start).as_secs() + 1;
             next_tick = start + Duration::from_secs(secs);
-            // While the store is unreachable, every tick: the banner clears with the first
-            // snapshot the store answers again.
-            let every = match app.store_error {
-                Some(_) => Duration::ZERO,
-                None => PERIODIC_REFRESH,
-            };
-            let stale = refreshes
-                .last_sent
-                .is_none_or(|t| now.saturating_duration_since(t) >= every);
-            if stale && app.conn == state::app::Conn::Live {
-                refreshes.request(jobs);
-            }
+            refresh_if_stale(&app, &mut refreshes, jobs, now);
         }
         let mut effects = Vec::new();
         let more = std::iter::from_fn(|| rx.try_recv().ok());
         for msg in first.into_iter().chain(more).take(BATCH) {
             app.set_clock(mono_ms(start, Instant::now()), wall_ms());
-            match msg {
-                Msg::Term(Event::Key(k)) => effects.extend(app.on_key(k)),
-                Msg::Term(Event::Paste(s)) => app.on_paste(&s),
-                Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
-                Msg::Term(_) => {}
-                Msg::TermError(e) => return Err(e.into()),
-                Msg::Signal(sig) => return Err(TuiError::Signal(sig)),
-                Msg::Connected => effects.extend(app.on_connected()),
-                Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
-                Msg::Event => effects.push(Effect::Refresh),
-                Msg::Notice(n) => notice::emit(&n),
-                Msg::Snapshot(r) => {
-                    refreshes.finished(jobs);
-                    match r {
-                        Ok((snap, at)) => effects.extend(app.on_snapshot(snap, mono_ms(start, at))),
-                        Err(e) => app.on_fetch_error(&e),
-                    }
-                }
-                Msg::CallDone(purpose, r) => effects.extend(app.on_call_result(purpose, r)),
-            }
+            apply_msg(&mut app, &mut refreshes, jobs, start, msg, &mut effects)?;
         }
         for fx in effects {
-            match fx {
-                Effect::Quit => return Ok(()),
-                Effect::Refresh => refreshes.request(jobs),
-                Effect::TypeIntoPane { pane, text } => {
-                    if jobs.send(Job::Type(pane, text)).is_err() {
-                        return Ok(());
-                    }
-                }
-                Effect::Call(c) => {
-                    if jobs.send(Job::Call(c)).is_err() {
-                        return Ok(());
-                    }
-                }
-                Effect::Diff { task, commit } => {
-                    if jobs.send(Job::Diff(task, commit)).is_err() {
-                        return Ok(());
-                    }
-                }
-                Effect::Team(op) => {
-                    // A few tmux calls (tens of ms): done here, so no second op can overlap.
-                    let r = team_io::perform(&op);
-                    if !update::agents::on_result(&mut app, r).is_empty() {
-                        refreshes.request(jobs);
-                    }
-                }
+            if carry_out(&mut app, &mut refreshes, jobs, fx).is_break() {
+                return Ok(());
             }
         }
     }
+}
+
+/// On each second's tick: asks for a snapshot when the last one is older than
+/// [`PERIODIC_REFRESH`] and the board is connected.
+fn refresh_if_stale(app: &App, refreshes: &mut Refreshes, jobs: &Sender<Job>, now: Instant) {
+    // While the store is unreachable, every tick: the banner clears with the first
+    // snapshot the store answers again.
+    let every = match app.store_error {
+        Some(_) => Duration::ZERO,
+        None => PERIODIC_REFRESH,
+    };
+    let stale = refreshes
+        .last_sent
+        .is_none_or(|t| now.saturating_duration_since(t) >= every);
+    if stale && app.conn == state::app::Conn::Live {
+        refreshes.request(jobs);
+    }
+}
+
+/// Applies one message to the app, collecting the effects it returns. A terminal error or a
+/// signal ends the loop with that error.
+fn apply_msg(
+    app: &mut App,
+    refreshes: &mut Refreshes,
+    jobs: &Sender<Job>,
+    start: Instant,
+    msg: Msg,
+    effects: &mut Vec<Effect>,
+) -> Result<(), TuiError> {
+    match msg {
+        Msg::Term(Event::Key(k)) => effects.extend(app.on_key(k)),
+        Msg::Term(Event::Paste(s)) => app.on_paste(&s),
+        Msg::Term(Event::Resize(w, h)) => app.set_size(w, h),
+        Msg::Term(_) => {}
+        Msg::TermError(e) => return Err(e.into()),
+        Msg::Signal(sig) => return Err(TuiError::Signal(sig)),
+        Msg::Connected => effects.extend(app.on_connected()),
+        Msg::Disconnected { attempt, error } => app.on_disconnected(attempt, &error),
+        Msg::Event => effects.push(Effect::Refresh),
+        Msg::Notice(n) => notice::emit(&n),
+        Msg::Snapshot(r) => {
+            refreshes.finished(jobs);
+            match r {
+                Ok((snap, at)) => effects.extend(app.on_snapshot(snap, mono_ms(start, at))),
+                Err(e) => app.on_fetch_error(&e),
+            }
+        }
+        Msg::CallDone(purpose, r) => effects.extend(app.on_call_result(purpose, r)),
+    }
+    Ok(())
+}
+
+/// Carries out one effect. Breaks when the TUI should end: a quit, or the fetch thread gone.
+fn carry_out(
+    app: &mut App,
+    refreshes: &mut Refreshes,
+    jobs: &Sender<Job>,
+    fx: Effect,
+) -> std::ops::ControlFlow<()> {
+    let job = match fx {
+        Effect::Quit => return std::ops::ControlFlow::Break(()),
+        Effect::Refresh => {
+            refreshes.request(jobs);
+            return std::ops::ControlFlow::Continue(());
+        }
+        Effect::Team(op) => {
+            // A few tmux calls (tens of ms): done here, so no second op can overlap.
+            let r = team_io::perform(&op);
+            if !update::agents::on_result(app, r).is_empty() {
+                refreshes.request(jobs);
+            }
+            return std::ops::ControlFlow::Continue(());
+        }
+        Effect::TypeIntoPane { pane, text } => Job::Type(pane, text),
+        Effect::Call(c) => Job::Call(c),
+        Effect::Diff { task, commit } => Job::Diff(task, commit),
+    };
+    if jobs.send(job).is_err() {
+        return std::ops::ControlFlow::Break(());
+    }
+    std::ops::ControlFlow::Continue(())
 }
 
 /// Follows the board's event stream forever, reconnecting with backoff. Returns when the UI

@@ -19,6 +19,8 @@
 //! plain bullets) are not tasks. Keys are letters, digits, `_`, `-` and `.`; an item without
 //! one gets `#N` (its position), which no written key can equal.
 
+use std::collections::{HashMap, HashSet};
+
 use super::{Backlog, BacklogError, BacklogState, BacklogTask};
 
 /// Indentation width of a line's leading whitespace (a tab counts 4).
@@ -231,13 +233,24 @@ fn strip_columns(line: &str, col: usize) -> &str {
 /// A task is nested under the deepest item on the current path that waits for it, which keeps
 /// the file's order the backlog's order; dependencies that nesting cannot show go in `after=`.
 pub fn render(b: &Backlog) -> String {
-    use std::collections::{HashMap, HashSet};
-    let index: HashMap<&str, usize> = b
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.key.as_str(), i))
-        .collect();
+    let (depth, parent) = nesting(b);
+    // `after=` holds what nesting does not say; those targets need their key written.
+    let explicit = explicit_after(b, &parent);
+    let named: HashSet<&str> = explicit.iter().flatten().copied().collect();
+    let mut out = String::new();
+    if let Some(g) = &b.goal {
+        out.push_str(&format!("# {}\n\n", one_line(g)));
+    }
+    for (i, t) in b.tasks.iter().enumerate() {
+        let attrs = attributes(t, named.contains(t.key.as_str()), &explicit[i]);
+        render_task(&mut out, t, depth[i], &attrs);
+    }
+    out
+}
+
+/// Each task's nesting depth and the item it is nested under: the deepest item on the current
+/// path that waits for it, or none (depth 0).
+fn nesting(b: &Backlog) -> (Vec<usize>, Vec<Option<usize>>) {
     let waits_for = |p: usize, c: usize| b.tasks[p].after.iter().any(|a| a == &b.tasks[c].key);
     let mut depth = vec![0usize; b.tasks.len()];
     let mut parent: Vec<Option<usize>> = vec![None; b.tasks.len()];
@@ -253,9 +266,18 @@ pub fn render(b: &Backlog) -> String {
         }
         path.push(i);
     }
-    // `after=` holds what nesting does not say; those targets need their key written.
-    let explicit: Vec<Vec<&str>> = b
+    (depth, parent)
+}
+
+/// Per task, the keys it waits for that are not nested directly under it (its `after=`).
+fn explicit_after<'a>(b: &'a Backlog, parent: &[Option<usize>]) -> Vec<Vec<&'a str>> {
+    let index: HashMap<&str, usize> = b
         .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.key.as_str(), i))
+        .collect();
+    b.tasks
         .iter()
         .enumerate()
         .map(|(p, t)| {
@@ -265,53 +287,56 @@ pub fn render(b: &Backlog) -> String {
                 .map(String::as_str)
                 .collect()
         })
-        .collect();
-    let named: HashSet<&str> = explicit.iter().flatten().copied().collect();
-    let mut out = String::new();
-    if let Some(g) = &b.goal {
-        out.push_str(&format!("# {}\n\n", one_line(g)));
+        .collect()
+}
+
+/// The `key=… after=… priority=… labels=… for=… review=…` attributes of a task's comment;
+/// `key=` only when another task names it in `after=` (`named`) and it is a writable key.
+fn attributes(t: &BacklogTask, named: bool, after: &[&str]) -> Vec<String> {
+    let mut attrs = Vec::new();
+    if named && valid_key(&t.key) {
+        attrs.push(format!("key={}", t.key));
     }
-    for (i, t) in b.tasks.iter().enumerate() {
-        let pad = "  ".repeat(depth[i]);
-        let mark = match t.state {
-            BacklogState::Done => "x",
-            BacklogState::Cancelled => "-",
-            BacklogState::Open => " ",
-        };
-        let mut attrs = Vec::new();
-        if named.contains(t.key.as_str()) && valid_key(&t.key) {
-            attrs.push(format!("key={}", t.key));
-        }
-        if !explicit[i].is_empty() {
-            attrs.push(format!("after={}", explicit[i].join(",")));
-        }
-        if t.priority != 0 {
-            attrs.push(format!("priority={}", t.priority));
-        }
-        // Labels and `for` names hold no whitespace or comma, so they stay one attribute.
-        if !t.labels.is_empty() {
-            attrs.push(format!("labels={}", t.labels.join(",")));
-        }
-        if let Some(whom) = &t.meant_for {
-            attrs.push(format!("for={whom}"));
-        }
-        if let Some(r) = t.review {
-            attrs.push(format!("review={}", if r { "yes" } else { "no" }));
-        }
-        out.push_str(&format!("{pad}- [{mark}] {}", one_line(&t.title)));
-        if !attrs.is_empty() {
-            out.push_str(&format!(" <!-- {} -->", attrs.join(" ")));
-        }
-        out.push('\n');
-        for l in t.body.lines() {
-            if l.trim().is_empty() {
-                out.push('\n');
-            } else {
-                out.push_str(&format!("{pad}  {l}\n"));
-            }
+    if !after.is_empty() {
+        attrs.push(format!("after={}", after.join(",")));
+    }
+    if t.priority != 0 {
+        attrs.push(format!("priority={}", t.priority));
+    }
+    // Labels and `for` names hold no whitespace or comma, so they stay one attribute.
+    if !t.labels.is_empty() {
+        attrs.push(format!("labels={}", t.labels.join(",")));
+    }
+    if let Some(whom) = &t.meant_for {
+        attrs.push(format!("for={whom}"));
+    }
+    if let Some(r) = t.review {
+        attrs.push(format!("review={}", if r { "yes" } else { "no" }));
+    }
+    attrs
+}
+
+/// A task's checklist item at `depth` (two spaces a level), its attributes' comment, then its
+/// body indented under it (blank lines kept blank).
+fn render_task(out: &mut String, t: &BacklogTask, depth: usize, attrs: &[String]) {
+    let pad = "  ".repeat(depth);
+    let mark = match t.state {
+        BacklogState::Done => "x",
+        BacklogState::Cancelled => "-",
+        BacklogState::Open => " ",
+    };
+    out.push_str(&format!("{pad}- [{mark}] {}", one_line(&t.title)));
+    if !attrs.is_empty() {
+        out.push_str(&format!(" <!-- {} -->", attrs.join(" ")));
+    }
+    out.push('\n');
+    for l in t.body.lines() {
+        if l.trim().is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&format!("{pad}  {l}\n"));
         }
     }
-    out
 }
 
 fn one_line(s: &str) -> String {

@@ -8,6 +8,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use crate::proto::countdown;
 use crate::proto::glossary::{ClaimEnd, EventKind, TaskState};
 use crate::proto::sanitize::{inert, one_line};
+use crate::proto::{EventView, NoteView, TaskView};
 use crate::tui::state::app::{App, Detail};
 use crate::tui::state::snapshot::EventItem;
 
@@ -177,7 +178,29 @@ pub fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Tone)> {
         out.push((l, Tone::Title));
     }
     out.push((String::new(), Tone::Plain));
-    let state = match task.state {
+    fields_section(&mut out, app, task, w);
+    if !task.body.is_empty() {
+        section(&mut out, "body".into());
+        for l in wrap(&inert(&task.body), w.saturating_sub(2)) {
+            out.push((format!("  {l}"), Tone::Plain));
+        }
+    }
+    review_section(&mut out, d, w);
+    notes_section(&mut out, &data.notes, w);
+    history_section(&mut out, &data.events, w);
+    out
+}
+
+/// A blank line, then a section's heading.
+fn section(out: &mut Vec<(String, Tone)>, heading: String) {
+    out.push((String::new(), Tone::Plain));
+    out.push((heading, Tone::Section));
+}
+
+/// The task's state in one phrase: its holder and lease, readiness, who finished it, with the
+/// generation.
+fn state_text(app: &App, task: &TaskView) -> String {
+    match task.state {
         TaskState::Claimed => format!(
             "claimed by {} · generation {} · lease {}",
             one_line(task.holder.as_deref().unwrap_or("?")),
@@ -201,15 +224,22 @@ pub fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Tone)> {
             one_line(task.done_by.as_deref().unwrap_or("?")),
             task.generation
         ),
-    };
-    let ids = |v: &[i64]| {
-        v.iter()
-            .map(|i| format!("#{i}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    }
+}
+
+/// Task ids as `#1 #2`.
+fn ids(v: &[i64]) -> String {
+    v.iter()
+        .map(|i| format!("#{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The labelled fields under the title (state, priority, created, after), each value wrapped
+/// beside its 9-column label.
+fn fields_section(out: &mut Vec<(String, Tone)>, app: &App, task: &TaskView, w: usize) {
     let mut fields = vec![
-        ("state", state),
+        ("state", state_text(app, task)),
         ("priority", task.priority.to_string()),
         (
             "created",
@@ -233,19 +263,12 @@ pub fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Tone)> {
             out.push((format!("{label:<9} {l}"), Tone::Plain));
         }
     }
-    let section = |out: &mut Vec<(String, Tone)>, s: String| {
-        out.push((String::new(), Tone::Plain));
-        out.push((s, Tone::Section));
-    };
-    if !task.body.is_empty() {
-        section(&mut out, "body".into());
-        for l in wrap(&inert(&task.body), w.saturating_sub(2)) {
-            out.push((format!("  {l}"), Tone::Plain));
-        }
-    }
-    review_section(&mut out, d, w);
-    section(&mut out, format!("notes ({})", data.notes.len()));
-    for n in &data.notes {
+}
+
+/// The task's notes, oldest first: time, author (with the generation written as holder), text.
+fn notes_section(out: &mut Vec<(String, Tone)>, notes: &[NoteView], w: usize) {
+    section(out, format!("notes ({})", notes.len()));
+    for n in notes {
         let who = match n.generation {
             Some(g) => format!("{} g{g}", one_line(&n.author)),
             None => one_line(&n.author),
@@ -255,8 +278,12 @@ pub fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Tone)> {
             out.push((format!("  {l}"), Tone::Plain));
         }
     }
-    section(&mut out, format!("history ({})", data.events.len()));
-    for e in &data.events {
+}
+
+/// The task's history, oldest first, each event as the feed shows it and toned by its kind.
+fn history_section(out: &mut Vec<(String, Tone)>, events: &[EventView], w: usize) {
+    section(out, format!("history ({})", events.len()));
+    for e in events {
         let item = EventItem {
             time: one_line(&e.at),
             kind: e.kind,
@@ -274,7 +301,6 @@ pub fn detail_lines(app: &App, d: &Detail, w: usize) -> Vec<(String, Tone)> {
             out.push((format!("  {l}"), Tone::Event(e.kind)));
         }
     }
-    out
 }
 
 /// The details dialog's box on a screen of `area`.

@@ -113,6 +113,28 @@ fn event(
 /// expelled and a lapsed claim. One title carries terminal escape sequences, others wide and
 /// combining characters.
 pub fn sample_snapshot() -> Snapshot {
+    Snapshot {
+        board_name: Some("payments".into()),
+        config_error: None,
+        lease_ms: Some(120_000),
+        goal: Some(GoalView {
+            id: 2,
+            text:
+                "Ship payments v1.2: idempotent refunds, an audit log, and docs for the public API"
+                    .into(),
+            set_at: at("10:58:00"),
+            set_by: "operator".into(),
+        }),
+        tasks: sample_tasks(),
+        agents: sample_agents(),
+        events: sample_events(),
+        ..Snapshot::default()
+    }
+}
+
+/// The sample board's 20 tasks; #14's title carries escape sequences, #12 and #13 wide and
+/// combining characters.
+fn sample_tasks() -> Vec<TaskView> {
     #[rustfmt::skip]
     let tasks = vec![
         task(1, "Sketch the refund state machine", 3, TaskState::Done, 1, &[], &[], None, Some(("claude-1", "11:20:00"))),
@@ -136,7 +158,12 @@ pub fn sample_snapshot() -> Snapshot {
         task(19, "Runbook: what to do when refunds stall", 1, TaskState::Open, 0, &[6], &[6], None, None),
         task(20, "Migrate refunds to the new ledger (postponed to v1.3)", 0, TaskState::Cancelled, 0, &[], &[], None, None),
     ];
-    let agents = vec![
+    tasks
+}
+
+/// The sample board's agents: two working, gemini-1 waiting on a question, claude-2 gone.
+fn sample_agents() -> Vec<SessionView> {
+    vec![
         session(
             "claude-1",
             AgentState::Working,
@@ -177,7 +204,12 @@ pub fn sample_snapshot() -> Snapshot {
             "11:56:02",
             Some(("11:56:10", "exited (status 3)")),
         ),
-    ];
+    ]
+}
+
+/// The sample feed: grants and dones, a question, an expelled and a lapsed claim, a rejected
+/// done.
+fn sample_events() -> Vec<EventView> {
     #[rustfmt::skip]
     let events = vec![
         event(40, "11:40:00", EventKind::Done, Some(3), Some("claude-2"), Some(1), "done"),
@@ -192,23 +224,7 @@ pub fn sample_snapshot() -> Snapshot {
         event(49, "11:57:34", EventKind::Reject, Some(6), Some("codex-1"), Some(2), "done rejected: your claim on task 6 lapsed at generation 2"),
         event(50, "11:58:02", EventKind::Grant, Some(6), Some("codex-1"), Some(3), "claimed"),
     ];
-    Snapshot {
-        board_name: Some("payments".into()),
-        config_error: None,
-        lease_ms: Some(120_000),
-        goal: Some(GoalView {
-            id: 2,
-            text:
-                "Ship payments v1.2: idempotent refunds, an audit log, and docs for the public API"
-                    .into(),
-            set_at: at("10:58:00"),
-            set_by: "operator".into(),
-        }),
-        tasks,
-        agents,
-        events,
-        ..Snapshot::default()
-    }
+    events
 }
 
 /// [`App`] showing [`sample_snapshot`] at the fixed clock, connected.
@@ -228,110 +244,6 @@ pub fn app_with(snap: Snapshot, color: bool) -> App {
 /// A big board for the render benchmark: `tasks` tasks spread over every state, `agents` live
 /// agents (every fifth waiting for a human), and 200 events.
 pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
-    let words = [
-        "refund", "ledger", "audit", "webhook", "retry", "docs", "metrics", "漢字", "résumé", "🧾",
-    ];
-    let agent_id = |i: usize| format!("agent-{}", i % agents.max(1) + 1);
-    let tasks: Vec<TaskView> = (1..=tasks as i64)
-        .map(|id| {
-            let n = id as usize;
-            let title = format!(
-                "Task {id}: {} the {} of {} ({})",
-                words[n % words.len()],
-                words[(n / 3) % words.len()],
-                words[(n / 7) % words.len()],
-                "x".repeat(n % 40)
-            );
-            match n % 5 {
-                0 => task(
-                    id,
-                    &title,
-                    (n % 4) as i64,
-                    TaskState::Done,
-                    1,
-                    &[],
-                    &[],
-                    None,
-                    Some(("agent-1", "11:00:00")),
-                ),
-                1 => task(
-                    id,
-                    &title,
-                    (n % 4) as i64,
-                    TaskState::Claimed,
-                    1,
-                    &[],
-                    &[],
-                    Some((&agent_id(n), (n % 120_000) as i64)),
-                    None,
-                ),
-                2 => task(
-                    id,
-                    &title,
-                    (n % 4) as i64,
-                    TaskState::Open,
-                    0,
-                    &[id - 1],
-                    &[id - 1],
-                    None,
-                    None,
-                ),
-                _ => task(
-                    id,
-                    &title,
-                    (n % 4) as i64,
-                    TaskState::Open,
-                    0,
-                    &[],
-                    &[],
-                    None,
-                    None,
-                ),
-            }
-        })
-        .collect();
-    let agents: Vec<SessionView> = (1..=agents)
-        .map(|i| {
-            let id = format!("agent-{i}");
-            let claims: Vec<i64> = (0..3).map(|k| (i + k * agents.max(1)) as i64).collect();
-            let waiting = (i % 5 == 0).then_some("Which schema version should I target?");
-            session(
-                &id,
-                if waiting.is_some() {
-                    AgentState::Waiting
-                } else {
-                    AgentState::Working
-                },
-                10_000 + i as i64,
-                &format!("%{i}"),
-                &claims,
-                waiting,
-                "11:59:00",
-                None,
-            )
-        })
-        .collect();
-    let events = (1..=200)
-        .map(|i| {
-            let kinds = [
-                EventKind::Grant,
-                EventKind::Done,
-                EventKind::Renew,
-                EventKind::Expel,
-                EventKind::Lapse,
-                EventKind::Reject,
-            ];
-            event(
-                i,
-                "11:59:00",
-                kinds[i as usize % kinds.len()],
-                Some(i),
-                Some("agent-1"),
-                Some(1),
-                "because",
-            )
-        })
-        .collect();
     Snapshot {
         board_name: Some("big".into()),
         config_error: None,
@@ -342,9 +254,119 @@ pub fn large_snapshot(tasks: usize, agents: usize) -> Snapshot {
             set_at: at("10:00:00"),
             set_by: "operator".into(),
         }),
-        tasks,
-        agents,
-        events,
+        tasks: (1..=tasks as i64)
+            .map(|id| large_task(id, agents))
+            .collect(),
+        agents: (1..=agents).map(|i| large_agent(i, agents)).collect(),
+        events: (1..=200).map(large_event).collect(),
         ..Snapshot::default()
     }
+}
+
+/// Task `id` of the big board: by `id % 5` done, claimed by one of the `agents`, blocked by the
+/// task before it, or open (twice); titles of every width, some wide characters.
+fn large_task(id: i64, agents: usize) -> TaskView {
+    let words = [
+        "refund", "ledger", "audit", "webhook", "retry", "docs", "metrics", "漢字", "résumé", "🧾",
+    ];
+    let agent_id = |i: usize| format!("agent-{}", i % agents.max(1) + 1);
+    let n = id as usize;
+    let title = format!(
+        "Task {id}: {} the {} of {} ({})",
+        words[n % words.len()],
+        words[(n / 3) % words.len()],
+        words[(n / 7) % words.len()],
+        "x".repeat(n % 40)
+    );
+    match n % 5 {
+        0 => task(
+            id,
+            &title,
+            (n % 4) as i64,
+            TaskState::Done,
+            1,
+            &[],
+            &[],
+            None,
+            Some(("agent-1", "11:00:00")),
+        ),
+        1 => task(
+            id,
+            &title,
+            (n % 4) as i64,
+            TaskState::Claimed,
+            1,
+            &[],
+            &[],
+            Some((&agent_id(n), (n % 120_000) as i64)),
+            None,
+        ),
+        2 => task(
+            id,
+            &title,
+            (n % 4) as i64,
+            TaskState::Open,
+            0,
+            &[id - 1],
+            &[id - 1],
+            None,
+            None,
+        ),
+        _ => task(
+            id,
+            &title,
+            (n % 4) as i64,
+            TaskState::Open,
+            0,
+            &[],
+            &[],
+            None,
+            None,
+        ),
+    }
+}
+
+/// Agent `i` of the big board's `agents`: three claims, waiting for a human when `i` is a
+/// multiple of 5, working otherwise.
+fn large_agent(i: usize, agents: usize) -> SessionView {
+    let id = format!("agent-{i}");
+    let claims: Vec<i64> = (0..3).map(|k| (i + k * agents.max(1)) as i64).collect();
+    let waiting = i
+        .is_multiple_of(5)
+        .then_some("Which schema version should I target?");
+    session(
+        &id,
+        if waiting.is_some() {
+            AgentState::Waiting
+        } else {
+            AgentState::Working
+        },
+        10_000 + i as i64,
+        &format!("%{i}"),
+        &claims,
+        waiting,
+        "11:59:00",
+        None,
+    )
+}
+
+/// Event `i` of the big board's feed, its kind cycling through six.
+fn large_event(i: i64) -> EventView {
+    let kinds = [
+        EventKind::Grant,
+        EventKind::Done,
+        EventKind::Renew,
+        EventKind::Expel,
+        EventKind::Lapse,
+        EventKind::Reject,
+    ];
+    event(
+        i,
+        "11:59:00",
+        kinds[i as usize % kinds.len()],
+        Some(i),
+        Some("agent-1"),
+        Some(1),
+        "because",
+    )
 }

@@ -1,5 +1,7 @@
 //! The backlog panel: tasks grouped by state, one row each, with holder and lease countdown.
 
+use std::borrow::Cow;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -134,25 +136,11 @@ fn draw_task_row(
         put_right(buf, cx, y, w, &format!("#{}", task.id), t.dim());
     }
     if let Some((cx, w)) = fits(c.prio) {
-        if task.priority != 0 {
-            let style = if task.priority > 0 {
-                t.bold(Color::Magenta)
-            } else {
-                t.dim()
-            };
-            put(buf, cx, y, w, &format!("p{}", task.priority), style);
+        if let Some((text, style)) = priority_cell(task.priority, t) {
+            put(buf, cx, y, w, &text, style);
         }
     }
-    let (who, who_style) = match item.group {
-        Group::Claimed => (item.holder.clone(), t.bold(Color::Cyan)),
-        Group::Blocked => {
-            let ids: Vec<String> = task.blocked_by.iter().map(|i| format!("#{i}")).collect();
-            (format!("after {}", ids.join(" ")), t.fg(Color::Yellow))
-        }
-        Group::Done => (format!("✓ {}", item.done_by), t.dim()),
-        Group::Review => (format!("review {}", item.done_by), t.bold(Color::Magenta)),
-        _ => (String::new(), Style::new()),
-    };
+    let (who, who_style) = who_cell(item, t);
     // A row with nothing to say about holder and lease lends their columns to the title.
     let title_w = if who.is_empty() && !matches!(item.group, Group::Claimed | Group::Done) {
         line.width.saturating_sub(c.title.0)
@@ -160,48 +148,87 @@ fn draw_task_row(
         c.title.1
     };
     if let Some((cx, w)) = fits((c.title.0, title_w)) {
-        if item.labels.is_empty() {
-            put(buf, cx, y, w, &item.title, text_style);
-        } else {
-            put(
-                buf,
-                cx,
-                y,
-                w,
-                &format!("{} [{}]", item.title, item.labels),
-                text_style,
-            );
-        }
+        put(buf, cx, y, w, &title_text(item), text_style);
     }
     if let Some((cx, w)) = fits(c.who) {
         put(buf, cx, y, w, &who, who_style);
     }
     if let Some((cx, w)) = fits(c.lease) {
-        match item.group {
-            Group::Claimed => {
-                let ms = app.remaining_ms(task).unwrap_or(0);
-                let low = app.lease_ms.map(|l| ms * 4 < l).unwrap_or(ms < 30_000);
-                let style = if ms <= 0 {
-                    t.bold(Color::Red)
-                } else if low {
-                    t.bold(Color::Yellow)
-                } else {
-                    t.fg(Color::Green)
-                };
-                // The mark says it without colour too (NO_COLOR): the board warns the holder
-                // at the same point (a quarter of the lease left).
-                let text = if low && ms > 0 {
-                    format!("⚠ {}", countdown(ms))
-                } else {
-                    countdown(ms)
-                };
-                put_right(buf, cx, y, w, &text, style);
-            }
-            Group::Done => {
-                let at = task.done_at.as_deref().and_then(|d| d.get(11..16));
-                put_right(buf, cx, y, w, &one_line(at.unwrap_or("")), t.dim());
-            }
-            _ => {}
+        if let Some((text, style)) = lease_cell(app, item, t) {
+            put_right(buf, cx, y, w, &text, style);
         }
+    }
+}
+
+/// The priority column: `pN` (bold when above 0, dim below), nothing for priority 0.
+fn priority_cell(priority: i64, t: Theme) -> Option<(String, Style)> {
+    if priority == 0 {
+        return None;
+    }
+    let style = if priority > 0 {
+        t.bold(Color::Magenta)
+    } else {
+        t.dim()
+    };
+    Some((format!("p{priority}"), style))
+}
+
+/// The holder column: the holder of a claimed task, what a blocked task waits for, who finished
+/// a done or reviewed task; empty otherwise.
+fn who_cell(item: &TaskItem, t: Theme) -> (String, Style) {
+    match item.group {
+        Group::Claimed => (item.holder.clone(), t.bold(Color::Cyan)),
+        Group::Blocked => {
+            let ids: Vec<String> = item
+                .task
+                .blocked_by
+                .iter()
+                .map(|i| format!("#{i}"))
+                .collect();
+            (format!("after {}", ids.join(" ")), t.fg(Color::Yellow))
+        }
+        Group::Done => (format!("✓ {}", item.done_by), t.dim()),
+        Group::Review => (format!("review {}", item.done_by), t.bold(Color::Magenta)),
+        _ => (String::new(), Style::new()),
+    }
+}
+
+/// The title with the task's labels in brackets, when it has any.
+fn title_text(item: &TaskItem) -> Cow<'_, str> {
+    if item.labels.is_empty() {
+        Cow::Borrowed(&item.title)
+    } else {
+        Cow::Owned(format!("{} [{}]", item.title, item.labels))
+    }
+}
+
+/// The lease column: a claimed task's countdown, coloured (and marked) as it runs low; a done
+/// task's `HH:MM`; nothing otherwise.
+fn lease_cell(app: &App, item: &TaskItem, t: Theme) -> Option<(String, Style)> {
+    match item.group {
+        Group::Claimed => {
+            let ms = app.remaining_ms(&item.task).unwrap_or(0);
+            let low = app.lease_ms.map(|l| ms * 4 < l).unwrap_or(ms < 30_000);
+            let style = if ms <= 0 {
+                t.bold(Color::Red)
+            } else if low {
+                t.bold(Color::Yellow)
+            } else {
+                t.fg(Color::Green)
+            };
+            // The mark says it without colour too (NO_COLOR): the board warns the holder
+            // at the same point (a quarter of the lease left).
+            let text = if low && ms > 0 {
+                format!("⚠ {}", countdown(ms))
+            } else {
+                countdown(ms)
+            };
+            Some((text, style))
+        }
+        Group::Done => {
+            let at = item.task.done_at.as_deref().and_then(|d| d.get(11..16));
+            Some((one_line(at.unwrap_or("")), t.dim()))
+        }
+        _ => None,
     }
 }

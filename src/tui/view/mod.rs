@@ -40,8 +40,20 @@ struct Banner {
     style: Style,
 }
 
+/// The loud lines under the goal, most urgent first: the board's and the store's health, a
+/// `board.toml` error, agents that never reached their prompt, then agents waiting for a person
+/// (questions, then permission prompts).
 fn banners(app: &App, t: Theme) -> Vec<Banner> {
     let mut out = Vec::new();
+    board_banners(&mut out, app, t);
+    attention_banner(&mut out, app, t);
+    question_banners(&mut out, app, t);
+    permission_banners(&mut out, app, t);
+    out
+}
+
+/// The connection to the board, the store behind it and its configuration, when not healthy.
+fn board_banners(out: &mut Vec<Banner>, app: &App, t: Theme) {
     match &app.conn {
         Conn::Live => {}
         Conn::Connecting => out.push(Banner {
@@ -69,6 +81,10 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Red),
         });
     }
+}
+
+/// One line naming every agent session that needs attention (never reached its prompt).
+fn attention_banner(out: &mut Vec<Banner>, app: &App, t: Theme) {
     let stuck: Vec<&AgentItem> = app.needing_attention().collect();
     if !stuck.is_empty() {
         let names: Vec<&str> = stuck.iter().map(|a| a.name.as_str()).collect();
@@ -80,6 +96,10 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Magenta),
         });
     }
+}
+
+/// A line per open question, up to three; from four on, two and a line naming the rest.
+fn question_banners(out: &mut Vec<Banner>, app: &App, t: Theme) {
     let waiting: Vec<&AgentItem> = app.waiting().collect();
     let shown = if waiting.len() > 3 { 2 } else { waiting.len() };
     for a in &waiting[..shown] {
@@ -103,6 +123,11 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Yellow),
         });
     }
+}
+
+/// A line per agent at a permission prompt, up to two; from three on, one and a line naming the
+/// rest.
+fn permission_banners(out: &mut Vec<Banner>, app: &App, t: Theme) {
     let prompts: Vec<&AgentItem> = app.at_permission_prompt().collect();
     let shown = if prompts.len() > 2 { 1 } else { prompts.len() };
     for a in &prompts[..shown] {
@@ -126,7 +151,6 @@ fn banners(app: &App, t: Theme) -> Vec<Banner> {
             style: t.bar(Color::Yellow),
         });
     }
-    out
 }
 
 /// Draws the whole screen for `app`.
