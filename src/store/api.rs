@@ -22,7 +22,9 @@ use answers::Answer;
 /// same name (inherent methods come first in `Self::name` paths; a backend lacking one would
 /// recurse, which the `unconditional_recursion` lint refuses). A method written `default fn`
 /// with a body is what a single-host embedded store does (nothing, or nothing to say): the body
-/// is the trait's default, SQLite keeps it and PostgreSQL forwards.
+/// is the trait's default, SQLite keeps it and PostgreSQL forwards. A method written
+/// `shared fn` is written once for both backends: both forward to `procs` (over
+/// [`db::Backend`]).
 macro_rules! store_api {
     (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]) => {
         /// Every operation of the board on its data (see the module docs). Object safe: the
@@ -80,6 +82,28 @@ macro_rules! store_api {
             [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { $(let _ = $arg;)* $body }]
             [$($sq)*]
             [$($pg)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { Self::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* shared fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($sq)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* shared fn $name:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($sq)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
             $($rest)*
         );
     };
@@ -287,7 +311,7 @@ store_api! {
     /// see, is `name` unless a live session has it, else the first free `name-N` (so a
     /// restarted agent takes its name back); [`Store::session_name`] reads it. `launcher` is the `board run` process (pid, start);
     /// `branch` the git branch the agent starts on.
-    fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+    shared fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
     /// As `register_session`, with the role the session was started with (`board run --role`;
     /// claim-next gives it the tasks meant for that role). Errors as `register_session`, and
@@ -296,7 +320,7 @@ store_api! {
     fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
     /// Records the agent's process (and pane) once the launcher has spawned it.
-    fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
+    shared fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
 
     /// Ends session `id` and expels its live claims with `reason` (ARCHITECTURE.md rule 4). Idempotent:
     /// a session that already ended is left alone (the first report wins). Returns whether this
@@ -305,32 +329,32 @@ store_api! {
 
     /// Sets or clears (None) the session's permission prompt (its CLI waits for a person; the
     /// hooks' `waiting`): a `wait` or `resume` event when it changed. Returns whether it did.
-    fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Asks (Some) or withdraws (None) the session's question to a person (`board wait`,
     /// `board resume`), by one conditional UPDATE: a `question` event with its text, or a
     /// `resume` event, when it changed (asking the open question again changes nothing).
     /// Only [`Store::answer`], a withdrawal or the session's end close a question. Errors:
     /// `invalid` (empty or oversized question). Returns whether anything changed.
-    fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Records the first call or hook with the session's identity (it reached its prompt).
     /// Returns whether this call recorded it.
-    fn mark_contacted(&mut self, id: &str) -> BoardResult<bool>;
+    shared fn mark_contacted(&mut self, id: &str) -> BoardResult<bool>;
 
     /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
     /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
     /// an agent clears it, and the log would drown in them). Returns whether anything changed.
-    fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// The row of one session (live or ended).
-    fn session(&self, id: &str) -> BoardResult<Option<SessionRow>>;
+    shared fn session(&self, id: &str) -> BoardResult<Option<SessionRow>>;
 
     /// Why a session ended, if it did.
-    fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>>;
+    shared fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>>;
 
     /// How many sessions have ended (for the `board agents --all` hint).
-    fn ended_session_count(&self) -> BoardResult<i64>;
+    shared fn ended_session_count(&self) -> BoardResult<i64>;
 
     /// Rows of all live sessions.
     fn live_sessions(&self) -> BoardResult<Vec<SessionRow>>;
@@ -348,7 +372,7 @@ store_api! {
 
     /// The name people see of session `id` (unique among live sessions; see
     /// [`Store::register_session`]); None for an unknown id.
-    fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
+    shared fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
 
     /// Forgets the sessions that ended at least `older_ms` milliseconds ago (0: every ended
     /// one), with their ended claims and the messages sent to them; their ids are retired so

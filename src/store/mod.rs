@@ -13,6 +13,8 @@ use std::time::SystemTime;
 
 #[macro_use]
 mod sql;
+#[macro_use]
+mod db;
 mod answers;
 mod api;
 mod holder_rules;
@@ -20,6 +22,8 @@ pub mod identity;
 mod import_rules;
 mod lapse_rules;
 mod message_rules;
+#[macro_use]
+mod procs;
 pub mod pg;
 pub(crate) mod refusal;
 pub mod review_rules;

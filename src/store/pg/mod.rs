@@ -35,6 +35,7 @@ pub(crate) mod cluster;
 
 mod at_once;
 mod claims;
+mod db;
 mod connect;
 mod epoch;
 mod events;

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 mod claims;
+mod db;
 mod events;
 mod holder_writes;
 mod hosts;
