@@ -12,7 +12,23 @@
 use std::str::FromStr;
 
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::{EventKind, Events};
+use crate::proto::TaskView;
+use crate::store::{EventKind, Events, TaskState};
+
+/// Which tasks a view query returns, in which order.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::store) enum Pick<'a> {
+    /// One task by id.
+    One(i64),
+    /// Tasks with an id above `after` (in `states`, when given), by id, at most `limit`.
+    Page {
+        states: Option<&'a [TaskState]>,
+        after: i64,
+        limit: Option<i64>,
+    },
+    /// Ready tasks in claim order (priority descending, then id), at most `limit`.
+    Ready { limit: Option<i64> },
+}
 
 /// The wall-clock time of a change, as shared SQL spells it (see the module docs).
 pub(in crate::store) const WALL: &str = "board_wall()";
@@ -24,8 +40,8 @@ pub(in crate::store) enum Arg<'a> {
     Int(Option<i64>),
     /// A text, or NULL.
     Text(Option<&'a str>),
-    /// A truth value (PostgreSQL `boolean`; SQLite stores 0 or 1).
-    Bool(bool),
+    /// A truth value (PostgreSQL `boolean`; SQLite stores 0 or 1), or NULL.
+    Bool(Option<bool>),
 }
 
 impl From<i64> for Arg<'_> {
@@ -72,6 +88,12 @@ impl<'a> From<Option<&'a str>> for Arg<'a> {
 
 impl From<bool> for Arg<'_> {
     fn from(v: bool) -> Self {
+        Arg::Bool(Some(v))
+    }
+}
+
+impl From<Option<bool>> for Arg<'_> {
+    fn from(v: Option<bool>) -> Self {
         Arg::Bool(v)
     }
 }
@@ -90,8 +112,8 @@ pub(in crate::store) trait Row {
     fn int(&self, i: usize) -> BoardResult<Option<i64>>;
     /// A text column (NULL is None).
     fn text(&self, i: usize) -> BoardResult<Option<String>>;
-    /// A truth-value column (PostgreSQL `boolean`, SQLite 0 or 1).
-    fn flag(&self, i: usize) -> BoardResult<bool>;
+    /// A truth-value column (PostgreSQL `boolean`, SQLite 0 or 1; NULL is None).
+    fn flag(&self, i: usize) -> BoardResult<Option<bool>>;
 }
 
 /// A type a column can be read as (see [`get`]).
@@ -120,7 +142,8 @@ impl Cell for Option<i32> {
     fn read(r: &dyn Row, i: usize) -> BoardResult<Self> {
         r.int(i)?
             .map(|v| {
-                i32::try_from(v).map_err(|e| BoardError::internal(format!("store: column {i}: {e}")))
+                i32::try_from(v)
+                    .map_err(|e| BoardError::internal(format!("store: column {i}: {e}")))
             })
             .transpose()
     }
@@ -138,9 +161,15 @@ impl Cell for String {
     }
 }
 
-impl Cell for bool {
+impl Cell for Option<bool> {
     fn read(r: &dyn Row, i: usize) -> BoardResult<Self> {
         r.flag(i)
+    }
+}
+
+impl Cell for bool {
+    fn read(r: &dyn Row, i: usize) -> BoardResult<Self> {
+        r.flag(i)?.ok_or_else(|| null(i))
     }
 }
 
@@ -165,6 +194,11 @@ pub(in crate::store) trait Db {
     /// What [`Db::rows`] returns.
     type Row: Row;
 
+    /// The generation of the live claim of session `$2` on task `$1`, unexpired on the lease
+    /// clock (at generation `$3` when not NULL), its row locked against a concurrent end until
+    /// the transaction ends. Dialect-only: how a row is locked.
+    const HELD_CLAIM: &'static str;
+
     /// Runs `sql` with `args`; returns how many rows it changed.
     fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> BoardResult<u64>;
 
@@ -182,6 +216,28 @@ pub(in crate::store) trait Db {
         generation: Option<i64>,
         reason: &str,
     ) -> BoardResult<()>;
+
+    /// Ends the open question of live session `agent` by one conditional UPDATE and returns
+    /// it, or None when it had none. Dialect-only: what a statement may return of the row
+    /// before its update differs.
+    fn end_question(&mut self, agent: &str) -> BoardResult<Option<String>>;
+
+    /// The views of the tasks `pick` picks, with their dependencies and live claims, at
+    /// lease-clock time `now_ms`. Dialect-only: how the dependencies are joined in.
+    fn task_views(&mut self, pick: Pick<'_>, now_ms: i64) -> BoardResult<Vec<TaskView>>;
+
+    /// Grants agent session `agent` a claim of `lease` ms on task `task`, or on the best ready
+    /// task (carrying `label`, when given), by the backend's one conditional statement, and
+    /// queues its `grant` event on `ev`. Errors: why nothing was granted (see
+    /// `procs::explain_claim_refusal`). Dialect-only: how the task row is picked and locked.
+    fn grant(
+        &mut self,
+        ev: &mut Events,
+        agent: &str,
+        task: Option<i64>,
+        label: Option<&str>,
+        lease: i64,
+    ) -> BoardResult<crate::store::ClaimInfo>;
 
     /// At most one row of `sql` (the first).
     fn opt(&mut self, sql: &'static str, args: &[Arg<'_>]) -> BoardResult<Option<Self::Row>> {
@@ -227,6 +283,19 @@ pub(in crate::store) trait Backend {
         lock: Lock,
         f: impl FnMut(&mut Self::Db<'_>, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)>;
+
+    /// Like [`Backend::write`] (a holder's fenced write: [`Lock::Shared`]) for a call that may
+    /// be refused after changing something that must stand (a refused write lapses the
+    /// caller's expired claim first): `f` returns `Ok(Err(refusal))` to commit and answer the
+    /// refusal; its events go to the store's [`crate::store::Notify`] hook.
+    fn refusable<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self::Db<'_>, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)>;
+
+    /// Tells the store the caller's lease-clock time (PostgreSQL's contract tests follow it;
+    /// elsewhere it is not used).
+    fn at(&self, _now_ms: i64) {}
 
     /// Runs the read `f` (outside a transaction of ours, or inside the open `op_id` scope).
     fn read_with<T>(&self, f: impl FnMut(&mut Self::Db<'_>) -> BoardResult<T>) -> BoardResult<T>;

@@ -233,7 +233,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
     )?;
     for r in &ended {
         let (task, agent, generation): (i64, String, i64) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
-        super::lapse::reopen(c, task)?;
+        crate::store::procs::reopen(c, task)?;
         emit(
             c,
             ev,

@@ -35,19 +35,15 @@ pub(crate) mod cluster;
 
 mod at_once;
 mod claims;
-mod db;
 mod connect;
+mod db;
 mod epoch;
 mod events;
-mod holder_writes;
 mod hosts;
-mod import;
 mod lapse;
 mod messages;
 mod migrate;
 mod op_results;
-mod refusals;
-mod review;
 mod sessions;
 mod tasks;
 mod terminal;
@@ -556,11 +552,4 @@ pub(super) fn event_rows(rows: &[Row]) -> BoardResult<Events> {
             })
         })
         .collect()
-}
-
-pub(super) fn task_state(c: &mut Conn, id: i64) -> BoardResult<super::TaskState> {
-    match c.opt("SELECT state FROM tasks WHERE id = $1", &[&id])? {
-        Some(r) => word(&r, 0),
-        None => Err(super::task_not_found(id)),
-    }
 }

@@ -2,7 +2,24 @@
 //! SQL text both dialects accept (see [`crate::store::db`]) and the Rust around it. The
 //! `store_api!` list names them `shared fn`; what must differ stays in the backends.
 
+mod claims;
+mod holder_writes;
+mod import;
+mod lapse;
+mod messages;
+mod refusals;
+mod review;
 #[macro_use]
 mod sessions;
+#[macro_use]
+mod tasks;
 
+pub(in crate::store) use claims::*;
+pub(in crate::store) use holder_writes::*;
+pub(in crate::store) use import::*;
+pub(in crate::store) use lapse::*;
+pub(in crate::store) use messages::*;
+pub(in crate::store) use refusals::*;
+pub(in crate::store) use review::*;
 pub(in crate::store) use sessions::*;
+pub(in crate::store) use tasks::*;

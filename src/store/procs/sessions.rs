@@ -194,14 +194,18 @@ pub(in crate::store) fn session_end_reason<B: Backend>(
     id: &str,
 ) -> BoardResult<Option<String>> {
     b.read_with(|db| {
-        let r = db.value::<Option<String>>("SELECT end_reason FROM sessions WHERE id = $1", &args![id])?;
+        let r = db
+            .value::<Option<String>>("SELECT end_reason FROM sessions WHERE id = $1", &args![id])?;
         Ok(r.flatten())
     })
 }
 
 pub(in crate::store) fn ended_session_count<B: Backend>(b: &B) -> BoardResult<i64> {
     b.read_with(|db| {
-        let n = db.value("SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL", &[])?;
+        let n = db.value(
+            "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
+            &[],
+        )?;
         Ok(n.unwrap_or(0))
     })
 }

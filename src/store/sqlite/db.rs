@@ -1,17 +1,43 @@
 //! The SQLite side of the statements both backends share ([`crate::store::db`]): `$N` binds as
-//! `?N`, and `board_wall()` as one more parameter holding this process's wall clock, read once
-//! per statement (as every SQLite statement of the board reads it).
+//! `?N`; `board_wall()` as one more parameter holding this process's wall clock, read once per
+//! statement (as every SQLite statement of the board reads it); `board_now_ms()` as one more
+//! holding the lease-clock time the caller passed (`now_ms`: SQLite's lease clock is the
+//! board's).
 
 use rusqlite::types::Value;
+use std::sync::Mutex;
+
 use rusqlite::{Connection, ToSql};
 
 use super::{emit, now_wall, SqliteStore};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::db::{Arg, Backend, Db, Lock, Row, WALL};
-use crate::store::{EventKind, Events};
+use crate::proto::TaskView;
+use crate::store::db::{Arg, Backend, Db, Lock, Pick, Row, WALL};
+use crate::store::identity::MarkFile;
+use crate::store::{ClaimInfo, EventKind, Events};
 
-/// A connection (or open transaction) of the SQLite store, as a [`Db`].
-pub(in crate::store) struct Lite<'a>(pub &'a Connection);
+/// A connection (or open transaction) of the SQLite store, as a [`Db`], with the caller's
+/// lease-clock time when it passed one.
+pub(in crate::store) struct Lite<'a> {
+    conn: &'a Connection,
+    now_ms: Option<i64>,
+    /// The high-water mark a grant raises first (rule 8a), when the store keeps one.
+    mark: Option<&'a Mutex<MarkFile>>,
+}
+
+impl<'a> Lite<'a> {
+    /// `conn` with no lease-clock time (a statement naming `board_now_ms()` is refused).
+    pub(in crate::store) fn new(conn: &'a Connection) -> Lite<'a> {
+        Lite {
+            conn,
+            now_ms: None,
+            mark: None,
+        }
+    }
+}
+
+/// The lease-clock time as shared SQL spells it (see the module docs).
+const NOW: &str = "board_now_ms()";
 
 /// One row of a shared statement, read out of SQLite.
 pub(in crate::store) struct LiteRow(Vec<Value>);
@@ -33,33 +59,54 @@ impl Row for LiteRow {
         }
     }
 
-    fn flag(&self, i: usize) -> BoardResult<bool> {
+    fn flag(&self, i: usize) -> BoardResult<Option<bool>> {
         match self.0.get(i) {
-            Some(Value::Integer(v)) => Ok(*v != 0),
+            Some(Value::Integer(v)) => Ok(Some(*v != 0)),
+            Some(Value::Null) => Ok(None),
             other => Err(mismatch(i, "a truth value", other)),
         }
     }
 }
 
 fn mismatch(i: usize, wanted: &str, got: Option<&Value>) -> BoardError {
-    BoardError::internal(format!(
-        "SQLite store: column {i} is not {wanted}: {got:?}"
-    ))
+    BoardError::internal(format!("SQLite store: column {i} is not {wanted}: {got:?}"))
 }
 
-/// `sql` in SQLite's spelling for `n` parameters: `$N` becomes `?N`; `board_wall()` becomes
-/// `?{n+1}` (true when it occurs). Quoted text is left alone.
-fn spelled(sql: &str, n: usize) -> (String, bool) {
+/// Where [`spelled`] put the clocks: the parameter numbers of the wall clock and of the
+/// lease clock, when the statement names them.
+#[derive(Debug, Default, PartialEq)]
+struct Clocks {
+    wall: Option<usize>,
+    now: Option<usize>,
+}
+
+/// `sql` in SQLite's spelling for `n` parameters: `$N` becomes `?N`; `board_wall()` and
+/// `board_now_ms()` become parameters after the `n` (see [`Clocks`]). Quoted text is left
+/// alone.
+fn spelled(sql: &str, n: usize) -> (String, Clocks) {
     let mut out = String::with_capacity(sql.len() + 8);
-    let mut wall = false;
+    let mut clocks = Clocks::default();
+    let mut next = n;
     let mut quoted = false;
     let mut rest = sql;
     while let Some(c) = rest.chars().next() {
-        if !quoted && rest.starts_with(WALL) {
-            out.push_str(&format!("?{}", n + 1));
-            wall = true;
-            rest = &rest[WALL.len()..];
-            continue;
+        if !quoted {
+            let slot = if rest.starts_with(WALL) {
+                Some((&mut clocks.wall, WALL.len()))
+            } else if rest.starts_with(NOW) {
+                Some((&mut clocks.now, NOW.len()))
+            } else {
+                None
+            };
+            if let Some((at, len)) = slot {
+                let i = *at.get_or_insert_with(|| {
+                    next += 1;
+                    next
+                });
+                out.push_str(&format!("?{i}"));
+                rest = &rest[len..];
+                continue;
+            }
         }
         match c {
             '\'' => quoted = !quoted,
@@ -73,7 +120,7 @@ fn spelled(sql: &str, n: usize) -> (String, bool) {
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    (out, wall)
+    (out, clocks)
 }
 
 fn bound<'a>(a: &'a Arg<'a>) -> &'a dyn ToSql {
@@ -92,20 +139,36 @@ impl Lite<'_> {
         args: &[Arg<'_>],
         f: impl FnOnce(&mut rusqlite::CachedStatement<'_>, &[&dyn ToSql]) -> rusqlite::Result<T>,
     ) -> BoardResult<T> {
-        let (text, wall) = spelled(sql, args.len());
-        let now = wall.then(now_wall);
-        let now = now.as_deref().map(Arg::from);
-        let mut params: Vec<&dyn ToSql> = args.iter().map(bound).collect();
-        if let Some(now) = &now {
-            params.push(bound(now));
+        let (text, clocks) = spelled(sql, args.len());
+        let mut extra: Vec<(usize, Arg<'_>)> = Vec::new();
+        let wall = clocks.wall.map(|i| (i, now_wall()));
+        if let Some((i, w)) = &wall {
+            extra.push((*i, Arg::from(w)));
         }
-        let mut st = self.0.prepare_cached(&text)?;
+        if let Some(i) = clocks.now {
+            let now = self.now_ms.ok_or_else(|| {
+                BoardError::internal("SQLite store: a statement needs the lease clock")
+            })?;
+            extra.push((i, Arg::from(now)));
+        }
+        extra.sort_by_key(|(i, _)| *i);
+        let mut params: Vec<&dyn ToSql> = args.iter().map(bound).collect();
+        params.extend(extra.iter().map(|(_, a)| bound(a)));
+        let mut st = self.conn.prepare_cached(&text)?;
         Ok(f(&mut st, &params)?)
     }
 }
 
 impl Db for Lite<'_> {
     type Row = LiteRow;
+
+    /// A no-op UPDATE: inside the one writer's `BEGIN IMMEDIATE` nothing else can end it.
+    const HELD_CLAIM: &'static str = concat!(
+        "UPDATE claims SET expires_ms = expires_ms
+         WHERE task_id = $1 AND session_id = $2 AND ",
+        live_unexpired!("board_now_ms()"),
+        " AND ($3 IS NULL OR generation = $3) RETURNING generation"
+    );
 
     fn exec(&mut self, sql: &'static str, args: &[Arg<'_>]) -> BoardResult<u64> {
         let n = self.with(sql, args, |st, p| st.execute(p))?;
@@ -125,6 +188,29 @@ impl Db for Lite<'_> {
         })
     }
 
+    fn grant(
+        &mut self,
+        ev: &mut Events,
+        agent: &str,
+        task: Option<i64>,
+        label: Option<&str>,
+        lease: i64,
+    ) -> BoardResult<ClaimInfo> {
+        let now_ms = self
+            .now_ms
+            .ok_or_else(|| BoardError::internal("SQLite store: a grant needs the lease clock"))?;
+        let mark = self.mark;
+        super::claims::grant(self.conn, mark, ev, agent, task, label, now_ms + lease)
+    }
+
+    fn end_question(&mut self, agent: &str) -> BoardResult<Option<String>> {
+        super::messages::end_question(self.conn, agent)
+    }
+
+    fn task_views(&mut self, pick: Pick<'_>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
+        super::tasks::task_views(self, pick, now_ms)
+    }
+
     fn emit(
         &mut self,
         ev: &mut Events,
@@ -134,7 +220,7 @@ impl Db for Lite<'_> {
         generation: Option<i64>,
         reason: &str,
     ) -> BoardResult<()> {
-        emit(self.0, ev, kind, task, agent, generation, reason)
+        emit(self.conn, ev, kind, task, agent, generation, reason)
     }
 }
 
@@ -147,11 +233,32 @@ impl Backend for SqliteStore {
         _lock: Lock,
         mut f: impl FnMut(&mut Lite<'_>, &mut Events) -> BoardResult<T>,
     ) -> BoardResult<(T, Events)> {
-        self.tx(|tx, ev| f(&mut Lite(tx), ev))
+        let now_ms = self.lease_now.get();
+        let mark = self.mark.clone();
+        let mark = mark.as_deref();
+        self.tx(|conn, ev| f(&mut Lite { conn, now_ms, mark }, ev))
+    }
+
+    fn refusable<T>(
+        &mut self,
+        f: impl FnOnce(&mut Lite<'_>, &mut Events) -> BoardResult<BoardResult<T>>,
+    ) -> BoardResult<(T, Events)> {
+        let now_ms = self.lease_now.get();
+        let mark = self.mark.clone();
+        let mark = mark.as_deref();
+        self.tx_refusable(|conn, ev| f(&mut Lite { conn, now_ms, mark }, ev))
+    }
+
+    fn at(&self, now_ms: i64) {
+        self.lease_now.set(Some(now_ms));
     }
 
     fn read_with<T>(&self, mut f: impl FnMut(&mut Lite<'_>) -> BoardResult<T>) -> BoardResult<T> {
-        f(&mut Lite(&self.conn))
+        f(&mut Lite {
+            conn: &self.conn,
+            now_ms: self.lease_now.get(),
+            mark: None,
+        })
     }
 }
 
@@ -161,9 +268,16 @@ mod tests {
 
     #[test]
     fn dollar_parameters_and_the_wall_clock_take_sqlite_spelling() {
-        let (s, wall) = spelled("UPDATE t SET at = board_wall(), x = '$1' WHERE id = $2", 2);
-        assert_eq!(s, "UPDATE t SET at = ?3, x = '$1' WHERE id = ?2");
-        assert!(wall);
-        assert_eq!(spelled("SELECT $1", 1), ("SELECT ?1".to_string(), false));
+        let (s, clocks) = spelled(
+            "UPDATE t SET at = board_wall(), x = '$1' WHERE id = $2 AND e < board_now_ms() \
+             AND f = board_wall()",
+            2,
+        );
+        assert_eq!(
+            s,
+            "UPDATE t SET at = ?3, x = '$1' WHERE id = ?2 AND e < ?4 AND f = ?3"
+        );
+        assert_eq!((clocks.wall, clocks.now), (Some(3), Some(4)));
+        assert_eq!(spelled("SELECT $1", 1).0, "SELECT ?1");
     }
 }

@@ -243,7 +243,7 @@ impl SqliteStore {
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, agent, generation) in ended {
-                super::lapse::reopen(tx, task)?;
+                crate::store::procs::reopen(&mut super::db::Lite::new(tx), task)?;
                 emit(
                     tx,
                     ev,

@@ -11,17 +11,13 @@ use std::path::Path;
 mod claims;
 mod db;
 mod events;
-mod holder_writes;
 mod hosts;
 mod identity;
-mod import;
 mod lapse;
 mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
-mod refusals;
-mod review;
 mod sessions;
 mod tasks;
 mod terminal;
@@ -57,6 +53,8 @@ pub struct SqliteStore {
     /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
     /// step then runs in a savepoint inside it instead of a transaction of its own.
     in_op: bool,
+    /// The lease-clock time the last shared procedure passed (see `db::Lite`).
+    lease_now: std::cell::Cell<Option<i64>>,
     notify: Option<Notify>,
     /// The high-water mark of issued generations ([`crate::store::identity`]); None for a database opened
     /// without it ([`Store::open`], tests and tools).
@@ -88,6 +86,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn,
             in_op: false,
+            lease_now: std::cell::Cell::new(None),
             notify: None,
             mark: None,
         })
@@ -213,10 +212,4 @@ pub(in crate::store) fn emit(
         reason: Some(reason),
     });
     Ok(())
-}
-
-pub(in crate::store) fn task_state(tx: &Connection, id: i64) -> BoardResult<TaskState> {
-    tx.query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
-        .optional()?
-        .ok_or_else(|| task_not_found(id))
 }

@@ -3,13 +3,13 @@
 use rusqlite::params;
 
 use super::db::Lite;
-use super::lapse::reopen;
 use super::session_rules;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::SessionView;
 use crate::store::db::{get, Db};
 use crate::store::procs;
+use crate::store::procs::reopen;
 use crate::store::session_rules::session_base_name;
 
 impl SqliteStore {
@@ -108,7 +108,7 @@ impl SqliteStore {
                 rows.collect::<Result<Vec<_>, _>>()?
             };
             for (task, generation) in ended {
-                reopen(tx, task)?;
+                reopen(&mut Lite::new(tx), task)?;
                 emit(
                     tx,
                     ev,
@@ -126,7 +126,7 @@ impl SqliteStore {
 
     pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         procs::session_rows(
-            &mut Lite(&self.conn),
+            &mut Lite::new(&self.conn),
             session_row_sql!("WHERE ended_at IS NULL ORDER BY started_at"),
             &[],
         )
@@ -139,7 +139,7 @@ impl SqliteStore {
     ) -> BoardResult<Vec<SessionRow>> {
         let list = serde_json::to_string(pids).map_err(|e| BoardError::internal(e.to_string()))?;
         procs::session_rows(
-            &mut Lite(&self.conn),
+            &mut Lite::new(&self.conn),
             session_row_sql!(
                 "WHERE boot_id = $1 AND (pid IN (SELECT value FROM json_each($2))
                     OR launcher_pid IN (SELECT value FROM json_each($2)))"
@@ -188,7 +188,7 @@ impl SqliteStore {
         state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
     ) -> BoardResult<Vec<SessionView>> {
         let cutoff = recent_ended_ms.map(session_rules::wall_before);
-        let rows = Lite(&self.conn).rows(
+        let rows = Lite::new(&self.conn).rows(
             "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
                     s.last_seen_at, s.ended_at, s.end_reason,
                     (SELECT group_concat(task_id) FROM claims c
