@@ -122,13 +122,13 @@ store_api! {
     fn integrity_check(&self) -> BoardResult<String>;
 
     /// A value from the `meta` table.
-    fn meta(&self, key: &str) -> BoardResult<Option<String>>;
+    shared fn meta(&self, key: &str) -> BoardResult<Option<String>>;
 
     /// Sets a `meta` value.
-    fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
+    shared fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
 
     /// Appends a free-standing event (board start, rejected write) in its own transaction.
-    fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
+    shared fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
 
     // ----- goal and tasks (tasks.rs) --------------------------------------------
 
@@ -218,11 +218,11 @@ store_api! {
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
-    fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
 
     /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
     /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
-    fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
+    shared fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
 
     /// Live claims of `agent`.
     shared fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
@@ -317,7 +317,7 @@ store_api! {
     /// claim-next gives it the tasks meant for that role). Errors as `register_session`, and
     /// `invalid` naming a bad role (the rules of a label).
     #[allow(clippy::too_many_arguments, reason = "one argument per column of a new session")]
-    fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+    shared fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
     /// Records the agent's process (and pane) once the launcher has spawned it.
     shared fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
@@ -325,7 +325,7 @@ store_api! {
     /// Ends session `id` and expels its live claims with `reason` (ARCHITECTURE.md rule 4). Idempotent:
     /// a session that already ended is left alone (the first report wins). Returns whether this
     /// call ended it.
-    fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
+    shared fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
 
     /// Sets or clears (None) the session's permission prompt (its CLI waits for a person; the
     /// hooks' `waiting`): a `wait` or `resume` event when it changed. Returns whether it did.

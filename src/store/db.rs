@@ -12,8 +12,18 @@
 use std::str::FromStr;
 
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::TaskView;
-use crate::store::{EventKind, Events, TaskState};
+use crate::proto::{EventView, TaskView};
+use crate::store::{ClaimInfo, EventKind, Events, TaskState};
+
+/// A claim asked for: by agent session `agent`, of task `task` or (None) of the best ready task
+/// carrying `label` (when given), for `lease` ms.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::store) struct Ask<'a> {
+    pub agent: &'a str,
+    pub task: Option<i64>,
+    pub label: Option<&'a str>,
+    pub lease: i64,
+}
 
 /// Which tasks a view query returns, in which order.
 #[derive(Debug, Clone, Copy)]
@@ -194,6 +204,12 @@ pub(in crate::store) trait Db {
     /// What [`Db::rows`] returns.
     type Row: Row;
 
+    /// Registers an agent session unless its id `$1` is taken or retired: on host `$2` (where
+    /// sessions have hosts), the name `$3` or, when a live session has it, the first free
+    /// `$3-N`; `$4` token hash, `$5` boot id, `$6` and `$7` launcher pid and start, `$8`
+    /// branch, `$9` attention (ms), `$10` role. Dialect-only: how the names are counted.
+    const REGISTER_SESSION: &'static str;
+
     /// The generation of the live claim of session `$2` on task `$1`, unexpired on the lease
     /// clock (at generation `$3` when not NULL), its row locked against a concurrent end until
     /// the transaction ends. Dialect-only: how a row is locked.
@@ -205,7 +221,9 @@ pub(in crate::store) trait Db {
     /// All rows of `sql`.
     fn rows(&mut self, sql: &'static str, args: &[Arg<'_>]) -> BoardResult<Vec<Self::Row>>;
 
-    /// Appends one event in the open transaction and queues it on `ev` for broadcast.
+    /// Appends one event in the open transaction and queues it on `ev` for broadcast. The
+    /// reason is cut to 500 characters: huge agent text lives in notes and tasks, not in every
+    /// event.
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -215,7 +233,24 @@ pub(in crate::store) trait Db {
         agent: Option<&str>,
         generation: Option<i64>,
         reason: &str,
-    ) -> BoardResult<()>;
+    ) -> BoardResult<()> {
+        let reason: String = reason.chars().take(500).collect();
+        let r = self.one(
+            "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+             VALUES (board_wall(), $1, $2, $3, $4, $5) RETURNING id, at",
+            &args![kind.as_str(), task, agent, generation, &reason],
+        )?;
+        ev.push(EventView {
+            id: get(&r, 0)?,
+            at: get(&r, 1)?,
+            kind,
+            task,
+            agent: agent.map(str::to_string),
+            generation,
+            reason: Some(reason),
+        });
+        Ok(())
+    }
 
     /// Ends the open question of live session `agent` by one conditional UPDATE and returns
     /// it, or None when it had none. Dialect-only: what a statement may return of the row
@@ -226,18 +261,22 @@ pub(in crate::store) trait Db {
     /// lease-clock time `now_ms`. Dialect-only: how the dependencies are joined in.
     fn task_views(&mut self, pick: Pick<'_>, now_ms: i64) -> BoardResult<Vec<TaskView>>;
 
-    /// Grants agent session `agent` a claim of `lease` ms on task `task`, or on the best ready
-    /// task (carrying `label`, when given), by the backend's one conditional statement, and
-    /// queues its `grant` event on `ev`. Errors: why nothing was granted (see
+    /// Grants the claim `ask` asks for by the backend's one conditional statement, and queues
+    /// its `grant` event on `ev`. Errors: why nothing was granted (see
     /// `procs::explain_claim_refusal`). Dialect-only: how the task row is picked and locked.
-    fn grant(
-        &mut self,
-        ev: &mut Events,
-        agent: &str,
-        task: Option<i64>,
-        label: Option<&str>,
-        lease: i64,
-    ) -> BoardResult<crate::store::ClaimInfo>;
+    fn grant(&mut self, ev: &mut Events, ask: &Ask<'_>) -> BoardResult<ClaimInfo>;
+
+    /// Expels every live claim of session `id` with `reason`: ends them, reopens their tasks,
+    /// queues their `expel` events on `ev` in id order. Dialect-only: how many statements.
+    fn expel_claims(&mut self, ev: &mut Events, id: &str, reason: &str) -> BoardResult<()>;
+
+    /// Renews the live, unexpired claims of `agent` to `lease` ms from now on the lease clock,
+    /// and notes it was seen. Dialect-only: the statements.
+    fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>>;
+
+    /// [`Db::renew`] for each of `agents` (the sweep's batch); returns those that had a claim
+    /// to renew.
+    fn renew_many(&mut self, agents: &[&str], lease: i64) -> BoardResult<Vec<String>>;
 
     /// At most one row of `sql` (the first).
     fn opt(&mut self, sql: &'static str, args: &[Arg<'_>]) -> BoardResult<Option<Self::Row>> {
@@ -292,6 +331,11 @@ pub(in crate::store) trait Backend {
         &mut self,
         f: impl FnOnce(&mut Self::Db<'_>, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(T, Events)>;
+
+    /// This board's host, where sessions belong to hosts (PostgreSQL); None on SQLite.
+    fn host(&self) -> Option<&str> {
+        None
+    }
 
     /// Tells the store the caller's lease-clock time (PostgreSQL's contract tests follow it;
     /// elsewhere it is not used).

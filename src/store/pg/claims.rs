@@ -2,9 +2,10 @@
 //! `store::procs::claims`). Leases are computed with the server's clock: of the caller's
 //! `now_ms` and `expires_ms` only the lease length counts.
 
-use super::{col, Conn, PgStore};
+use super::{col, Conn};
 use crate::proto::error::BoardResult;
 use crate::proto::EventView;
+use crate::store::db::Ask;
 use crate::store::procs::{claim_info, explain_claim_refusal};
 use crate::store::{ClaimInfo, EventKind, Events, TaskState};
 
@@ -68,14 +69,13 @@ const GRANT_NEXT: &str =
 
 /// The one statement that grants `agent` a claim (see [`crate::store::db::Db::grant`]), and its
 /// `grant` event on `ev`.
-pub(super) fn grant(
-    c: &mut Conn,
-    ev: &mut Events,
-    agent: &str,
-    task: Option<i64>,
-    label: Option<&str>,
-    lease: i64,
-) -> BoardResult<ClaimInfo> {
+pub(super) fn grant(c: &mut Conn, ev: &mut Events, ask: &Ask<'_>) -> BoardResult<ClaimInfo> {
+    let Ask {
+        agent,
+        task,
+        label,
+        lease,
+    } = *ask;
     let (kind, reason) = (EventKind::Grant.as_str(), TaskState::Claimed.as_str());
     let granted = match (task, label) {
         (Some(id), _) => c.opt(GRANT_NAMED, &[&id, &agent, &lease, &kind, &reason])?,
@@ -101,59 +101,34 @@ pub(super) fn grant(
     Ok(claim)
 }
 
-impl PgStore {
-    pub(in crate::store) fn renew(
-        &mut self,
-        agent: &str,
-        now_ms: i64,
-        expires_ms: i64,
-    ) -> BoardResult<Vec<ClaimInfo>> {
-        self.at(now_ms);
-        let lease = expires_ms - now_ms;
-        let (claims, _) = self.tx_shared(|c, _| renew(c, agent, lease))?;
-        Ok(claims)
-    }
-
-    pub(in crate::store) fn renew_many(
-        &mut self,
-        agents: &[&str],
-        now_ms: i64,
-        expires_ms: i64,
-    ) -> BoardResult<Vec<String>> {
-        if agents.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.at(now_ms);
-        let lease = expires_ms - now_ms;
-        let list: Vec<&str> = agents.to_vec();
-        let (renewed, _) = self.tx_shared(|c, _| {
-            let rows = c.rows(
-                concat!(
-                    "WITH seen AS (
-                         UPDATE sessions SET last_seen_at = board_wall()
-                         WHERE id = ANY($1) AND ended_at IS NULL),
-                     r AS (
-                         UPDATE claims SET expires_ms = board_now_ms() + $2
-                         WHERE session_id = ANY($1) AND ",
-                    live_unexpired!("board_now_ms()"),
-                    " RETURNING session_id)
-                     SELECT DISTINCT session_id FROM r"
-                ),
-                &[&list, &lease],
-            )?;
-            let got: Vec<String> = rows.iter().map(|r| col(r, 0)).collect::<BoardResult<_>>()?;
-            Ok(agents
-                .iter()
-                .filter(|a| got.iter().any(|g| g == *a))
-                .map(|a| a.to_string())
-                .collect::<Vec<_>>())
-        })?;
-        Ok(renewed)
-    }
+/// The renewal of many agents' live, unexpired claims (and their `last_seen_at`), one
+/// statement: those that had a claim to renew, in the order asked.
+pub(super) fn renew_many(c: &mut Conn, agents: &[&str], lease: i64) -> BoardResult<Vec<String>> {
+    let list: Vec<&str> = agents.to_vec();
+    let rows = c.rows(
+        concat!(
+            "WITH seen AS (
+                 UPDATE sessions SET last_seen_at = board_wall()
+                 WHERE id = ANY($1) AND ended_at IS NULL),
+             r AS (
+                 UPDATE claims SET expires_ms = board_now_ms() + $2
+                 WHERE session_id = ANY($1) AND ",
+            live_unexpired!("board_now_ms()"),
+            " RETURNING session_id)
+             SELECT DISTINCT session_id FROM r"
+        ),
+        &[&list, &lease],
+    )?;
+    let got: Vec<String> = rows.iter().map(|r| col(r, 0)).collect::<BoardResult<_>>()?;
+    Ok(agents
+        .iter()
+        .filter(|a| got.iter().any(|g| g == *a))
+        .map(|a| a.to_string())
+        .collect())
 }
 
 /// The renewal of one agent's live, unexpired claims (and its `last_seen_at`), one statement.
-fn renew(c: &mut Conn, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
+pub(super) fn renew(c: &mut Conn, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
     let rows = c.rows(
         concat!(
             "WITH seen AS (

@@ -3,11 +3,11 @@
 
 use postgres::types::ToSql;
 
-use super::{col, emit, Conn, PgStore};
+use super::{col, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::TaskView;
-use crate::store::db::{Arg, Backend, Db, Lock, Pick, Row};
-use crate::store::{ClaimInfo, EventKind, Events};
+use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row};
+use crate::store::{ClaimInfo, Events};
 
 fn bound<'a>(a: &'a Arg<'a>) -> &'a (dyn ToSql + Sync) {
     match a {
@@ -38,6 +38,22 @@ impl Row for postgres::Row {
 impl Db for Conn {
     type Row = postgres::Row;
 
+    const REGISTER_SESSION: &'static str =
+        "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
+         launcher_start, started_at, branch, attention_ms,
+         role)
+         SELECT $1, $2,
+         (SELECT c.name
+         FROM (SELECT i, CASE WHEN i = 1 THEN $3::text
+         ELSE $3::text || '-' || i::text END AS name
+         FROM generate_series(1, 10000) AS i) AS c
+         WHERE NOT EXISTS (SELECT 1 FROM sessions l
+         WHERE l.ended_at IS NULL AND l.name = c.name)
+         ORDER BY c.i LIMIT 1),
+         $4, $5, $6, $7, board_wall(), $8, $9, $10
+         WHERE NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)
+         ON CONFLICT (id) DO NOTHING";
+
     const HELD_CLAIM: &'static str = concat!(
         "SELECT generation FROM claims
          WHERE task_id = $1 AND session_id = $2 AND ",
@@ -55,15 +71,20 @@ impl Db for Conn {
         Conn::rows(self, sql, &params)
     }
 
-    fn grant(
-        &mut self,
-        ev: &mut Events,
-        agent: &str,
-        task: Option<i64>,
-        label: Option<&str>,
-        lease: i64,
-    ) -> BoardResult<ClaimInfo> {
-        super::claims::grant(self, ev, agent, task, label, lease)
+    fn grant(&mut self, ev: &mut Events, ask: &Ask<'_>) -> BoardResult<ClaimInfo> {
+        super::claims::grant(self, ev, ask)
+    }
+
+    fn expel_claims(&mut self, ev: &mut Events, id: &str, reason: &str) -> BoardResult<()> {
+        super::sessions::expel_claims(self, ev, id, reason)
+    }
+
+    fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
+        super::claims::renew(self, agent, lease)
+    }
+
+    fn renew_many(&mut self, agents: &[&str], lease: i64) -> BoardResult<Vec<String>> {
+        super::claims::renew_many(self, agents, lease)
     }
 
     fn end_question(&mut self, agent: &str) -> BoardResult<Option<String>> {
@@ -72,18 +93,6 @@ impl Db for Conn {
 
     fn task_views(&mut self, pick: Pick<'_>, _now_ms: i64) -> BoardResult<Vec<TaskView>> {
         super::tasks::task_views(self, pick)
-    }
-
-    fn emit(
-        &mut self,
-        ev: &mut Events,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<()> {
-        emit(self, ev, kind, task, agent, generation, reason)
     }
 }
 
@@ -110,6 +119,10 @@ impl Backend for PgStore {
 
     fn at(&self, now_ms: i64) {
         PgStore::at(self, now_ms)
+    }
+
+    fn host(&self) -> Option<&str> {
+        Some(&self.host)
     }
 
     fn read_with<T>(&self, f: impl FnMut(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {

@@ -16,9 +16,10 @@
 //! issued again. The SQLite store reserves generations in its mark file instead
 //! (`store::identity`); with several hosts writing, no single host's file knows them all.
 
+use crate::store::db::Db;
 use std::path::Path;
 
-use super::{col, emit, Conn, PgStore};
+use super::{col, Conn, PgStore};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::{EventKind, Events};
 
@@ -234,8 +235,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
     for r in &ended {
         let (task, agent, generation): (i64, String, i64) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
         crate::store::procs::reopen(c, task)?;
-        emit(
-            c,
+        c.emit(
             ev,
             EventKind::Release,
             Some(task),
@@ -254,7 +254,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         &[&floor.to_string(), &epoch.to_string()],
     )?;
-    emit(c, ev, EventKind::Epoch, None, None, Some(floor), &why)?;
+    c.emit(ev, EventKind::Epoch, None, None, Some(floor), &why)?;
     Ok(())
 }
 

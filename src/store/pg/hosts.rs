@@ -2,9 +2,10 @@
 //! heartbeat; a host whose row expired (the server's clock) is ended by whichever host sweeps,
 //! with its live agent sessions and their claims.
 
-use super::{col, emit, event_rows, PgStore};
+use super::{col, event_rows, PgStore};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{HostView, StoreInfo};
+use crate::store::db::Db;
 use crate::store::{EventKind, Events, HostBeat};
 
 /// SQL condition on host row `h` (with `$1` this board's host row id): this board may end it.
@@ -116,8 +117,7 @@ impl PgStore {
             )?;
             let id: i64 = col(&r, 0)?;
             if let Some(why) = &ended {
-                emit(
-                    c,
+                c.emit(
                     ev,
                     EventKind::Warn,
                     None,

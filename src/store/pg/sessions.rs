@@ -2,130 +2,13 @@
 //! (PostgreSQL; see `store::sqlite::sessions`). A session belongs to the host whose board registered it
 //! (`sessions.host`); its id is unique across hosts.
 
-use super::{col, emit, event_rows, PgStore};
+use super::{col, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
 use crate::store::procs;
-use crate::store::session_rules;
-use crate::store::session_rules::session_base_name;
 use crate::store::{AgentState, EventKind, Events, SessionRow};
 
 impl PgStore {
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::store) fn register_session_as(
-        &mut self,
-        name: &str,
-        role: Option<&str>,
-        token_hash: &str,
-        boot_id: &str,
-        launcher: Option<(i32, u64)>,
-        branch: Option<&str>,
-        attention_ms: Option<i64>,
-    ) -> BoardResult<(String, Events)> {
-        let base = session_base_name(name)?;
-        if let Some(role) = role {
-            crate::proto::labels::check_label("role", role)?;
-        }
-        let host = self.host.clone();
-        let launcher_pid = launcher.map(|l| i64::from(l.0));
-        let launcher_start = launcher.map(|l| l.1 as i64);
-        self.tx(|c, ev| {
-            for id in session_rules::candidate_ids(&base) {
-                // The name people see: `base` unless a live session has it, else the first
-                // free `base-N`, chosen by the same statement that inserts (under the
-                // exclusive write lock, so two hosts cannot pick the same one).
-                let inserted = c.exec(
-                    "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch, attention_ms,
-                                           role)
-                     SELECT $1, $2,
-                            (SELECT c.name
-                               FROM (SELECT i, CASE WHEN i = 1 THEN $3::text
-                                                    ELSE $3::text || '-' || i::text END AS name
-                                       FROM generate_series(1, 10000) AS i) AS c
-                              WHERE NOT EXISTS (SELECT 1 FROM sessions l
-                                                 WHERE l.ended_at IS NULL AND l.name = c.name)
-                              ORDER BY c.i LIMIT 1),
-                            $4, $5, $6, $7, board_wall(), $8, $9, $10
-                      WHERE NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)
-                     ON CONFLICT (id) DO NOTHING",
-                    &[
-                        &id,
-                        &host,
-                        &base,
-                        &token_hash,
-                        &boot_id,
-                        &launcher_pid,
-                        &launcher_start,
-                        &branch,
-                        &attention_ms,
-                        &role,
-                    ],
-                )?;
-                if inserted == 1 {
-                    emit(
-                        c,
-                        ev,
-                        EventKind::SessionStart,
-                        None,
-                        Some(&id),
-                        None,
-                        "registered",
-                    )?;
-                    return Ok(id);
-                }
-            }
-            Err(session_rules::no_free_id(&base))
-        })
-    }
-
-    pub(in crate::store) fn expel_session(
-        &mut self,
-        id: &str,
-        reason: &str,
-    ) -> BoardResult<(bool, Events)> {
-        self.tx(|c, ev| {
-            let n = c.exec(
-                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL,
-                        question = NULL
-                 WHERE id = $1 AND ended_at IS NULL",
-                &[&id, &reason],
-            )?;
-            if n == 0 {
-                return Ok(false);
-            }
-            // Every claim of the session in one statement: an agent may hold hundreds, and
-            // this transaction holds the write lock exclusively, so every other writer waits.
-            let short: String = reason.chars().take(500).collect();
-            let rows = c.rows(
-                concat!(
-                    "WITH ended AS (
-                         UPDATE claims SET ended_at = board_wall(), end_kind = ",
-                    crate::sql_end!(expel),
-                    ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
-                         RETURNING task_id, generation),
-                     reopened AS (
-                         UPDATE tasks SET state = ",
-                    crate::sql_state!(open),
-                    ", updated_at = board_wall()
-                         WHERE id IN (SELECT task_id FROM ended) AND state = ",
-                    crate::sql_state!(claimed),
-                    ")
-                     INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-                     SELECT board_wall(), $3, task_id, $1, generation, $4 FROM ended
-                     ORDER BY task_id
-                     RETURNING id, at, kind, task_id, session_id, generation, reason"
-                ),
-                &[&id, &reason, &EventKind::Expel.as_str(), &short],
-            )?;
-            let mut expelled = event_rows(&rows)?;
-            expelled.sort_by_key(|e| e.id);
-            ev.extend(expelled);
-            emit(c, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
-            Ok(true)
-        })
-    }
-
     /// Live sessions of this host.
     pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         self.read(|c| {
@@ -224,4 +107,42 @@ impl PgStore {
         }
         Ok(out)
     }
+}
+
+/// The one statement that expels every live claim of session `id` (see
+/// [`crate::store::db::Db::expel_claims`]).
+pub(super) fn expel_claims(
+    c: &mut Conn,
+    ev: &mut Events,
+    id: &str,
+    reason: &str,
+) -> BoardResult<()> {
+    // Every claim of the session in one statement: an agent may hold hundreds, and
+    // this transaction holds the write lock exclusively, so every other writer waits.
+    let short: String = reason.chars().take(500).collect();
+    let rows = c.rows(
+        concat!(
+            "WITH ended AS (
+                 UPDATE claims SET ended_at = board_wall(), end_kind = ",
+            crate::sql_end!(expel),
+            ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
+                 RETURNING task_id, generation),
+             reopened AS (
+                 UPDATE tasks SET state = ",
+            crate::sql_state!(open),
+            ", updated_at = board_wall()
+                 WHERE id IN (SELECT task_id FROM ended) AND state = ",
+            crate::sql_state!(claimed),
+            ")
+             INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+             SELECT board_wall(), $3, task_id, $1, generation, $4 FROM ended
+             ORDER BY task_id
+             RETURNING id, at, kind, task_id, session_id, generation, reason"
+        ),
+        &[&id, &reason, &EventKind::Expel.as_str(), &short],
+    )?;
+    let mut expelled = event_rows(&rows)?;
+    expelled.sort_by_key(|e| e.id);
+    ev.extend(expelled);
+    Ok(())
 }

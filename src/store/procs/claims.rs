@@ -3,7 +3,7 @@
 //! `lapse`. Every change is one conditional statement (ARCHITECTURE.md rule 6).
 
 use crate::proto::error::{BoardResult, ErrorKind};
-use crate::store::db::{get, word, Backend, Db, Lock, Row};
+use crate::store::db::{get, word, Ask, Backend, Db, Lock, Row};
 use crate::store::refusal;
 use crate::store::{ClaimInfo, ClaimOutcome, Events, Generation, LostClaim, Store, TaskId};
 
@@ -55,7 +55,13 @@ fn grant<B: Backend>(
             }
             lapse_expired(db, ev, id, None, false)?;
         }
-        let claim = db.grant(ev, agent, task, label, lease)?;
+        let ask = Ask {
+            agent,
+            task,
+            label,
+            lease,
+        };
+        let claim = db.grant(ev, &ask)?;
         Ok(ClaimOutcome {
             task: task_view(db, claim.task, now_ms)?,
             claim,
@@ -88,6 +94,32 @@ pub(in crate::store) fn claim_info(r: &dyn Row) -> BoardResult<ClaimInfo> {
         generation: get(r, 1)?,
         expires_ms: get(r, 2)?,
     })
+}
+
+pub(in crate::store) fn renew<B: Backend>(
+    b: &mut B,
+    agent: &str,
+    now_ms: i64,
+    expires_ms: i64,
+) -> BoardResult<Vec<ClaimInfo>> {
+    b.at(now_ms);
+    let (claims, _) = b.write(Lock::Shared, |db, _| db.renew(agent, expires_ms - now_ms))?;
+    Ok(claims)
+}
+
+pub(in crate::store) fn renew_many<B: Backend>(
+    b: &mut B,
+    agents: &[&str],
+    now_ms: i64,
+    expires_ms: i64,
+) -> BoardResult<Vec<String>> {
+    if agents.is_empty() {
+        return Ok(Vec::new());
+    }
+    b.at(now_ms);
+    let lease = expires_ms - now_ms;
+    let (renewed, _) = b.write(Lock::Shared, |db, _| db.renew_many(agents, lease))?;
+    Ok(renewed)
 }
 
 pub(in crate::store) fn live_claims<B: Backend>(b: &B, agent: &str) -> BoardResult<Vec<ClaimInfo>> {

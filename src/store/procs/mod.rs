@@ -7,6 +7,7 @@ mod holder_writes;
 mod import;
 mod lapse;
 mod messages;
+mod meta;
 mod refusals;
 mod review;
 #[macro_use]
@@ -19,6 +20,7 @@ pub(in crate::store) use holder_writes::*;
 pub(in crate::store) use import::*;
 pub(in crate::store) use lapse::*;
 pub(in crate::store) use messages::*;
+pub(in crate::store) use meta::*;
 pub(in crate::store) use refusals::*;
 pub(in crate::store) use review::*;
 pub(in crate::store) use sessions::*;

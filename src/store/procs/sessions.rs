@@ -4,7 +4,7 @@
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
 use crate::store::db::{get, Backend, Db, Lock, Row};
-use crate::store::session_rules;
+use crate::store::session_rules::{self, session_base_name};
 use crate::store::{check_text, AgentState, EventKind, Events, SessionRow, Store, MAX_TEXT};
 
 /// The columns of a [`SessionRow`], in [`session_row`]'s order, then `$tail`.
@@ -62,6 +62,73 @@ pub(in crate::store) fn register_session<B: Store>(
         branch,
         attention_ms,
     )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(in crate::store) fn register_session_as<B: Backend>(
+    b: &mut B,
+    name: &str,
+    role: Option<&str>,
+    token_hash: &str,
+    boot_id: &str,
+    launcher: Option<(i32, u64)>,
+    branch: Option<&str>,
+    attention_ms: Option<i64>,
+) -> BoardResult<(String, Events)> {
+    let base = session_base_name(name)?;
+    if let Some(role) = role {
+        crate::proto::labels::check_label("role", role)?;
+    }
+    let host = b.host().map(str::to_string);
+    b.write(Lock::Exclusive, |db, ev| {
+        for id in session_rules::candidate_ids(&base) {
+            // The name people see: `base` unless a live session has it, else the first free
+            // `base-N`, chosen by the same statement that inserts (under the exclusive write
+            // lock, so two hosts cannot pick the same one).
+            let inserted = db.exec(
+                <B::Db<'_> as Db>::REGISTER_SESSION,
+                &args![
+                    &id,
+                    host.as_deref(),
+                    &base,
+                    token_hash,
+                    boot_id,
+                    launcher.map(|l| l.0),
+                    launcher.map(|l| l.1 as i64),
+                    branch,
+                    attention_ms,
+                    role
+                ],
+            )?;
+            if inserted == 1 {
+                let start = EventKind::SessionStart;
+                db.emit(ev, start, None, Some(&id), None, "registered")?;
+                return Ok(id);
+            }
+        }
+        Err(session_rules::no_free_id(&base))
+    })
+}
+
+pub(in crate::store) fn expel_session<B: Backend>(
+    b: &mut B,
+    id: &str,
+    reason: &str,
+) -> BoardResult<(bool, Events)> {
+    b.write(Lock::Exclusive, |db, ev| {
+        let n = db.exec(
+            "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL,
+                    question = NULL
+             WHERE id = $1 AND ended_at IS NULL",
+            &args![id, reason],
+        )?;
+        if n == 0 {
+            return Ok(false);
+        }
+        db.expel_claims(ev, id, reason)?;
+        db.emit(ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
+        Ok(true)
+    })
 }
 
 pub(in crate::store) fn attach_session<B: Backend>(

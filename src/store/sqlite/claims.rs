@@ -1,12 +1,14 @@
 //! Claims on SQLite: the grant statement and the renewals (the rest is
 //! `store::procs::claims`). Every change is one conditional statement (ARCHITECTURE.md rule 6).
 
+use super::db::Lite;
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::*;
 use crate::proto::error::BoardResult;
+use crate::store::db::Ask;
 use crate::store::identity::MarkFile;
 use crate::store::procs::explain_claim_refusal;
 
@@ -40,11 +42,12 @@ pub(super) fn grant(
     tx: &Connection,
     mark: Option<&Mutex<MarkFile>>,
     ev: &mut Events,
-    agent: &str,
-    task: Option<i64>,
-    label: Option<&str>,
+    ask: &Ask<'_>,
     expires_ms: i64,
 ) -> BoardResult<ClaimInfo> {
+    let Ask {
+        agent, task, label, ..
+    } = *ask;
     let granted: Option<(i64, i64)> = tx
         .query_row(GRANT, params![task, agent, now_wall(), label], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -68,8 +71,7 @@ pub(super) fn grant(
         params![id, agent, generation, now_wall(), expires_ms],
     )?;
     let claimed = TaskState::Claimed.as_str();
-    emit(
-        tx,
+    Lite::new(tx).emit(
         ev,
         EventKind::Grant,
         Some(id),
@@ -84,64 +86,54 @@ pub(super) fn grant(
     })
 }
 
-impl SqliteStore {
-    // ----- claims -----------------------------------------------------------------------------
+/// The renewal of one agent's live, unexpired claims until `expires_ms` (and its
+/// `last_seen_at`).
+pub(super) fn renew(
+    tx: &Connection,
+    agent: &str,
+    now_ms: i64,
+    expires_ms: i64,
+) -> BoardResult<Vec<ClaimInfo>> {
+    tx.execute(
+        "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+        params![agent, now_wall()],
+    )?;
+    let mut st = tx.prepare_cached(concat!(
+        "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+        live_unexpired!("?2"),
+        " RETURNING task_id, generation, expires_ms"
+    ))?;
+    let rows = st.query_map(params![agent, now_ms, expires_ms], |r| {
+        Ok(ClaimInfo {
+            task: r.get(0)?,
+            generation: r.get(1)?,
+            expires_ms: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
 
-    pub(in crate::store) fn renew(
-        &mut self,
-        agent: &str,
-        now_ms: i64,
-        expires_ms: i64,
-    ) -> BoardResult<Vec<ClaimInfo>> {
-        let (claims, _) = self.tx(|tx, _| {
-            tx.execute(
-                "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
-                params![agent, now_wall()],
-            )?;
-            let mut st = tx.prepare_cached(concat!(
-                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
-                live_unexpired!("?2"),
-                " RETURNING task_id, generation, expires_ms"
-            ))?;
-            let rows = st.query_map(params![agent, now_ms, expires_ms], |r| {
-                Ok(ClaimInfo {
-                    task: r.get(0)?,
-                    generation: r.get(1)?,
-                    expires_ms: r.get(2)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })?;
-        Ok(claims)
-    }
-
-    pub(in crate::store) fn renew_many(
-        &mut self,
-        agents: &[&str],
-        now_ms: i64,
-        expires_ms: i64,
-    ) -> BoardResult<Vec<String>> {
-        if agents.is_empty() {
-            return Ok(Vec::new());
+/// [`renew`] for each of `agents`: those that had a claim to renew.
+pub(super) fn renew_many(
+    tx: &Connection,
+    agents: &[&str],
+    now_ms: i64,
+    expires_ms: i64,
+) -> BoardResult<Vec<String>> {
+    let at = now_wall();
+    let mut seen = tx.prepare_cached(
+        "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+    )?;
+    let mut renew = tx.prepare_cached(concat!(
+        "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
+        live_unexpired!("?2")
+    ))?;
+    let mut renewed = Vec::new();
+    for agent in agents {
+        seen.execute(params![agent, at])?;
+        if renew.execute(params![agent, now_ms, expires_ms])? > 0 {
+            renewed.push(agent.to_string());
         }
-        let (renewed, _) = self.tx(|tx, _| {
-            let at = now_wall();
-            let mut seen = tx.prepare_cached(
-                "UPDATE sessions SET last_seen_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
-            )?;
-            let mut renew = tx.prepare_cached(concat!(
-                "UPDATE claims SET expires_ms = ?3 WHERE session_id = ?1 AND ",
-                live_unexpired!("?2")
-            ))?;
-            let mut renewed = Vec::new();
-            for agent in agents {
-                seen.execute(params![agent, at])?;
-                if renew.execute(params![agent, now_ms, expires_ms])? > 0 {
-                    renewed.push(agent.to_string());
-                }
-            }
-            Ok(renewed)
-        })?;
-        Ok(renewed)
     }
+    Ok(renewed)
 }

@@ -9,12 +9,12 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, ToSql};
 
-use super::{emit, now_wall, SqliteStore};
+use super::{now_wall, SqliteStore};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::TaskView;
-use crate::store::db::{Arg, Backend, Db, Lock, Pick, Row, WALL};
+use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row, WALL};
 use crate::store::identity::MarkFile;
-use crate::store::{ClaimInfo, EventKind, Events};
+use crate::store::{ClaimInfo, Events};
 
 /// A connection (or open transaction) of the SQLite store, as a [`Db`], with the caller's
 /// lease-clock time when it passed one.
@@ -26,6 +26,12 @@ pub(in crate::store) struct Lite<'a> {
 }
 
 impl<'a> Lite<'a> {
+    /// The caller's lease-clock time. Errors: `internal` when the procedure passed none.
+    fn lease_clock(&self) -> BoardResult<i64> {
+        self.now_ms
+            .ok_or_else(|| BoardError::internal("SQLite store: a statement needs the lease clock"))
+    }
+
     /// `conn` with no lease-clock time (a statement naming `board_now_ms()` is refused).
     pub(in crate::store) fn new(conn: &'a Connection) -> Lite<'a> {
         Lite {
@@ -146,9 +152,7 @@ impl Lite<'_> {
             extra.push((*i, Arg::from(w)));
         }
         if let Some(i) = clocks.now {
-            let now = self.now_ms.ok_or_else(|| {
-                BoardError::internal("SQLite store: a statement needs the lease clock")
-            })?;
+            let now = self.lease_clock()?;
             extra.push((i, Arg::from(now)));
         }
         extra.sort_by_key(|(i, _)| *i);
@@ -161,6 +165,23 @@ impl Lite<'_> {
 
 impl Db for Lite<'_> {
     type Row = LiteRow;
+
+    const REGISTER_SESSION: &'static str =
+        "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
+         launcher_start, started_at, branch, attention_ms,
+         role)
+         SELECT $1,
+         (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL
+         SELECT i + 1 FROM n WHERE i < 10000),
+         c(i, name) AS (SELECT i, CASE i WHEN 1 THEN $3
+         ELSE $3 || '-' || i END FROM n)
+         SELECT c.name FROM c
+         WHERE NOT EXISTS (SELECT 1 FROM sessions l
+         WHERE l.ended_at IS NULL AND l.name = c.name)
+         ORDER BY c.i LIMIT 1),
+         $4, $5, $6, $7, board_wall(), $8, $9, $10
+         WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = $1)
+         AND NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)";
 
     /// A no-op UPDATE: inside the one writer's `BEGIN IMMEDIATE` nothing else can end it.
     const HELD_CLAIM: &'static str = concat!(
@@ -188,19 +209,23 @@ impl Db for Lite<'_> {
         })
     }
 
-    fn grant(
-        &mut self,
-        ev: &mut Events,
-        agent: &str,
-        task: Option<i64>,
-        label: Option<&str>,
-        lease: i64,
-    ) -> BoardResult<ClaimInfo> {
-        let now_ms = self
-            .now_ms
-            .ok_or_else(|| BoardError::internal("SQLite store: a grant needs the lease clock"))?;
-        let mark = self.mark;
-        super::claims::grant(self.conn, mark, ev, agent, task, label, now_ms + lease)
+    fn grant(&mut self, ev: &mut Events, ask: &Ask<'_>) -> BoardResult<ClaimInfo> {
+        let expires_ms = self.lease_clock()? + ask.lease;
+        super::claims::grant(self.conn, self.mark, ev, ask, expires_ms)
+    }
+
+    fn expel_claims(&mut self, ev: &mut Events, id: &str, reason: &str) -> BoardResult<()> {
+        super::sessions::expel_claims(self.conn, ev, id, reason)
+    }
+
+    fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
+        let now_ms = self.lease_clock()?;
+        super::claims::renew(self.conn, agent, now_ms, now_ms + lease)
+    }
+
+    fn renew_many(&mut self, agents: &[&str], lease: i64) -> BoardResult<Vec<String>> {
+        let now_ms = self.lease_clock()?;
+        super::claims::renew_many(self.conn, agents, now_ms, now_ms + lease)
     }
 
     fn end_question(&mut self, agent: &str) -> BoardResult<Option<String>> {
@@ -209,18 +234,6 @@ impl Db for Lite<'_> {
 
     fn task_views(&mut self, pick: Pick<'_>, now_ms: i64) -> BoardResult<Vec<TaskView>> {
         super::tasks::task_views(self, pick, now_ms)
-    }
-
-    fn emit(
-        &mut self,
-        ev: &mut Events,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<()> {
-        emit(self.conn, ev, kind, task, agent, generation, reason)
     }
 }
 

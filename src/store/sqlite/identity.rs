@@ -1,6 +1,8 @@
 //! Opening the SQLite database against the high-water mark (see the store's `identity`
 //! module for the rule): what kind of file it is, new epochs, unclean stops, the clean stop.
 
+use super::db::Lite;
+use crate::store::db::Db;
 use std::fs;
 use std::path::Path;
 
@@ -244,8 +246,7 @@ impl SqliteStore {
             };
             for (task, agent, generation) in ended {
                 crate::store::procs::reopen(&mut super::db::Lite::new(tx), task)?;
-                emit(
-                    tx,
+                Lite::new(tx).emit(
                     ev,
                     EventKind::Release,
                     Some(task),
@@ -263,7 +264,7 @@ impl SqliteStore {
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![floor.to_string()],
             )?;
-            emit(tx, ev, EventKind::Epoch, None, None, Some(floor), &why)?;
+            Lite::new(tx).emit(ev, EventKind::Epoch, None, None, Some(floor), &why)?;
             Ok(())
         })?;
         Ok(ev)

@@ -2,6 +2,7 @@
 //! (ARCHITECTURE.md rule 8), and the helpers every path that ends a claim shares: reopening its task and
 //! appending its event in the same transaction.
 
+use crate::store::db::Db;
 use rusqlite::params;
 
 use super::db::Lite;
@@ -32,8 +33,7 @@ impl SqliteStore {
             };
             for (task, agent, generation) in ended {
                 reopen(&mut Lite::new(tx), task)?;
-                emit(
-                    tx,
+                Lite::new(tx).emit(
                     ev,
                     EventKind::Lapse,
                     Some(task),
@@ -59,8 +59,7 @@ impl SqliteStore {
                  WHERE ended_at IS NULL",
                 params![stall_ms.max(0), floor_ms],
             )?;
-            emit(
-                tx,
+            Lite::new(tx).emit(
                 ev,
                 EventKind::Stall,
                 None,

@@ -6,6 +6,7 @@
 //! its module (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); the `Store` trait
 //! forwards to their methods.
 
+use crate::store::db::Db;
 use std::path::Path;
 
 mod claims;
@@ -23,7 +24,7 @@ mod tasks;
 mod terminal;
 mod words;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use super::*;
@@ -148,68 +149,4 @@ impl SqliteStore {
     }
 
     // ----- meta -------------------------------------------------------------------------------
-
-    pub(in crate::store) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
-    }
-
-    pub(in crate::store) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
-
-    pub(in crate::store) fn record(
-        &mut self,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<Events> {
-        let ((), ev) = self.tx(|tx, ev| {
-            emit(tx, ev, kind, task, agent, generation, reason)?;
-            Ok(())
-        })?;
-        Ok(ev)
-    }
-}
-
-/// Appends one event in `tx` and queues it for broadcast.
-pub(in crate::store) fn emit(
-    tx: &Connection,
-    ev: &mut Events,
-    kind: EventKind,
-    task: Option<i64>,
-    agent: Option<&str>,
-    generation: Option<i64>,
-    reason: &str,
-) -> BoardResult<()> {
-    let at = now_wall();
-    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
-    let reason: String = reason.chars().take(500).collect();
-    tx.execute(
-        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![at, kind, task, agent, generation, reason],
-    )?;
-    ev.push(EventView {
-        id: tx.last_insert_rowid(),
-        at,
-        kind,
-        task,
-        agent: agent.map(str::to_string),
-        generation,
-        reason: Some(reason),
-    });
-    Ok(())
 }

@@ -10,119 +10,9 @@ use crate::proto::SessionView;
 use crate::store::db::{get, Db};
 use crate::store::procs;
 use crate::store::procs::reopen;
-use crate::store::session_rules::session_base_name;
 
 impl SqliteStore {
     // ----- sessions ---------------------------------------------------------------------------
-
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::store) fn register_session_as(
-        &mut self,
-        name: &str,
-        role: Option<&str>,
-        token_hash: &str,
-        boot_id: &str,
-        launcher: Option<(i32, u64)>,
-        branch: Option<&str>,
-        attention_ms: Option<i64>,
-    ) -> BoardResult<(String, Events)> {
-        let base = session_base_name(name)?;
-        if let Some(role) = role {
-            crate::proto::labels::check_label("role", role)?;
-        }
-        self.tx(|tx, ev| {
-            let now = now_wall();
-            for id in session_rules::candidate_ids(&base) {
-                // The name people see: `base` unless a live session has it, else the first
-                // free `base-N`, chosen by the same statement that inserts.
-                let inserted = tx.execute(
-                    "INSERT INTO sessions (id, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch, attention_ms,
-                                           role)
-                     SELECT ?1,
-                            (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL
-                                                     SELECT i + 1 FROM n WHERE i < 10000),
-                                  c(i, name) AS (SELECT i, CASE i WHEN 1 THEN ?2
-                                                              ELSE ?2 || '-' || i END FROM n)
-                             SELECT c.name FROM c
-                              WHERE NOT EXISTS (SELECT 1 FROM sessions l
-                                                 WHERE l.ended_at IS NULL AND l.name = c.name)
-                              ORDER BY c.i LIMIT 1),
-                            ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-                     WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)
-                       AND NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = ?1)",
-                    params![
-                        id,
-                        base,
-                        token_hash,
-                        boot_id,
-                        launcher.map(|l| l.0),
-                        launcher.map(|l| l.1 as i64),
-                        now,
-                        branch,
-                        attention_ms,
-                        role
-                    ],
-                )?;
-                if inserted == 1 {
-                    emit(
-                        tx,
-                        ev,
-                        EventKind::SessionStart,
-                        None,
-                        Some(&id),
-                        None,
-                        "registered",
-                    )?;
-                    return Ok(id);
-                }
-            }
-            Err(session_rules::no_free_id(&base))
-        })
-    }
-
-    pub(in crate::store) fn expel_session(
-        &mut self,
-        id: &str,
-        reason: &str,
-    ) -> BoardResult<(bool, Events)> {
-        self.tx(|tx, ev| {
-            let n = tx.execute(
-                "UPDATE sessions SET ended_at = ?2, end_reason = ?3, waiting = NULL, question = NULL
-                 WHERE id = ?1 AND ended_at IS NULL",
-                params![id, now_wall(), reason],
-            )?;
-            if n == 0 {
-                return Ok(false);
-            }
-            let ended = {
-                let mut st = tx.prepare(concat!(
-                    "UPDATE claims SET ended_at = ?2, end_kind = ",
-                    crate::sql_end!(expel),
-                    ", end_reason = ?3 WHERE session_id = ?1 AND ended_at IS NULL
-                         RETURNING task_id, generation"
-                ))?;
-                let rows = st.query_map(params![id, now_wall(), reason], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-                })?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            for (task, generation) in ended {
-                reopen(&mut Lite::new(tx), task)?;
-                emit(
-                    tx,
-                    ev,
-                    EventKind::Expel,
-                    Some(task),
-                    Some(id),
-                    Some(generation),
-                    reason,
-                )?;
-            }
-            emit(tx, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
-            Ok(true)
-        })
-    }
 
     pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         procs::session_rows(
@@ -216,4 +106,38 @@ impl SqliteStore {
         }
         Ok(out)
     }
+}
+
+/// Expels every live claim of session `id`, one by one (see
+/// [`crate::store::db::Db::expel_claims`]).
+pub(super) fn expel_claims(
+    tx: &rusqlite::Connection,
+    ev: &mut Events,
+    id: &str,
+    reason: &str,
+) -> BoardResult<()> {
+    let ended = {
+        let mut st = tx.prepare(concat!(
+            "UPDATE claims SET ended_at = ?2, end_kind = ",
+            crate::sql_end!(expel),
+            ", end_reason = ?3 WHERE session_id = ?1 AND ended_at IS NULL
+                 RETURNING task_id, generation"
+        ))?;
+        let rows = st.query_map(params![id, now_wall(), reason], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })?;
+        rows.collect::<Result<Vec<_>, _>>()?
+    };
+    for (task, generation) in ended {
+        reopen(&mut Lite::new(tx), task)?;
+        Lite::new(tx).emit(
+            ev,
+            EventKind::Expel,
+            Some(task),
+            Some(id),
+            Some(generation),
+            reason,
+        )?;
+    }
+    Ok(())
 }
