@@ -368,7 +368,7 @@ store_api! {
     /// ones and, for each name no live session has, its last session if that ended within the
     /// last `ms` milliseconds. `state` is filled in by the caller's liveness knowledge via
     /// `state_of`.
-    fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+    shared fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
 
     /// The name people see of session `id` (unique among live sessions; see
     /// [`Store::register_session`]); None for an unknown id.
@@ -461,7 +461,7 @@ store_api! {
     /// runs it and saves its answer, all in one transaction. Refusals are saved too (a retry gets
     /// the same refusal), except `internal` and `unavailable` ones, which say nothing about the
     /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
-    fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
+    shared fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
 
     // ----- hosts of a shared store (hosts.rs) -----------------------------------
 

@@ -12,7 +12,8 @@
 use std::str::FromStr;
 
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::{EventView, TaskView};
+use crate::proto::{EventView, SessionView, TaskView};
+use crate::store::answers::Answer;
 use crate::store::{ClaimInfo, EventKind, Events, TaskState};
 
 /// A claim asked for: by agent session `agent`, of task `task` or (None) of the best ready task
@@ -270,6 +271,11 @@ pub(in crate::store) trait Db {
     /// queues their `expel` events on `ev` in id order. Dialect-only: how many statements.
     fn expel_claims(&mut self, ev: &mut Events, id: &str, reason: &str) -> BoardResult<()>;
 
+    /// The sessions for display (see `Store::sessions`: `recent_ended_ms`), each with its
+    /// live claims and host, its state not settled yet. Dialect-only: how the cutoff, the
+    /// claims and the order of sessions are read.
+    fn session_views(&mut self, recent_ended_ms: Option<i64>) -> BoardResult<Vec<SessionView>>;
+
     /// Renews the live, unexpired claims of `agent` to `lease` ms from now on the lease clock,
     /// and notes it was seen. Dialect-only: the statements.
     fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>>;
@@ -299,6 +305,9 @@ pub(in crate::store) trait Db {
         self.rows(sql, args)?.iter().map(|r| get(r, 0)).collect()
     }
 }
+
+/// What runs inside an `op_id` scope (see [`Backend::op_scope`]).
+pub(in crate::store) type ScopeBody<'a, S> = dyn FnMut(&mut S) -> BoardResult<Answer> + 'a;
 
 /// How a write transaction stands beside others (PostgreSQL's write lock; SQLite has one
 /// writer and ignores it).
@@ -331,6 +340,11 @@ pub(in crate::store) trait Backend {
         &mut self,
         f: impl FnOnce(&mut Self::Db<'_>, &mut Events) -> BoardResult<BoardResult<T>>,
     ) -> BoardResult<(T, Events)>;
+
+    /// Runs `body` as the one transaction of an `op_id` scope (see `procs::with_op`); the
+    /// store steps it makes run inside it. Errors: `internal` for a nested scope; the scope's
+    /// own (a retry of the whole scope is the backend's choice).
+    fn op_scope(&mut self, op_id: &str, body: &mut ScopeBody<'_, Self>) -> BoardResult<Answer>;
 
     /// This board's host, where sessions belong to hosts (PostgreSQL); None on SQLite.
     fn host(&self) -> Option<&str> {

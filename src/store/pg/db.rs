@@ -5,8 +5,9 @@ use postgres::types::ToSql;
 
 use super::{col, Conn, PgStore};
 use crate::proto::error::BoardResult;
-use crate::proto::TaskView;
-use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row};
+use crate::proto::{SessionView, TaskView};
+use crate::store::answers::Answer;
+use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row, ScopeBody};
 use crate::store::{ClaimInfo, Events};
 
 fn bound<'a>(a: &'a Arg<'a>) -> &'a (dyn ToSql + Sync) {
@@ -79,6 +80,10 @@ impl Db for Conn {
         super::sessions::expel_claims(self, ev, id, reason)
     }
 
+    fn session_views(&mut self, recent_ended_ms: Option<i64>) -> BoardResult<Vec<SessionView>> {
+        super::sessions::session_views(self, recent_ended_ms)
+    }
+
     fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
         super::claims::renew(self, agent, lease)
     }
@@ -123,6 +128,10 @@ impl Backend for PgStore {
 
     fn host(&self) -> Option<&str> {
         Some(&self.host)
+    }
+
+    fn op_scope(&mut self, op_id: &str, body: &mut ScopeBody<'_, Self>) -> BoardResult<Answer> {
+        PgStore::op_scope(self, op_id, body)
     }
 
     fn read_with<T>(&self, f: impl FnMut(&mut Conn) -> BoardResult<T>) -> BoardResult<T> {

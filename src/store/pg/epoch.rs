@@ -223,27 +223,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
     let epoch: i64 = col(&r, 0)?;
     let floor: i64 = col(&r, 1)?;
     let why = format!("new epoch {epoch}: {reason}; every claim ended");
-    let ended = c.rows(
-        concat!(
-            "UPDATE claims SET ended_at = board_wall(), end_kind = ",
-            crate::sql_end!(epoch),
-            ", end_reason = $1, told = false
-             WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
-        ),
-        &[&why],
-    )?;
-    for r in &ended {
-        let (task, agent, generation): (i64, String, i64) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
-        crate::store::procs::reopen(c, task)?;
-        c.emit(
-            ev,
-            EventKind::Release,
-            Some(task),
-            Some(&agent),
-            Some(generation),
-            &why,
-        )?;
-    }
+    crate::store::procs::end_claims_for_epoch(c, ev, &why)?;
     c.exec(
         "UPDATE tasks SET generation = GREATEST(generation, $1) WHERE generation < $1",
         &[&floor],

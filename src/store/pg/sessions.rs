@@ -6,7 +6,7 @@ use super::{col, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
 use crate::store::procs;
-use crate::store::{AgentState, EventKind, Events, SessionRow};
+use crate::store::{EventKind, Events, SessionRow};
 
 impl PgStore {
     /// Live sessions of this host.
@@ -68,45 +68,6 @@ impl PgStore {
         })?;
         Ok(ids)
     }
-
-    pub(in crate::store) fn sessions(
-        &self,
-        recent_ended_ms: Option<i64>,
-        state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
-    ) -> BoardResult<Vec<SessionView>> {
-        let now = std::time::SystemTime::now();
-        let rows = self.read(|c| {
-            c.rows(
-                "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
-                        s.last_seen_at, s.ended_at, s.end_reason,
-                        ARRAY(SELECT task_id FROM claims c
-                              WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
-                        (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
-                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question,
-                        s.host
-                 FROM sessions s
-                 WHERE $1::bigint IS NULL OR s.ended_at IS NULL
-                    OR (s.ended_at >= to_char((clock_timestamp()
-                                               - ($1::bigint)::float8 * interval '1 millisecond')
-                                              AT TIME ZONE 'UTC',
-                                              'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-                        AND NOT EXISTS (SELECT 1 FROM sessions n
-                                         WHERE n.name = s.name AND n.seq > s.seq))
-                 ORDER BY s.started_at, s.id",
-                &[&recent_ended_ms],
-            )
-        })?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let mut s = procs::session_view(r, now)?;
-            let host: String = col(r, 17)?;
-            s.claims = col(r, 10)?;
-            s.host = Some(host.clone());
-            procs::settle_view(self, &mut s, host == self.host, state_of)?;
-            out.push(s);
-        }
-        Ok(out)
-    }
 }
 
 /// The one statement that expels every live claim of session `id` (see
@@ -145,4 +106,40 @@ pub(super) fn expel_claims(
     expelled.sort_by_key(|e| e.id);
     ev.extend(expelled);
     Ok(())
+}
+
+/// The sessions for display (see [`crate::store::db::Db::session_views`]): the cutoff on the
+/// server's clock.
+pub(super) fn session_views(
+    c: &mut Conn,
+    recent_ended_ms: Option<i64>,
+) -> BoardResult<Vec<SessionView>> {
+    let now = std::time::SystemTime::now();
+    let rows = c.rows(
+        "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
+                s.last_seen_at, s.ended_at, s.end_reason,
+                ARRAY(SELECT task_id FROM claims c
+                      WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
+                (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
+                s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question,
+                s.host
+         FROM sessions s
+         WHERE $1::bigint IS NULL OR s.ended_at IS NULL
+            OR (s.ended_at >= to_char((clock_timestamp()
+                                       - ($1::bigint)::float8 * interval '1 millisecond')
+                                      AT TIME ZONE 'UTC',
+                                      'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+                AND NOT EXISTS (SELECT 1 FROM sessions n
+                                 WHERE n.name = s.name AND n.seq > s.seq))
+         ORDER BY s.started_at, s.id",
+        &[&recent_ended_ms],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut s = procs::session_view(r, now)?;
+        s.claims = col(r, 10)?;
+        s.host = Some(col(r, 17)?);
+        out.push(s);
+    }
+    Ok(out)
 }

@@ -70,3 +70,28 @@ pub(in crate::store) fn lapse_expired(
     )?;
     Ok(Some((agent, generation)))
 }
+
+/// Ends every live claim for a new epoch (the store may have gone back in time, rule 8a),
+/// with `why`: reopens their tasks and appends their `release` events.
+pub(in crate::store) fn end_claims_for_epoch(
+    db: &mut impl Db,
+    ev: &mut Events,
+    why: &str,
+) -> BoardResult<()> {
+    let ended = db.rows(
+        concat!(
+            "UPDATE claims SET ended_at = board_wall(), end_kind = ",
+            crate::sql_end!(epoch),
+            ", end_reason = $1, told = false
+             WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
+        ),
+        &args![why],
+    )?;
+    for r in &ended {
+        let (task, agent, generation): (i64, String, i64) = (get(r, 0)?, get(r, 1)?, get(r, 2)?);
+        reopen(db, task)?;
+        let release = EventKind::Release;
+        db.emit(ev, release, Some(task), Some(&agent), Some(generation), why)?;
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@ mod import;
 mod lapse;
 mod messages;
 mod meta;
+mod op_results;
 mod refusals;
 mod review;
 #[macro_use]
@@ -21,6 +22,7 @@ pub(in crate::store) use import::*;
 pub(in crate::store) use lapse::*;
 pub(in crate::store) use messages::*;
 pub(in crate::store) use meta::*;
+pub(in crate::store) use op_results::*;
 pub(in crate::store) use refusals::*;
 pub(in crate::store) use review::*;
 pub(in crate::store) use sessions::*;

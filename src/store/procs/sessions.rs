@@ -315,6 +315,20 @@ pub(in crate::store) fn session_view(
     })
 }
 
+pub(in crate::store) fn sessions<B: Backend>(
+    b: &B,
+    recent_ended_ms: Option<i64>,
+    state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
+) -> BoardResult<Vec<SessionView>> {
+    let mut views = b.read_with(|db| db.session_views(recent_ended_ms))?;
+    for s in &mut views {
+        // Another host's board watches its own sessions; here they count as running.
+        let watched = s.host.is_none() || s.host.as_deref() == b.host();
+        settle_view(b, s, watched, state_of)?;
+    }
+    Ok(views)
+}
+
 /// Settles the state of `s`: what its row says, else (`watched`: this board watches its
 /// process) what `state_of` says of it, else running.
 pub(in crate::store) fn settle_view<B: Backend>(

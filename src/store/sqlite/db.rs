@@ -11,8 +11,9 @@ use rusqlite::{Connection, ToSql};
 
 use super::{now_wall, SqliteStore};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::TaskView;
-use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row, WALL};
+use crate::proto::{SessionView, TaskView};
+use crate::store::answers::Answer;
+use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row, ScopeBody, WALL};
 use crate::store::identity::MarkFile;
 use crate::store::{ClaimInfo, Events};
 
@@ -218,6 +219,10 @@ impl Db for Lite<'_> {
         super::sessions::expel_claims(self.conn, ev, id, reason)
     }
 
+    fn session_views(&mut self, recent_ended_ms: Option<i64>) -> BoardResult<Vec<SessionView>> {
+        super::sessions::session_views(self, recent_ended_ms)
+    }
+
     fn renew(&mut self, agent: &str, lease: i64) -> BoardResult<Vec<ClaimInfo>> {
         let now_ms = self.lease_clock()?;
         super::claims::renew(self.conn, agent, now_ms, now_ms + lease)
@@ -264,6 +269,10 @@ impl Backend for SqliteStore {
 
     fn at(&self, now_ms: i64) {
         self.lease_now.set(Some(now_ms));
+    }
+
+    fn op_scope(&mut self, _: &str, body: &mut ScopeBody<'_, Self>) -> BoardResult<Answer> {
+        SqliteStore::op_scope(self, body)
     }
 
     fn read_with<T>(&self, mut f: impl FnMut(&mut Lite<'_>) -> BoardResult<T>) -> BoardResult<T> {

@@ -234,27 +234,7 @@ impl SqliteStore {
     fn open_epoch(&mut self, epoch: i64, floor: i64, reason: &str) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
             let why = format!("new epoch {epoch}: {reason}; every claim ended");
-            let ended = {
-                let mut st = tx.prepare(concat!(
-                    "UPDATE claims SET ended_at = ?1, end_kind = ",
-                    crate::sql_end!(epoch),
-                    ", end_reason = ?2, told = 0
-                         WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
-                ))?;
-                let rows = st.query_map(params![now_wall(), why], super::lapse::ended_claim)?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            for (task, agent, generation) in ended {
-                crate::store::procs::reopen(&mut super::db::Lite::new(tx), task)?;
-                Lite::new(tx).emit(
-                    ev,
-                    EventKind::Release,
-                    Some(task),
-                    Some(&agent),
-                    Some(generation),
-                    &why,
-                )?;
-            }
+            crate::store::procs::end_claims_for_epoch(&mut Lite::new(tx), ev, &why)?;
             tx.execute(
                 "UPDATE tasks SET generation = MAX(generation, ?1)",
                 params![floor],

@@ -71,41 +71,6 @@ impl SqliteStore {
         })?;
         Ok(ids)
     }
-
-    pub(in crate::store) fn sessions(
-        &self,
-        recent_ended_ms: Option<i64>,
-        state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
-    ) -> BoardResult<Vec<SessionView>> {
-        let cutoff = recent_ended_ms.map(session_rules::wall_before);
-        let rows = Lite::new(&self.conn).rows(
-            "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
-                    s.last_seen_at, s.ended_at, s.end_reason,
-                    (SELECT group_concat(task_id) FROM claims c
-                      WHERE c.session_id = s.id AND c.ended_at IS NULL),
-                    (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
-                    s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question
-             FROM sessions s
-             WHERE $1 IS NULL OR s.ended_at IS NULL
-                OR (s.ended_at >= $1
-                    AND NOT EXISTS (SELECT 1 FROM sessions n
-                                     WHERE n.name = s.name AND n.rowid > s.rowid))
-             ORDER BY s.started_at, s.id",
-            &args![cutoff.as_deref()],
-        )?;
-        let now = std::time::SystemTime::now();
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let mut s = procs::session_view(r, now)?;
-            let claims: Option<String> = get(r, 10)?;
-            s.claims = claims
-                .map(|c| c.split(',').filter_map(|x| x.parse().ok()).collect())
-                .unwrap_or_default();
-            procs::settle_view(self, &mut s, true, state_of)?;
-            out.push(s);
-        }
-        Ok(out)
-    }
 }
 
 /// Expels every live claim of session `id`, one by one (see
@@ -140,4 +105,39 @@ pub(super) fn expel_claims(
         )?;
     }
     Ok(())
+}
+
+/// The sessions for display (see [`crate::store::db::Db::session_views`]): the cutoff on this
+/// process's wall clock.
+pub(super) fn session_views(
+    db: &mut Lite<'_>,
+    recent_ended_ms: Option<i64>,
+) -> BoardResult<Vec<SessionView>> {
+    let cutoff = recent_ended_ms.map(session_rules::wall_before);
+    let rows = db.rows(
+        "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
+                s.last_seen_at, s.ended_at, s.end_reason,
+                (SELECT group_concat(task_id) FROM claims c
+                  WHERE c.session_id = s.id AND c.ended_at IS NULL),
+                (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.rowid < s.rowid),
+                s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question
+         FROM sessions s
+         WHERE $1 IS NULL OR s.ended_at IS NULL
+            OR (s.ended_at >= $1
+                AND NOT EXISTS (SELECT 1 FROM sessions n
+                                 WHERE n.name = s.name AND n.rowid > s.rowid))
+         ORDER BY s.started_at, s.id",
+        &args![cutoff.as_deref()],
+    )?;
+    let now = std::time::SystemTime::now();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut s = procs::session_view(r, now)?;
+        let claims: Option<String> = get(r, 10)?;
+        s.claims = claims
+            .map(|c| c.split(',').filter_map(|x| x.parse().ok()).collect())
+            .unwrap_or_default();
+        out.push(s);
+    }
+    Ok(out)
 }
