@@ -16,11 +16,11 @@
 //! issued again. The SQLite store reserves generations in its mark file instead
 //! (`store::identity`); with several hosts writing, no single host's file knows them all.
 
-use crate::store::db::Db;
 use std::path::Path;
 
 use super::{col, Conn, PgStore};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::store::db::Db;
 use crate::store::{EventKind, Events};
 
 /// How far a new epoch raises generations above the highest the database knows: more grants

@@ -1,11 +1,11 @@
 //! Claims on SQLite: the grant statement and the renewals (the rest is
 //! `store::procs::claims`). Every change is one conditional statement (ARCHITECTURE.md rule 6).
 
-use super::db::Lite;
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::db::Lite;
 use super::*;
 use crate::proto::error::BoardResult;
 use crate::store::db::Ask;

@@ -2,12 +2,12 @@
 //! (ARCHITECTURE.md rule 8), and the helpers every path that ends a claim shares: reopening its task and
 //! appending its event in the same transaction.
 
-use crate::store::db::Db;
 use rusqlite::params;
 
 use super::db::Lite;
 use super::*;
 use crate::proto::error::BoardResult;
+use crate::store::db::Db;
 use crate::store::procs::reopen;
 
 use crate::store::lapse_rules::due_reason;

@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 
-use super::db::Lite;
+use super::db::{Lite, LiteRow};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::TaskView;
 use crate::store::db::{get, Db, Pick};
 use crate::store::procs::task_view_row;
+use crate::store::TaskState;
 
 /// The view columns (column 11 the claim's expiry on the lease clock); `$tail` picks the rows.
 macro_rules! view_sql {
@@ -51,28 +52,10 @@ fn view_rows(c: &mut Lite<'_>, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskV
     let rows = match pick {
         Pick::One(id) => c.rows(view_sql!("WHERE t.id = $1"), &args![id])?,
         Pick::Page {
-            states: None,
+            states,
             after,
             limit,
-        } => c.rows(
-            view_sql!("WHERE t.id > $1 ORDER BY t.id LIMIT $2"),
-            &args![after, limit.unwrap_or(-1)],
-        )?,
-        Pick::Page {
-            states: Some(states),
-            after,
-            limit,
-        } => {
-            let states = serde_json::to_string(states)
-                .map_err(|e| BoardError::internal(format!("encoding the state filter: {e}")))?;
-            c.rows(
-                view_sql!(
-                    "WHERE t.id > $1 AND t.state IN (SELECT value FROM json_each($3))
-                     ORDER BY t.id LIMIT $2"
-                ),
-                &args![after, limit.unwrap_or(-1), &states],
-            )?
-        }
+        } => page_rows(c, states, after, limit.unwrap_or(-1))?,
         Pick::Ready { limit } => c.rows(
             view_sql!(
                 "WHERE ",
@@ -83,6 +66,31 @@ fn view_rows(c: &mut Lite<'_>, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskV
         )?,
     };
     rows.iter().map(|r| task_view_row(r, now_ms)).collect()
+}
+
+/// The rows of one page: tasks above `after` (in `states`, when given), at most `limit` (-1:
+/// all). The state filter goes in as a JSON list.
+fn page_rows(
+    c: &mut Lite<'_>,
+    states: Option<&[TaskState]>,
+    after: i64,
+    limit: i64,
+) -> BoardResult<Vec<LiteRow>> {
+    let Some(states) = states else {
+        return c.rows(
+            view_sql!("WHERE t.id > $1 ORDER BY t.id LIMIT $2"),
+            &args![after, limit],
+        );
+    };
+    let states = serde_json::to_string(states)
+        .map_err(|e| BoardError::internal(format!("encoding the state filter: {e}")))?;
+    c.rows(
+        view_sql!(
+            "WHERE t.id > $1 AND t.state IN (SELECT value FROM json_each($3))
+             ORDER BY t.id LIMIT $2"
+        ),
+        &args![after, limit, &states],
+    )
 }
 
 /// Joins their dependencies into `views` (not empty): `after`, `blocked_by`, `ready`.
