@@ -2,10 +2,11 @@
 //! trait-shaped set a second backend can implement. The board reaches it only through
 //! the board process's `Board` (in `daemon::state`), which keeps every call off the async reactor.
 //!
-//! The embedded SQLite backend ([`SqliteStore`]) implements each operation in the module of its
-//! concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); [`store_api!`] declares
-//! the trait from the list below and forwards each method to it, so the list is the one place
-//! that says what a backend must do. Rules every backend keeps (ARCHITECTURE.md): each state change is
+//! An operation written `shared fn` below is written once for both backends, in the `procs`
+//! module of its concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …), over
+//! [`db::Backend`]; the others are each backend's, in the module of the same concern.
+//! [`store_api!`] declares the trait from the list below and forwards each method, so the list
+//! is the one place that says what a backend must do. Rules every backend keeps (ARCHITECTURE.md): each state change is
 //! one conditional statement in one transaction that also appends its events; expiries are
 //! lease-clock milliseconds compared in the statement; generations never go backwards.
 

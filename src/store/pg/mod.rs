@@ -1,8 +1,9 @@
 //! The PostgreSQL backend: one store several hosts' boards share ([`PgStore`]).
 //!
-//! Same operations and rules as the embedded [`super::SqliteStore`] (one module per concern,
-//! mirroring its files; every SQL statement of this backend is in those modules), with what a
-//! shared server changes:
+//! Same operations and rules as the embedded [`super::SqliteStore`]: the procedures both share
+//! are `store::procs` (their SQL is this dialect's spelling, see `store::db`); what PostgreSQL
+//! does its own way is here, one module per concern mirroring SQLite's. What a shared server
+//! changes:
 //!
 //! - **Server-side time.** Expiries are computed and compared with the server's clock in SQL
 //!   (`board_now_ms()`); of the `now_ms`/`expires_ms` the board passes, only their difference

@@ -1,4 +1,4 @@
-//! Retries applied once (PostgreSQL; see `store::op_results`): the `op_id` lookup, the
+//! Retries applied once (PostgreSQL; see `store::procs::op_results`): the `op_id` lookup, the
 //! operation and its saved answer are one transaction. The scope itself takes no write lock
 //! (each store step inside is a savepoint that takes its own, see `PgStore::tx_refusable`), so
 //! two racing attempts with one `op_id` (from boards of two hosts, even) can both run the

@@ -1,5 +1,5 @@
 //! Agent sessions: registration, attachment of the agent's processes, expulsion, waiting
-//! (PostgreSQL; see `store::sqlite::sessions`). A session belongs to the host whose board registered it
+//! (PostgreSQL; see `store::procs::sessions`). A session belongs to the host whose board registered it
 //! (`sessions.host`); its id is unique across hosts.
 
 use super::{col, event_rows, Conn, PgStore};
