@@ -3,7 +3,7 @@
 //! One [`SqliteStore`] owns the one write connection of the board process (ARCHITECTURE.md rule
 //! 11), so no `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE`
 //! transaction (see the store's module docs for the rules both backends keep). The procedures
-//! both backends share are `store::procs`, run over this backend's [`db::Lite`]; what SQLite
+//! both backends share are `store::procs`, run over this backend's `db::Lite`; what SQLite
 //! spells its own way stays here, one module per concern (`tasks`, `claims`, `lapse`,
 //! `sessions`, …).
 
