@@ -39,14 +39,7 @@ pub(in crate::store) fn done<B: Backend>(
                 ),
                 &args![task.0, agent, generation],
             )?;
-            if let Some(g) = already {
-                return Ok(Ok(DoneOutcome {
-                    generation: g,
-                    task: task_view(db, task.0, now_ms)?,
-                    already: true,
-                }));
-            }
-            return refuse_write(db, ev, agent, task.0, generation);
+            return repeat_or_refuse(db, ev, agent, task.0, generation, already, now_ms);
         };
         db.exec(
             concat!(
@@ -181,6 +174,27 @@ pub(in crate::store) fn note<B: Backend>(
             at,
         }))
     })
+}
+
+/// A `done` that found no live claim of the caller to end: the answer of the `done` it
+/// repeats (finished at generation `already`, rule 7), else the refusal ([`refuse_write`]).
+pub(in crate::store) fn repeat_or_refuse(
+    db: &mut impl Db,
+    ev: &mut Events,
+    agent: &str,
+    task: i64,
+    generation: Option<i64>,
+    already: Option<i64>,
+    now_ms: i64,
+) -> BoardResult<BoardResult<DoneOutcome>> {
+    match already {
+        Some(g) => Ok(Ok(DoneOutcome {
+            generation: g,
+            task: task_view(db, task, now_ms)?,
+            already: true,
+        })),
+        None => refuse_write(db, ev, agent, task, generation),
+    }
 }
 
 /// The fenced step of every holder write: ends the caller's own live claim on `task`,

@@ -12,7 +12,7 @@ use crate::store::{
     TaskId, MAX_TEXT,
 };
 
-use super::{end_own_claim, insert_note, refuse_write, task_view};
+use super::{end_own_claim, insert_note, repeat_or_refuse, task_view};
 
 #[allow(clippy::too_many_arguments)]
 pub(in crate::store) fn submit_for_review<B: Backend>(
@@ -32,14 +32,8 @@ pub(in crate::store) fn submit_for_review<B: Backend>(
         let done = ClaimEnd::Done;
         let Some(generation) = end_own_claim(db, agent, task.0, generation, done, done.as_str())?
         else {
-            if let Some(g) = already_submitted(db, agent, task.0, generation, commit)? {
-                return Ok(Ok(DoneOutcome {
-                    task: task_view(db, task.0, now_ms)?,
-                    generation: g,
-                    already: true,
-                }));
-            }
-            return refuse_write(db, ev, agent, task.0, generation);
+            let already = already_submitted(db, agent, task.0, generation, commit)?;
+            return repeat_or_refuse(db, ev, agent, task.0, generation, already, now_ms);
         };
         db.exec(
             concat!(

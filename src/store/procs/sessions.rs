@@ -164,22 +164,11 @@ pub(in crate::store) fn set_waiting<B: Backend>(
     id: &str,
     question: Option<&str>,
 ) -> BoardResult<(bool, Events)> {
-    if let Some(q) = question {
-        check_text("question", q, MAX_TEXT, false)?;
-    }
-    b.write(Lock::Shared, |db, ev| {
-        let n = db.exec(
-            "UPDATE sessions SET waiting = $2 WHERE id = $1 AND ended_at IS NULL
-               AND waiting IS DISTINCT FROM $2",
-            &args![id, question],
-        )?;
-        if n == 1 {
-            match question {
-                Some(q) => db.emit(ev, EventKind::Wait, None, Some(id), None, q)?,
-                None => db.emit(ev, EventKind::Resume, None, Some(id), None, "resumed")?,
-            };
-        }
-        Ok(n == 1)
+    let sql = "UPDATE sessions SET waiting = $2 WHERE id = $1 AND ended_at IS NULL
+                 AND waiting IS DISTINCT FROM $2";
+    set_wait(b, id, question, sql, |q| match q {
+        Some(q) => (EventKind::Wait, q.to_string()),
+        None => (EventKind::Resume, "resumed".to_string()),
     })
 }
 
@@ -188,17 +177,28 @@ pub(in crate::store) fn set_question<B: Backend>(
     id: &str,
     question: Option<&str>,
 ) -> BoardResult<(bool, Events)> {
-    if let Some(q) = question {
+    let sql = "UPDATE sessions SET question = $2 WHERE id = $1 AND ended_at IS NULL
+                 AND question IS DISTINCT FROM $2";
+    set_wait(b, id, question, sql, session_rules::question_event)
+}
+
+/// Sets or clears (None) what session `id` waits for by `sql` (`$1` the session, `$2` the
+/// text; it changes the row only when the text differs) and, when it changed, appends the event
+/// `event` names. Errors: `invalid` (empty or oversized text).
+fn set_wait<B: Backend>(
+    b: &mut B,
+    id: &str,
+    text: Option<&str>,
+    sql: &'static str,
+    event: fn(Option<&str>) -> (EventKind, String),
+) -> BoardResult<(bool, Events)> {
+    if let Some(q) = text {
         check_text("question", q, MAX_TEXT, false)?;
     }
     b.write(Lock::Shared, |db, ev| {
-        let n = db.exec(
-            "UPDATE sessions SET question = $2 WHERE id = $1 AND ended_at IS NULL
-               AND question IS DISTINCT FROM $2",
-            &args![id, question],
-        )?;
+        let n = db.exec(sql, &args![id, text])?;
         if n == 1 {
-            let (kind, reason) = session_rules::question_event(question);
+            let (kind, reason) = event(text);
             db.emit(ev, kind, None, Some(id), None, &reason)?;
         }
         Ok(n == 1)
