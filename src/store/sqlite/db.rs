@@ -5,6 +5,9 @@
 //! board's).
 
 use rusqlite::types::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Mutex;
 
 use rusqlite::{Connection, ToSql};
@@ -81,7 +84,7 @@ fn mismatch(i: usize, wanted: &str, got: Option<&Value>) -> BoardError {
 
 /// Where [`spelled`] put the clocks: the parameter numbers of the wall clock and of the
 /// lease clock, when the statement names them.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct Clocks {
     wall: Option<usize>,
     now: Option<usize>,
@@ -130,6 +133,28 @@ fn spelled(sql: &str, n: usize) -> (String, Clocks) {
     (out, clocks)
 }
 
+/// A statement text (its address and length) and its parameter count.
+type Key = (usize, usize, usize);
+
+/// [`spelled`], worked out once per statement text and parameter count (the store's hot
+/// paths, a claim and a renewal, run the same few statements many times a second).
+fn spelled_once(sql: &'static str, n: usize) -> (Rc<str>, Clocks) {
+    thread_local! {
+        static SPELLED: RefCell<HashMap<Key, (Rc<str>, Clocks)>> = RefCell::new(HashMap::new());
+    }
+    // A `&'static str` is the same text for the life of the process: its address and length
+    // name it.
+    let key = (sql.as_ptr() as usize, sql.len(), n);
+    SPELLED.with(|m| {
+        let mut m = m.borrow_mut();
+        let (text, clocks) = m.entry(key).or_insert_with(|| {
+            let (text, clocks) = spelled(sql, n);
+            (Rc::from(text), clocks)
+        });
+        (Rc::clone(text), *clocks)
+    })
+}
+
 fn bound<'a>(a: &'a Arg<'a>) -> &'a dyn ToSql {
     match a {
         Arg::Int(v) => v,
@@ -142,11 +167,11 @@ impl Lite<'_> {
     /// Prepares `sql` (cached by its SQLite text) and runs `f` with it and its parameters.
     fn with<T>(
         &self,
-        sql: &str,
+        sql: &'static str,
         args: &[Arg<'_>],
         f: impl FnOnce(&mut rusqlite::CachedStatement<'_>, &[&dyn ToSql]) -> rusqlite::Result<T>,
     ) -> BoardResult<T> {
-        let (text, clocks) = spelled(sql, args.len());
+        let (text, clocks) = spelled_once(sql, args.len());
         let mut extra: Vec<(usize, Arg<'_>)> = Vec::new();
         let wall = clocks.wall.map(|i| (i, now_wall()));
         if let Some((i, w)) = &wall {
