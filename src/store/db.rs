@@ -4,7 +4,9 @@
 //! The SQL text of a shared statement is PostgreSQL's spelling where the two differ only in
 //! words: parameters are `$1`, `$2`, … (SQLite binds `$N` as `?N`, the same number), and the
 //! wall-clock time of the change is `board_wall()` (a function of the PostgreSQL schema, on the
-//! server's clock; the SQLite backend binds its own clock there, once per statement). Values go
+//! server's clock; the SQLite backend binds its own clock there, once per statement), and the
+//! lease clock is `board_now_ms()` (the server's; on SQLite the `now_ms` the caller passed,
+//! see [`Backend::at`]). Values go
 //! in as [`Arg`]s and come out of a [`Row`] by column index, so no shared code names a driver.
 //! What must differ (transactions and their locks, the PL/pgSQL round trips, dialect-only
 //! statements) stays in its backend.
@@ -20,9 +22,13 @@ use crate::store::{ClaimInfo, EventKind, Events, TaskState};
 /// carrying `label` (when given), for `lease` ms.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::store) struct Ask<'a> {
+    /// The agent session that asks.
     pub agent: &'a str,
+    /// The task asked for; None: the best ready one.
     pub task: Option<i64>,
+    /// With no task: only a task carrying this label.
     pub label: Option<&'a str>,
+    /// The lease length (ms).
     pub lease: i64,
 }
 

@@ -1,6 +1,8 @@
 //! Store procedures written once for both backends, over [`crate::store::db::Backend`]: the
 //! SQL text both dialects accept (see [`crate::store::db`]) and the Rust around it. The
-//! `store_api!` list names them `shared fn`; what must differ stays in the backends.
+//! `store_api!` list names them `shared fn`; what must differ stays in the backends. A
+//! procedure named like a [`crate::store::Store`] method is that method (its doc is the
+//! trait's); the others are steps several procedures share.
 
 mod claims;
 mod holder_writes;
