@@ -2,10 +2,11 @@
 //! trait-shaped set a second backend can implement. The board reaches it only through
 //! the board process's `Board` (in `daemon::state`), which keeps every call off the async reactor.
 //!
-//! The embedded SQLite backend ([`SqliteStore`]) implements each operation in the module of its
-//! concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); [`store_api!`] declares
-//! the trait from the list below and forwards each method to it, so the list is the one place
-//! that says what a backend must do. Rules every backend keeps (ARCHITECTURE.md): each state change is
+//! An operation written `shared fn` below is written once for both backends, in the `procs`
+//! module of its concern (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …), over
+//! [`db::Backend`]; the others are each backend's, in the module of the same concern.
+//! [`store_api!`] declares the trait from the list below and forwards each method, so the list
+//! is the one place that says what a backend must do. Rules every backend keeps (ARCHITECTURE.md): each state change is
 //! one conditional statement in one transaction that also appends its events; expiries are
 //! lease-clock milliseconds compared in the statement; generations never go backwards.
 
@@ -22,7 +23,9 @@ use answers::Answer;
 /// same name (inherent methods come first in `Self::name` paths; a backend lacking one would
 /// recurse, which the `unconditional_recursion` lint refuses). A method written `default fn`
 /// with a body is what a single-host embedded store does (nothing, or nothing to say): the body
-/// is the trait's default, SQLite keeps it and PostgreSQL forwards.
+/// is the trait's default, SQLite keeps it and PostgreSQL forwards. A method written
+/// `shared fn` is written once for both backends: both forward to `procs` (over
+/// [`db::Backend`]).
 macro_rules! store_api {
     (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]) => {
         /// Every operation of the board on its data (see the module docs). Object safe: the
@@ -83,6 +86,28 @@ macro_rules! store_api {
             $($rest)*
         );
     };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* shared fn $name:ident(&mut self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($sq)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&mut self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
+    (@acc [$($tr:tt)*] [$($sq:tt)*] [$($pg:tt)*]
+        $(#[$doc:meta])* shared fn $name:ident(&self $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?;
+        $($rest:tt)*
+    ) => {
+        store_api!(@acc
+            [$($tr)* $(#[$doc])* fn $name(&self $(, $arg: $ty)*) $(-> $ret)?;]
+            [$($sq)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            [$($pg)* fn $name(&self $(, $arg: $ty)*) $(-> $ret)? { procs::$name(self $(, $arg)*) }]
+            $($rest)*
+        );
+    };
     ($($all:tt)*) => {
         store_api!(@acc [] [] [] $($all)*);
     };
@@ -98,67 +123,67 @@ store_api! {
     fn integrity_check(&self) -> BoardResult<String>;
 
     /// A value from the `meta` table.
-    fn meta(&self, key: &str) -> BoardResult<Option<String>>;
+    shared fn meta(&self, key: &str) -> BoardResult<Option<String>>;
 
     /// Sets a `meta` value.
-    fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
+    shared fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
 
     /// Appends a free-standing event (board start, rejected write) in its own transaction.
-    fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
+    shared fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
 
     // ----- goal and tasks (tasks.rs) --------------------------------------------
 
     /// Sets a new current goal (older goals are kept).
-    fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)>;
+    shared fn set_goal(&mut self, text: &str, by: &str) -> BoardResult<(GoalView, Events)>;
 
     /// The current goal, if one was set.
-    fn goal(&self) -> BoardResult<Option<GoalView>>;
+    shared fn goal(&self) -> BoardResult<Option<GoalView>>;
 
     /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
     /// title, `not_found` for an unknown dependency.
-    fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a task with labels (each checked: 1 to 64 characters, no comma, whitespace or
     /// control character), the agent name or role it is for (None: any agent) and whether its
     /// `done` goes through review (None: as `[review] required`). Errors as `add_task`, and
     /// `invalid` naming a bad label or `for` name.
     #[allow(clippy::too_many_arguments, reason = "one argument per field of a new task")]
-    fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Edits a task's title, body, priority, dependencies, labels, whom it is for or its review
     /// override (None leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
     /// bad label or `for` name).
     #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
-    fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
-    fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// All tasks, optionally only those in `states`, ordered by id.
     ///
     /// Besides the stored states (`open`, `claimed`, `done`, `cancelled`), `ready` (open, nothing
     /// to wait for) and `blocked` (open, waiting for an unfinished dependency) select by
     /// readiness ([`ListState`]).
-    fn list_tasks(&self, states: Option<&[ListState]>, now_ms: i64) -> BoardResult<Vec<TaskView>>;
+    shared fn list_tasks(&self, states: Option<&[ListState]>, now_ms: i64) -> BoardResult<Vec<TaskView>>;
 
     /// One page of [`Store::list_tasks`]: tasks with an id above `after`, at most `limit` (all
     /// when None). The second value is the cursor for the next page (the last id looked at) when
     /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
     /// than `limit` tasks, even none, before the last.
-    fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
+    shared fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
 
     /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
     /// None).
-    fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>>;
+    shared fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>>;
 
     /// One task. Errors: `not_found`.
-    fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView>;
+    shared fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView>;
 
     /// A task's notes, oldest first.
-    fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>>;
+    shared fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>>;
 
     /// Open + claimed tasks: work that is not finished yet.
-    fn unfinished_count(&self) -> BoardResult<i64>;
+    shared fn unfinished_count(&self) -> BoardResult<i64>;
 
     // ----- claims: grants, renewals, checks (claims.rs) -------------------------
 
@@ -171,11 +196,11 @@ store_api! {
     /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
     /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
     /// cancelled), `lapsed` if the session has ended.
-    fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// As `claim` of the best ready task, among only the ready tasks carrying `label` (`board
     /// claim --label L`). Errors as `claim`, and `invalid` naming a bad label.
-    fn claim_labelled(&mut self, agent: &str, label: &str, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim_labelled(&mut self, agent: &str, label: &str, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// `claim` of the best ready task by `agent` under `(identity, op_id)` as one round trip to
     /// a store on the network (PostgreSQL: one statement, the op lookup, grant, answer and
@@ -194,45 +219,45 @@ store_api! {
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
-    fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
 
     /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
     /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
-    fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
+    shared fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
 
     /// Live claims of `agent`.
-    fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
 
     /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
     /// are lapsed first (in the same transaction, ARCHITECTURE.md rule 5), and an agent left with no live
     /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
-    fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
 
     /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
     /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
     /// transaction on the common path, where there is nothing to tell.
-    fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>>;
+    shared fn take_lost(&mut self, agent: &str) -> BoardResult<Vec<LostClaim>>;
 
     /// `board check`: Ok when `agent` holds a live claim on `task` (any live claim when None) at
     /// `generation` (when given). Errors as for `done`.
-    fn check(&mut self, agent: &str, task: Option<TaskId>, generation: Option<Generation>, now_ms: i64) -> BoardResult<ClaimInfo>;
+    shared fn check(&mut self, agent: &str, task: Option<TaskId>, generation: Option<Generation>, now_ms: i64) -> BoardResult<ClaimInfo>;
 
     // ----- the fenced holder writes (holder_writes.rs) --------------------------
 
     /// Finishes `task` for its holder `agent` (ARCHITECTURE.md rules 5 and 7). With `generation`, it must
     /// equal the live claim's. Repeating a successful `done` answers `already: true`. Errors:
     /// `lapsed` (the caller's claim ended or the generation is stale), `conflict`, `not_found`.
-    fn done(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+    shared fn done(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
 
     /// Finishes `task` for its holder `agent` into review (fenced like `done`): its claim ends
     /// and the task waits in state `review` with `commit` (a full commit id) for a verdict.
     /// Repeating it with the same commit answers `already: true`. Errors as for `done`, and
     /// `invalid` for a commit that is no full commit id.
     #[allow(clippy::too_many_arguments, reason = "done's arguments and the commit")]
-    fn submit_for_review(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, commit: &str, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+    shared fn submit_for_review(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, commit: &str, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
 
     /// What a reviewer and the land need to know of `task` (any state). Errors: `not_found`.
-    fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts>;
+    shared fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts>;
 
     /// Accepts `task`, in review at `commit`: it becomes `done`, with `landed` (the base's head
     /// right after the commit landed; None when the board lands nothing). `reviewer` is the
@@ -241,21 +266,21 @@ store_api! {
     /// review, or at another commit), `unauthorized` (the last holder), `not_found`, `invalid`
     /// (an empty or oversized note).
     #[allow(clippy::too_many_arguments, reason = "the verdict and what it carries")]
-    fn accept_review(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, landed: Option<&str>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn accept_review(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, landed: Option<&str>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Sends `task`, in review at `commit`, back to ready with `note` (a reviewer's reject, or
     /// the board's own when the land conflicted). Errors as for [`Store::accept_review`], and
     /// `invalid` for an empty or oversized note.
-    fn send_back(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, note: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn send_back(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, note: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
     /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that
     /// generation, else `lapsed`: the operator's view is stale). The task becomes open again.
-    fn release(&mut self, agent: Option<&str>, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn release(&mut self, agent: Option<&str>, task: TaskId, generation: Option<Generation>, note: Option<&str>, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a note. From an agent it is a write as holder (fenced: `lapsed`/`conflict`; with
     /// `generation`, it must be the live claim's); from an operator it is accepted on any task.
-    fn note(&mut self, agent: Option<&str>, task: TaskId, text: &str, generation: Option<Generation>, now_ms: i64) -> BoardResult<(NoteView, Events)>;
+    shared fn note(&mut self, agent: Option<&str>, task: TaskId, text: &str, generation: Option<Generation>, now_ms: i64) -> BoardResult<(NoteView, Events)>;
 
     // ----- lapse and stall (lapse.rs) -------------------------------------------
 
@@ -263,7 +288,7 @@ store_api! {
     fn lapse_due(&mut self, now_ms: i64, lease_ms: i64) -> BoardResult<Events>;
 
     /// The earliest expiry (lease clock, ms) among live claims.
-    fn earliest_expiry(&self) -> BoardResult<Option<i64>>;
+    shared fn earliest_expiry(&self) -> BoardResult<Option<i64>>;
 
     /// After a stall of `stall_ms` (the board was not running: suspend, SIGSTOP): every live
     /// claim's expiry becomes `max(expiry + stall_ms, floor_ms)`, `floor_ms` being one sweep
@@ -278,7 +303,7 @@ store_api! {
     fn grace_session(&mut self, agent: &str, until_ms: i64) -> BoardResult<()>;
 
     /// Whether any live claim is due to lapse at `now_ms` (cheap read to skip empty sweeps).
-    fn any_due(&self, now_ms: i64) -> BoardResult<bool>;
+    shared fn any_due(&self, now_ms: i64) -> BoardResult<bool>;
 
     // ----- agent sessions (sessions.rs) -----------------------------------------
 
@@ -287,50 +312,50 @@ store_api! {
     /// see, is `name` unless a live session has it, else the first free `name-N` (so a
     /// restarted agent takes its name back); [`Store::session_name`] reads it. `launcher` is the `board run` process (pid, start);
     /// `branch` the git branch the agent starts on.
-    fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+    shared fn register_session(&mut self, name: &str, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
     /// As `register_session`, with the role the session was started with (`board run --role`;
     /// claim-next gives it the tasks meant for that role). Errors as `register_session`, and
     /// `invalid` naming a bad role (the rules of a label).
     #[allow(clippy::too_many_arguments, reason = "one argument per column of a new session")]
-    fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
+    shared fn register_session_as(&mut self, name: &str, role: Option<&str>, token_hash: &str, boot_id: &str, launcher: Option<(i32, u64)>, branch: Option<&str>, attention_ms: Option<i64>) -> BoardResult<(String, Events)>;
 
     /// Records the agent's process (and pane) once the launcher has spawned it.
-    fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
+    shared fn attach_session(&mut self, id: &str, agent: (i32, u64), pane: Option<(&str, i32, u64)>) -> BoardResult<()>;
 
     /// Ends session `id` and expels its live claims with `reason` (ARCHITECTURE.md rule 4). Idempotent:
     /// a session that already ended is left alone (the first report wins). Returns whether this
     /// call ended it.
-    fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
+    shared fn expel_session(&mut self, id: &str, reason: &str) -> BoardResult<(bool, Events)>;
 
     /// Sets or clears (None) the session's permission prompt (its CLI waits for a person; the
     /// hooks' `waiting`): a `wait` or `resume` event when it changed. Returns whether it did.
-    fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_waiting(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Asks (Some) or withdraws (None) the session's question to a person (`board wait`,
     /// `board resume`), by one conditional UPDATE: a `question` event with its text, or a
     /// `resume` event, when it changed (asking the open question again changes nothing).
     /// Only [`Store::answer`], a withdrawal or the session's end close a question. Errors:
     /// `invalid` (empty or oversized question). Returns whether anything changed.
-    fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_question(&mut self, id: &str, question: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// Records the first call or hook with the session's identity (it reached its prompt).
     /// Returns whether this call recorded it.
-    fn mark_contacted(&mut self, id: &str) -> BoardResult<bool>;
+    shared fn mark_contacted(&mut self, id: &str) -> BoardResult<bool>;
 
     /// Marks the session idle (its agent finished its turn; `reason` says who said so), or with
     /// None clears that. Setting appends an `idle` event; clearing appends none (every call of
     /// an agent clears it, and the log would drown in them). Returns whether anything changed.
-    fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)>;
+    shared fn set_idle(&mut self, id: &str, reason: Option<&str>) -> BoardResult<(bool, Events)>;
 
     /// The row of one session (live or ended).
-    fn session(&self, id: &str) -> BoardResult<Option<SessionRow>>;
+    shared fn session(&self, id: &str) -> BoardResult<Option<SessionRow>>;
 
     /// Why a session ended, if it did.
-    fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>>;
+    shared fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>>;
 
     /// How many sessions have ended (for the `board agents --all` hint).
-    fn ended_session_count(&self) -> BoardResult<i64>;
+    shared fn ended_session_count(&self) -> BoardResult<i64>;
 
     /// Rows of all live sessions.
     fn live_sessions(&self) -> BoardResult<Vec<SessionRow>>;
@@ -344,11 +369,11 @@ store_api! {
     /// ones and, for each name no live session has, its last session if that ended within the
     /// last `ms` milliseconds. `state` is filled in by the caller's liveness knowledge via
     /// `state_of`.
-    fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
+    shared fn sessions(&self, recent_ended_ms: Option<i64>, state_of: &dyn Fn(&SessionRow) -> Option<AgentState>) -> BoardResult<Vec<SessionView>>;
 
     /// The name people see of session `id` (unique among live sessions; see
     /// [`Store::register_session`]); None for an unknown id.
-    fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
+    shared fn session_name(&self, id: &str) -> BoardResult<Option<String>>;
 
     /// Forgets the sessions that ended at least `older_ms` milliseconds ago (0: every ended
     /// one), with their ended claims and the messages sent to them; their ids are retired so
@@ -377,7 +402,7 @@ store_api! {
     ///
     /// Errors: `invalid` (empty or oversized text), `not_found` (no such live session),
     /// `usage` (a name several live sessions share: send to an id).
-    fn send(&mut self, from: &str, to: &str, text: &str, answer: bool) -> BoardResult<(Sent, Events)>;
+    shared fn send(&mut self, from: &str, to: &str, text: &str, answer: bool) -> BoardResult<(Sent, Events)>;
 
     /// `from` (the operator or another agent session) answers the open question of the live
     /// session `to` (named as for [`Store::send`]): in one transaction the question ends (one
@@ -388,16 +413,16 @@ store_api! {
     /// Errors, each changing nothing: `not_found` (`to` has no open question, or names no live
     /// session), `invalid` (empty or oversized text; `to` is `operator` or `from` itself),
     /// `usage` (a name several live sessions share).
-    fn answer(&mut self, from: &str, to: &str, text: &str) -> BoardResult<(Sent, Events)>;
+    shared fn answer(&mut self, from: &str, to: &str, text: &str) -> BoardResult<(Sent, Events)>;
 
     /// The unread messages of `recipient` (with `answers_only`, only the answers to its
     /// questions), oldest first, marked read by the same one conditional statement: each
     /// message is delivered once, even to racing readers.
-    fn inbox(&mut self, recipient: &str, answers_only: bool) -> BoardResult<Vec<MessageView>>;
+    shared fn inbox(&mut self, recipient: &str, answers_only: bool) -> BoardResult<Vec<MessageView>>;
 
     /// How many messages `recipient` has not read, and from whom (a read on the partial index
     /// of unread messages: cheap enough for every request).
-    fn unread(&self, recipient: &str) -> BoardResult<Unread>;
+    shared fn unread(&self, recipient: &str) -> BoardResult<Unread>;
 
     // ----- the event log (events.rs) --------------------------------------------
 
@@ -429,7 +454,7 @@ store_api! {
     ///
     /// Errors: `invalid` naming the task (empty or oversized text, a bad key, a cycle); nothing
     /// is created then.
-    fn import(&mut self, backlog: &Backlog, by: &str) -> BoardResult<(Imported, Events)>;
+    shared fn import(&mut self, backlog: &Backlog, by: &str) -> BoardResult<(Imported, Events)>;
 
     // ----- retries applied once (op_results.rs) ---------------------------------
 
@@ -437,7 +462,7 @@ store_api! {
     /// runs it and saves its answer, all in one transaction. Refusals are saved too (a retry gets
     /// the same refusal), except `internal` and `unavailable` ones, which say nothing about the
     /// request and may pass. The outer `Err` is a store failure: nothing was applied or saved.
-    fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
+    shared fn with_op(&mut self, identity: &str, op_id: &str, op: &mut dyn FnMut(&mut dyn Store) -> Answer) -> BoardResult<Answer>;
 
     // ----- hosts of a shared store (hosts.rs) -----------------------------------
 

@@ -3,7 +3,8 @@
 //! [`Store`] is the surface (`api`); [`SqliteStore`] (`sqlite`) the embedded backend and
 //! [`PgStore`] (`pg`) the shared one for several hosts. Neither backend imports the other: what
 //! both keep (the shared types below, the pure `*_rules` modules, refusal texts, the identity
-//! mark) lives here. Every state change runs in one transaction whose deciding step is one
+//! mark) lives here, and so do the procedures written once for both (`procs`, over the
+//! driver-neutral statements of `db`). Every state change runs in one transaction whose deciding step is one
 //! conditional statement (`UPDATE … WHERE <condition> RETURNING …`): a store never reads,
 //! compares in Rust, then writes (ARCHITECTURE.md rule 6). Each transition appends an event in
 //! the same transaction (ARCHITECTURE.md rule 9); the caller broadcasts the returned
@@ -13,6 +14,8 @@ use std::time::SystemTime;
 
 #[macro_use]
 mod sql;
+#[macro_use]
+mod db;
 mod answers;
 mod api;
 mod holder_rules;
@@ -20,6 +23,8 @@ pub mod identity;
 mod import_rules;
 mod lapse_rules;
 mod message_rules;
+#[macro_use]
+mod procs;
 pub mod pg;
 pub(crate) mod refusal;
 pub mod review_rules;

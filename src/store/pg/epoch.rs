@@ -18,8 +18,9 @@
 
 use std::path::Path;
 
-use super::{col, emit, Conn, PgStore};
+use super::{col, Conn, PgStore};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::store::db::Db;
 use crate::store::{EventKind, Events};
 
 /// How far a new epoch raises generations above the highest the database knows: more grants
@@ -222,28 +223,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
     let epoch: i64 = col(&r, 0)?;
     let floor: i64 = col(&r, 1)?;
     let why = format!("new epoch {epoch}: {reason}; every claim ended");
-    let ended = c.rows(
-        concat!(
-            "UPDATE claims SET ended_at = board_wall(), end_kind = ",
-            crate::sql_end!(epoch),
-            ", end_reason = $1, told = false
-             WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
-        ),
-        &[&why],
-    )?;
-    for r in &ended {
-        let (task, agent, generation): (i64, String, i64) = (col(r, 0)?, col(r, 1)?, col(r, 2)?);
-        super::lapse::reopen(c, task)?;
-        emit(
-            c,
-            ev,
-            EventKind::Release,
-            Some(task),
-            Some(&agent),
-            Some(generation),
-            &why,
-        )?;
-    }
+    crate::store::procs::end_claims_for_epoch(c, ev, &why)?;
     c.exec(
         "UPDATE tasks SET generation = GREATEST(generation, $1) WHERE generation < $1",
         &[&floor],
@@ -254,7 +234,7 @@ fn open_epoch(c: &mut Conn, ev: &mut Events, reason: &str) -> BoardResult<()> {
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         &[&floor.to_string(), &epoch.to_string()],
     )?;
-    emit(c, ev, EventKind::Epoch, None, None, Some(floor), &why)?;
+    c.emit(ev, EventKind::Epoch, None, None, Some(floor), &why)?;
     Ok(())
 }
 

@@ -2,9 +2,10 @@
 //! heartbeat; a host whose row expired (the server's clock) is ended by whichever host sweeps,
 //! with its live agent sessions and their claims.
 
-use super::{col, emit, event_rows, PgStore};
+use super::{col, event_rows, Conn, PgStore};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{HostView, StoreInfo};
+use crate::store::db::Db;
 use crate::store::{EventKind, Events, HostBeat};
 
 /// SQL condition on host row `h` (with `$1` this board's host row id): this board may end it.
@@ -32,6 +33,110 @@ const RENEW: &str = "UPDATE hosts SET regained_ms = CASE WHEN board_now_ms() - b
 
 /// Why a host row ended when a new board took its host name.
 const REPLACED: &str = "replaced by a new board on this host";
+
+/// Whether a live host is past its expiry, and this host (`$1`) may declare it dead.
+const ANY_DEAD_HOST: &str = concat!(
+    "SELECT EXISTS (SELECT 1 FROM hosts h
+                    WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
+                      AND ",
+    declarer_in_contact!(),
+    ")"
+);
+
+/// Ends, in one statement, every host past its expiry that this host (`$1`, named `$4`) may
+/// declare dead; for each name left with no live host session, its live agent sessions and
+/// their claims (expelled, `$2` events, then `$3` events for the sessions), reopening their
+/// tasks. Returns the events in id order.
+const END_DEAD_HOSTS: &str = concat!(
+    "WITH dead AS (
+         UPDATE hosts h SET ended_at = board_wall(),
+                end_reason = format('no heartbeat for %s ms; ended by host %s',
+                                    board_now_ms() - h.beat_ms, $4::text)
+         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms() AND ",
+    declarer_in_contact!(),
+    "
+         RETURNING h.name, h.beat_ms),
+     lost AS (
+         SELECT DISTINCT ON (d.name) d.name,
+                format('host %s lost: no heartbeat for %s ms', d.name,
+                       board_now_ms() - d.beat_ms) AS why
+         FROM dead d
+         WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = d.name
+                             AND h.ended_at IS NULL
+                             AND h.expires_ms > board_now_ms())
+         ORDER BY d.name, d.beat_ms DESC),
+     s AS (
+         UPDATE sessions s SET ended_at = board_wall(), end_reason = l.why,
+                waiting = NULL, question = NULL
+         FROM lost l WHERE s.host = l.name AND s.ended_at IS NULL
+         RETURNING s.id, l.why),
+     cl AS (
+         UPDATE claims c SET ended_at = board_wall(), end_kind = ",
+    crate::sql_end!(expel),
+    ", end_reason = s.why
+         FROM s WHERE c.session_id = s.id AND c.ended_at IS NULL
+         RETURNING c.task_id, c.session_id, c.generation, s.why),
+     reopened AS (
+         UPDATE tasks t SET state = ",
+    crate::sql_state!(open),
+    ", updated_at = board_wall()
+         FROM cl WHERE t.id = cl.task_id AND t.state = ",
+    crate::sql_state!(claimed),
+    " RETURNING t.id),
+     logged AS (
+         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+         SELECT board_wall(), k, task_id, session_id, generation, why FROM (
+             SELECT 0 AS o, $2::text AS k, task_id, session_id, generation, why
+             FROM cl
+             UNION ALL
+             SELECT 1, $3::text, NULL::bigint, id, NULL::bigint, why FROM s
+         ) x ORDER BY o, session_id, task_id
+         RETURNING id, at, kind, task_id, session_id, generation, reason)
+     SELECT * FROM logged ORDER BY id"
+);
+
+/// A fresh host session for name `$1` (pid `$2`, expiring `$3` ms from now), ending the
+/// name's other live sessions with reason `$4`.
+const NEW_HOST_SESSION: &str = "WITH fresh AS (
+         INSERT INTO hosts (name, pid, started_at, beat_ms, expires_ms, regained_ms)
+         VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3, board_now_ms())
+         RETURNING id),
+     replaced AS (
+         UPDATE hosts SET ended_at = board_wall(), end_reason = $4
+         WHERE name = $1 AND ended_at IS NULL)
+     SELECT id FROM fresh";
+
+/// Refuses to take a new host session when another board started under this host name and
+/// took the session `id` over: taking it back would end that board's in turn, every beat.
+/// The newer board keeps it.
+fn refuse_if_taken(c: &mut Conn, id: i64, host: &str) -> BoardResult<()> {
+    let taken = Conn::opt(
+        c,
+        "SELECT n.pid FROM hosts o JOIN hosts n ON n.name = o.name AND n.id > o.id
+         WHERE o.id = $1 AND o.end_reason = $2 AND n.ended_at IS NULL
+         ORDER BY n.id DESC LIMIT 1",
+        &[&id, &REPLACED],
+    )?;
+    let Some(r) = taken else {
+        return Ok(());
+    };
+    let pid: i64 = col(&r, 0)?;
+    Err(BoardError::usage(format!(
+        "another board (pid {pid}) took host name {host} over on the shared store; two boards \
+         must not share one host name: set a host of its own in [store] host"
+    ))
+    .with("host_taken", host.to_string()))
+}
+
+/// Why our host session `id` ended (another host declared it dead), or that it is gone.
+fn why_ended(c: &mut Conn, id: i64) -> BoardResult<String> {
+    let why = c
+        .opt("SELECT end_reason FROM hosts WHERE id = $1", &[&id])?
+        .map(|r| col::<Option<String>>(&r, 0))
+        .transpose()?
+        .flatten();
+    Ok(why.unwrap_or_else(|| "its host session is gone".to_string()))
+}
 
 impl PgStore {
     pub(in crate::store) fn describe(&self) -> StoreInfo {
@@ -75,49 +180,16 @@ impl PgStore {
                 }
             }
             if let Some(id) = mine {
-                // Another board started under this host name and took the session over: taking
-                // it back would end that board's in turn, every beat. The newer board keeps it.
-                let taken = c.opt(
-                    "SELECT n.pid FROM hosts o JOIN hosts n ON n.name = o.name AND n.id > o.id
-                     WHERE o.id = $1 AND o.end_reason = $2 AND n.ended_at IS NULL
-                     ORDER BY n.id DESC LIMIT 1",
-                    &[&id, &REPLACED],
-                )?;
-                if let Some(r) = taken {
-                    let pid: i64 = col(&r, 0)?;
-                    return Err(BoardError::usage(format!(
-                        "another board (pid {pid}) took host name {host} over on the shared \
-                         store; two boards must not share one host name: set a host of its \
-                         own in [store] host"
-                    ))
-                    .with("host_taken", host.clone()));
-                }
+                refuse_if_taken(c, id, &host)?;
             }
-            let ended: Option<String> = match mine {
-                Some(id) => c
-                    .opt("SELECT end_reason FROM hosts WHERE id = $1", &[&id])?
-                    .map(|r| col::<Option<String>>(&r, 0))
-                    .transpose()?
-                    .flatten()
-                    .or_else(|| Some("its host session is gone".to_string())),
+            let ended = match mine {
+                Some(id) => Some(why_ended(c, id)?),
                 None => None,
             };
-            let r = c.one(
-                "WITH fresh AS (
-                     INSERT INTO hosts (name, pid, started_at, beat_ms, expires_ms, regained_ms)
-                     VALUES ($1, $2, board_wall(), board_now_ms(), board_now_ms() + $3,
-                             board_now_ms())
-                     RETURNING id),
-                 replaced AS (
-                     UPDATE hosts SET ended_at = board_wall(), end_reason = $4
-                     WHERE name = $1 AND ended_at IS NULL)
-                 SELECT id FROM fresh",
-                &[&host, &pid, &ttl_ms, &REPLACED],
-            )?;
+            let r = c.one(NEW_HOST_SESSION, &[&host, &pid, &ttl_ms, &REPLACED])?;
             let id: i64 = col(&r, 0)?;
             if let Some(why) = &ended {
-                emit(
-                    c,
+                c.emit(
                     ev,
                     EventKind::Warn,
                     None,
@@ -149,74 +221,14 @@ impl PgStore {
         let Some(me_id) = *self.host_id() else {
             return Ok(Events::new());
         };
-        let due = self.read(|c| {
-            col::<bool>(
-                &c.one(
-                    concat!(
-                        "SELECT EXISTS (SELECT 1 FROM hosts h
-                                        WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms()
-                                          AND ",
-                        declarer_in_contact!(),
-                        ")"
-                    ),
-                    &[&me_id],
-                )?,
-                0,
-            )
-        })?;
+        let due = self.read(|c| col::<bool>(&c.one(ANY_DEAD_HOST, &[&me_id])?, 0))?;
         if !due {
             return Ok(Events::new());
         }
         let me = self.host.clone();
         let (_, ev) = self.tx(|c, ev| {
             let rows = c.rows(
-                concat!(
-                    "WITH dead AS (
-                         UPDATE hosts h SET ended_at = board_wall(),
-                                end_reason = format('no heartbeat for %s ms; ended by host %s',
-                                                    board_now_ms() - h.beat_ms, $4::text)
-                         WHERE h.ended_at IS NULL AND h.expires_ms <= board_now_ms() AND ",
-                    declarer_in_contact!(),
-                    "
-                         RETURNING h.name, h.beat_ms),
-                     lost AS (
-                         SELECT DISTINCT ON (d.name) d.name,
-                                format('host %s lost: no heartbeat for %s ms', d.name,
-                                       board_now_ms() - d.beat_ms) AS why
-                         FROM dead d
-                         WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = d.name
-                                             AND h.ended_at IS NULL
-                                             AND h.expires_ms > board_now_ms())
-                         ORDER BY d.name, d.beat_ms DESC),
-                     s AS (
-                         UPDATE sessions s SET ended_at = board_wall(), end_reason = l.why,
-                                waiting = NULL, question = NULL
-                         FROM lost l WHERE s.host = l.name AND s.ended_at IS NULL
-                         RETURNING s.id, l.why),
-                     cl AS (
-                         UPDATE claims c SET ended_at = board_wall(), end_kind = ",
-                    crate::sql_end!(expel),
-                    ", end_reason = s.why
-                         FROM s WHERE c.session_id = s.id AND c.ended_at IS NULL
-                         RETURNING c.task_id, c.session_id, c.generation, s.why),
-                     reopened AS (
-                         UPDATE tasks t SET state = ",
-                    crate::sql_state!(open),
-                    ", updated_at = board_wall()
-                         FROM cl WHERE t.id = cl.task_id AND t.state = ",
-                    crate::sql_state!(claimed),
-                    " RETURNING t.id),
-                     logged AS (
-                         INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-                         SELECT board_wall(), k, task_id, session_id, generation, why FROM (
-                             SELECT 0 AS o, $2::text AS k, task_id, session_id, generation, why
-                             FROM cl
-                             UNION ALL
-                             SELECT 1, $3::text, NULL::bigint, id, NULL::bigint, why FROM s
-                         ) x ORDER BY o, session_id, task_id
-                         RETURNING id, at, kind, task_id, session_id, generation, reason)
-                     SELECT * FROM logged ORDER BY id"
-                ),
+                END_DEAD_HOSTS,
                 &[
                     &me_id,
                     &EventKind::Expel.as_str(),

@@ -2,10 +2,10 @@
 //! that ends a claim shares: reopening its task and appending its event in the same
 //! transaction (PostgreSQL; see `store::sqlite::lapse`).
 
-use super::{col, emit, event_rows, Conn, PgStore};
+use super::{event_rows, PgStore};
 use crate::proto::error::BoardResult;
-use crate::store::lapse_rules::{due_reason, FOUND_LATE};
-use crate::store::{ClaimEnd, EventKind, Events};
+use crate::store::lapse_rules::due_reason;
+use crate::store::Events;
 
 impl PgStore {
     /// One statement: ends every live claim whose expiry passed on the server's clock, reopens
@@ -49,17 +49,6 @@ impl PgStore {
         Ok(ev)
     }
 
-    /// The earliest expiry among live claims, on the server's clock.
-    pub(in crate::store) fn earliest_expiry(&self) -> BoardResult<Option<i64>> {
-        self.read(|c| {
-            let r = c.one(
-                "SELECT MIN(expires_ms) FROM claims WHERE ended_at IS NULL",
-                &[],
-            )?;
-            col(&r, 0)
-        })
-    }
-
     /// No-op on a shared store: a host that stalled looks cut off to the others, whose
     /// sweeps may already have ended its claims; the server's clock, which did not stall,
     /// is the truth. Returns no events.
@@ -91,97 +80,4 @@ impl PgStore {
         })?;
         Ok(())
     }
-
-    pub(in crate::store) fn any_due(&self, now_ms: i64) -> BoardResult<bool> {
-        self.at(now_ms);
-        self.read(|c| {
-            let r = c.one(
-                concat!(
-                    "SELECT EXISTS (SELECT 1 FROM claims WHERE ",
-                    live_expired!("board_now_ms()"),
-                    ")"
-                ),
-                &[],
-            )?;
-            col(&r, 0)
-        })
-    }
-}
-
-pub(super) fn end_live_claims_of_task(
-    c: &mut Conn,
-    ev: &mut Events,
-    task: i64,
-    kind: ClaimEnd,
-    reason: &str,
-) -> BoardResult<()> {
-    let ended = c.opt(
-        "UPDATE claims SET ended_at = board_wall(), end_kind = $2, end_reason = $3
-         WHERE task_id = $1 AND ended_at IS NULL RETURNING session_id, generation",
-        &[&task, &kind.as_str(), &reason],
-    )?;
-    if let Some(r) = ended {
-        let (agent, generation): (String, i64) = (col(&r, 0)?, col(&r, 1)?);
-        emit(
-            c,
-            ev,
-            EventKind::Release,
-            Some(task),
-            Some(&agent),
-            Some(generation),
-            reason,
-        )?;
-    }
-    Ok(())
-}
-
-pub(super) fn reopen(c: &mut Conn, task: i64) -> BoardResult<()> {
-    c.exec(
-        concat!(
-            "UPDATE tasks SET state = ",
-            crate::sql_state!(open),
-            ", updated_at = board_wall() WHERE id = $1 AND state = ",
-            crate::sql_state!(claimed)
-        ),
-        &[&task],
-    )?;
-    Ok(())
-}
-
-/// Lapses the live claim on `task` (only `holder`'s, when given) if its expiry passed on the
-/// server's clock: ends it, reopens the task, appends the `lapse` event. `told` marks the
-/// claim as reported to its holder. Returns the ended claim.
-pub(super) fn lapse_expired(
-    c: &mut Conn,
-    ev: &mut Events,
-    task: i64,
-    holder: Option<&str>,
-    told: bool,
-) -> BoardResult<Option<(String, i64)>> {
-    let reason = FOUND_LATE;
-    let ended = c.opt(
-        concat!(
-            "UPDATE claims SET ended_at = board_wall(), end_kind = ",
-            crate::sql_end!(lapse),
-            ", end_reason = $3, told = $4 WHERE task_id = $1 AND ",
-            live_expired!("board_now_ms()"),
-            " AND ($2::text IS NULL OR session_id = $2) RETURNING session_id, generation"
-        ),
-        &[&task, &holder, &reason, &told],
-    )?;
-    let Some(r) = ended else {
-        return Ok(None);
-    };
-    let (agent, generation): (String, i64) = (col(&r, 0)?, col(&r, 1)?);
-    reopen(c, task)?;
-    emit(
-        c,
-        ev,
-        EventKind::Lapse,
-        Some(task),
-        Some(&agent),
-        Some(generation),
-        reason,
-    )?;
-    Ok(Some((agent, generation)))
 }

@@ -1,8 +1,9 @@
 //! The PostgreSQL backend: one store several hosts' boards share ([`PgStore`]).
 //!
-//! Same operations and rules as the embedded [`super::SqliteStore`] (one module per concern,
-//! mirroring its files; every SQL statement of this backend is in those modules), with what a
-//! shared server changes:
+//! Same operations and rules as the embedded [`super::SqliteStore`]: the procedures both share
+//! are `store::procs` (their SQL is this dialect's spelling, see `store::db`); what PostgreSQL
+//! does its own way is here, one module per concern mirroring SQLite's. What a shared server
+//! changes:
 //!
 //! - **Server-side time.** Expiries are computed and compared with the server's clock in SQL
 //!   (`board_now_ms()`); of the `now_ms`/`expires_ms` the board passes, only their difference
@@ -36,17 +37,14 @@ pub(crate) mod cluster;
 mod at_once;
 mod claims;
 mod connect;
+mod db;
 mod epoch;
 mod events;
-mod holder_writes;
 mod hosts;
-mod import;
 mod lapse;
 mod messages;
 mod migrate;
 mod op_results;
-mod refusals;
-mod review;
 mod sessions;
 mod tasks;
 mod terminal;
@@ -66,7 +64,7 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, Row, Statement};
 
-use super::{EventKind, Events, Notify};
+use super::{Events, Notify};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::EventView;
 use connect::{connection_lost, driver_reason, location, Retry};
@@ -475,68 +473,6 @@ impl PgStore {
     pub(in crate::store) fn set_notify(&mut self, notify: Notify) {
         self.notify = Some(notify);
     }
-
-    pub(in crate::store) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
-        self.read(|c| {
-            c.opt("SELECT value FROM meta WHERE key = $1", &[&key])?
-                .map(|r| col(&r, 0))
-                .transpose()
-        })
-    }
-
-    pub(in crate::store) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
-        self.tx(|c, _| {
-            c.exec(
-                "INSERT INTO meta (key, value) VALUES ($1, $2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&key, &value],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
-
-    pub(in crate::store) fn record(
-        &mut self,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<Events> {
-        let ((), ev) =
-            self.tx_shared(|c, ev| emit(c, ev, kind, task, agent, generation, reason))?;
-        Ok(ev)
-    }
-}
-
-/// Appends one event in the open transaction and queues it for broadcast.
-pub(super) fn emit(
-    c: &mut Conn,
-    ev: &mut Events,
-    kind: EventKind,
-    task: Option<i64>,
-    agent: Option<&str>,
-    generation: Option<i64>,
-    reason: &str,
-) -> BoardResult<()> {
-    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
-    let reason: String = reason.chars().take(500).collect();
-    let r = c.one(
-        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-         VALUES (board_wall(), $1, $2, $3, $4, $5) RETURNING id, at",
-        &[&kind.as_str(), &task, &agent, &generation, &reason],
-    )?;
-    ev.push(EventView {
-        id: col(&r, 0)?,
-        at: col(&r, 1)?,
-        kind,
-        task,
-        agent: agent.map(str::to_string),
-        generation,
-        reason: Some(reason),
-    });
-    Ok(())
 }
 
 /// Rows of `… RETURNING id, at, kind, task_id, session_id, generation, reason` (or a SELECT of
@@ -555,11 +491,4 @@ pub(super) fn event_rows(rows: &[Row]) -> BoardResult<Events> {
             })
         })
         .collect()
-}
-
-pub(super) fn task_state(c: &mut Conn, id: i64) -> BoardResult<super::TaskState> {
-    match c.opt("SELECT state FROM tasks WHERE id = $1", &[&id])? {
-        Some(r) => word(&r, 0),
-        None => Err(super::task_not_found(id)),
-    }
 }

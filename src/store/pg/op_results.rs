@@ -1,47 +1,44 @@
-//! Retries applied once (PostgreSQL; see `store::op_results`): the `op_id` lookup, the
+//! Retries applied once (PostgreSQL; see `store::procs::op_results`): the `op_id` lookup, the
 //! operation and its saved answer are one transaction. The scope itself takes no write lock
 //! (each store step inside is a savepoint that takes its own, see `PgStore::tx_refusable`), so
 //! two racing attempts with one `op_id` (from boards of two hosts, even) can both run the
 //! operation; the second to save its answer fails on the primary key, rolls back whatever it
 //! did, and runs again: then it finds the first one's answer.
 
-use super::{col, retryable, Conn, PgStore, RETRIES};
+use super::{retryable, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::answers::{decode, encode, Answer};
-use crate::store::{Store, OUTCOME_UNKNOWN};
+use crate::store::answers::{encode, Answer};
+use crate::store::db::ScopeBody;
+use crate::store::OUTCOME_UNKNOWN;
 
 impl PgStore {
-    pub(in crate::store) fn with_op(
+    /// The `op_id` scope: one transaction around `body`, run again (whole) when the server
+    /// rolled it back or a racing attempt saved its answer first.
+    pub(super) fn op_scope(
         &mut self,
-        identity: &str,
         op_id: &str,
-        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
+        body: &mut ScopeBody<'_, Self>,
     ) -> BoardResult<Answer> {
         if self.depth > 0 {
             return Err(BoardError::internal("nested op_id scopes"));
         }
         let mut attempt = 0;
         loop {
-            match self.op_scope(identity, op_id, op) {
+            match self.op_attempt(op_id, body) {
                 Err(e) if attempt < RETRIES && (retryable(&e) || saved_twice(&e)) => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    /// One attempt of [`PgStore::with_op`]: one transaction.
-    fn op_scope(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
-    ) -> BoardResult<Answer> {
+    /// One attempt of [`PgStore::op_scope`]: one transaction.
+    fn op_attempt(&mut self, op_id: &str, body: &mut ScopeBody<'_, Self>) -> BoardResult<Answer> {
         self.ensure_connected()?;
         // The transaction id first, before any step takes an event id (see `events`).
         self.read(|c| c.batch("BEGIN; SELECT pg_current_xact_id()"))?;
         self.depth = 1;
         self.pending_hwm = None;
-        let out = self.op_body(identity, op_id, op);
+        let out = body(self);
         // Still inside the transaction: a connection lost by now must fail the COMMIT, never
         // be replaced by a new one on which `COMMIT` would answer ok for nothing.
         let committed = match &out {
@@ -64,37 +61,6 @@ impl PgStore {
         }
         out
     }
-
-    fn op_body(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
-    ) -> BoardResult<Answer> {
-        if let Some(saved) = self.read(|c| lookup(c, identity, op_id))? {
-            return Ok(decode(&saved));
-        }
-        let answer = op(self);
-        if let Some(saved) = encode(&answer) {
-            self.read(|c| {
-                c.exec(
-                    "INSERT INTO op_results (identity, op_id, response, at)
-                     VALUES ($1, $2, $3, board_wall())",
-                    &[&identity, &op_id, &saved],
-                )
-            })?;
-        }
-        Ok(answer)
-    }
-}
-
-fn lookup(c: &mut Conn, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
-    c.opt(
-        "SELECT response FROM op_results WHERE identity = $1 AND op_id = $2",
-        &[&identity, &op_id],
-    )?
-    .map(|r| col(&r, 0))
-    .transpose()
 }
 
 /// The answer of this `op_id` was saved by a racing attempt first (unique violation on

@@ -1,299 +1,14 @@
 //! Agent sessions: registration, attachment of the agent's processes, expulsion, waiting
-//! (PostgreSQL; see `store::sqlite::sessions`). A session belongs to the host whose board registered it
+//! (PostgreSQL; see `store::procs::sessions`). A session belongs to the host whose board registered it
 //! (`sessions.host`); its id is unique across hosts.
 
-use super::{col, emit, event_rows, Conn, PgStore};
+use super::{col, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::SessionView;
-use crate::store::session_rules;
-use crate::store::session_rules::session_base_name;
-use crate::store::{check_text, AgentState, EventKind, Events, SessionRow, MAX_TEXT};
-
-/// The columns of a [`SessionRow`], in [`session_row`]'s order.
-macro_rules! session_row_sql {
-    ($($tail:tt)+) => {
-        concat!(
-            "SELECT id, token_hash, boot_id, launcher_pid, launcher_start, pid, pid_start,
-                    pane_id, pane_pid, pane_start, waiting, ended_at, idle_since, question FROM sessions ",
-            $($tail)+
-        )
-    };
-}
+use crate::store::procs;
+use crate::store::{EventKind, Events, SessionRow};
 
 impl PgStore {
-    pub(in crate::store) fn register_session(
-        &mut self,
-        name: &str,
-        token_hash: &str,
-        boot_id: &str,
-        launcher: Option<(i32, u64)>,
-        branch: Option<&str>,
-        attention_ms: Option<i64>,
-    ) -> BoardResult<(String, Events)> {
-        self.register_session_as(
-            name,
-            None,
-            token_hash,
-            boot_id,
-            launcher,
-            branch,
-            attention_ms,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::store) fn register_session_as(
-        &mut self,
-        name: &str,
-        role: Option<&str>,
-        token_hash: &str,
-        boot_id: &str,
-        launcher: Option<(i32, u64)>,
-        branch: Option<&str>,
-        attention_ms: Option<i64>,
-    ) -> BoardResult<(String, Events)> {
-        let base = session_base_name(name)?;
-        if let Some(role) = role {
-            crate::proto::labels::check_label("role", role)?;
-        }
-        let host = self.host.clone();
-        let launcher_pid = launcher.map(|l| i64::from(l.0));
-        let launcher_start = launcher.map(|l| l.1 as i64);
-        self.tx(|c, ev| {
-            for id in session_rules::candidate_ids(&base) {
-                // The name people see: `base` unless a live session has it, else the first
-                // free `base-N`, chosen by the same statement that inserts (under the
-                // exclusive write lock, so two hosts cannot pick the same one).
-                let inserted = c.exec(
-                    "INSERT INTO sessions (id, host, name, token_hash, boot_id, launcher_pid,
-                                           launcher_start, started_at, branch, attention_ms,
-                                           role)
-                     SELECT $1, $2,
-                            (SELECT c.name
-                               FROM (SELECT i, CASE WHEN i = 1 THEN $3::text
-                                                    ELSE $3::text || '-' || i::text END AS name
-                                       FROM generate_series(1, 10000) AS i) AS c
-                              WHERE NOT EXISTS (SELECT 1 FROM sessions l
-                                                 WHERE l.ended_at IS NULL AND l.name = c.name)
-                              ORDER BY c.i LIMIT 1),
-                            $4, $5, $6, $7, board_wall(), $8, $9, $10
-                      WHERE NOT EXISTS (SELECT 1 FROM retired_session_ids WHERE id = $1)
-                     ON CONFLICT (id) DO NOTHING",
-                    &[
-                        &id,
-                        &host,
-                        &base,
-                        &token_hash,
-                        &boot_id,
-                        &launcher_pid,
-                        &launcher_start,
-                        &branch,
-                        &attention_ms,
-                        &role,
-                    ],
-                )?;
-                if inserted == 1 {
-                    emit(
-                        c,
-                        ev,
-                        EventKind::SessionStart,
-                        None,
-                        Some(&id),
-                        None,
-                        "registered",
-                    )?;
-                    return Ok(id);
-                }
-            }
-            Err(session_rules::no_free_id(&base))
-        })
-    }
-
-    pub(in crate::store) fn attach_session(
-        &mut self,
-        id: &str,
-        agent: (i32, u64),
-        pane: Option<(&str, i32, u64)>,
-    ) -> BoardResult<()> {
-        let (n, _) = self.tx_shared(|c, _| {
-            c.exec(
-                "UPDATE sessions SET pid = $2, pid_start = $3,
-                        pane_id = COALESCE($4, pane_id), pane_pid = COALESCE($5, pane_pid),
-                        pane_start = COALESCE($6, pane_start)
-                 WHERE id = $1 AND ended_at IS NULL",
-                &[
-                    &id,
-                    &i64::from(agent.0),
-                    &(agent.1 as i64),
-                    &pane.map(|p| p.0),
-                    &pane.map(|p| i64::from(p.1)),
-                    &pane.map(|p| p.2 as i64),
-                ],
-            )
-        })?;
-        if n == 0 {
-            return Err(session_rules::attach_ended(id));
-        }
-        Ok(())
-    }
-
-    pub(in crate::store) fn expel_session(
-        &mut self,
-        id: &str,
-        reason: &str,
-    ) -> BoardResult<(bool, Events)> {
-        self.tx(|c, ev| {
-            let n = c.exec(
-                "UPDATE sessions SET ended_at = board_wall(), end_reason = $2, waiting = NULL,
-                        question = NULL
-                 WHERE id = $1 AND ended_at IS NULL",
-                &[&id, &reason],
-            )?;
-            if n == 0 {
-                return Ok(false);
-            }
-            // Every claim of the session in one statement: an agent may hold hundreds, and
-            // this transaction holds the write lock exclusively, so every other writer waits.
-            let short: String = reason.chars().take(500).collect();
-            let rows = c.rows(
-                concat!(
-                    "WITH ended AS (
-                         UPDATE claims SET ended_at = board_wall(), end_kind = ",
-                    crate::sql_end!(expel),
-                    ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
-                         RETURNING task_id, generation),
-                     reopened AS (
-                         UPDATE tasks SET state = ",
-                    crate::sql_state!(open),
-                    ", updated_at = board_wall()
-                         WHERE id IN (SELECT task_id FROM ended) AND state = ",
-                    crate::sql_state!(claimed),
-                    ")
-                     INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-                     SELECT board_wall(), $3, task_id, $1, generation, $4 FROM ended
-                     ORDER BY task_id
-                     RETURNING id, at, kind, task_id, session_id, generation, reason"
-                ),
-                &[&id, &reason, &EventKind::Expel.as_str(), &short],
-            )?;
-            let mut expelled = event_rows(&rows)?;
-            expelled.sort_by_key(|e| e.id);
-            ev.extend(expelled);
-            emit(c, ev, EventKind::SessionEnd, None, Some(id), None, reason)?;
-            Ok(true)
-        })
-    }
-
-    pub(in crate::store) fn set_waiting(
-        &mut self,
-        id: &str,
-        question: Option<&str>,
-    ) -> BoardResult<(bool, Events)> {
-        if let Some(q) = question {
-            check_text("question", q, MAX_TEXT, false)?;
-        }
-        self.tx_shared(|c, ev| {
-            let n = c.exec(
-                "UPDATE sessions SET waiting = $2 WHERE id = $1 AND ended_at IS NULL
-                   AND waiting IS DISTINCT FROM $2",
-                &[&id, &question],
-            )?;
-            if n == 1 {
-                match question {
-                    Some(q) => emit(c, ev, EventKind::Wait, None, Some(id), None, q)?,
-                    None => emit(c, ev, EventKind::Resume, None, Some(id), None, "resumed")?,
-                };
-            }
-            Ok(n == 1)
-        })
-    }
-
-    pub(in crate::store) fn set_question(
-        &mut self,
-        id: &str,
-        question: Option<&str>,
-    ) -> BoardResult<(bool, Events)> {
-        if let Some(q) = question {
-            check_text("question", q, MAX_TEXT, false)?;
-        }
-        self.tx_shared(|c, ev| {
-            let n = c.exec(
-                "UPDATE sessions SET question = $2 WHERE id = $1 AND ended_at IS NULL
-                   AND question IS DISTINCT FROM $2",
-                &[&id, &question],
-            )?;
-            if n == 1 {
-                let (kind, reason) = session_rules::question_event(question);
-                emit(c, ev, kind, None, Some(id), None, &reason)?;
-            }
-            Ok(n == 1)
-        })
-    }
-
-    pub(in crate::store) fn mark_contacted(&mut self, id: &str) -> BoardResult<bool> {
-        let (n, _) = self.tx_shared(|c, _| {
-            c.exec(
-                "UPDATE sessions SET contacted_at = board_wall()
-                 WHERE id = $1 AND ended_at IS NULL AND contacted_at IS NULL",
-                &[&id],
-            )
-        })?;
-        Ok(n == 1)
-    }
-
-    pub(in crate::store) fn set_idle(
-        &mut self,
-        id: &str,
-        reason: Option<&str>,
-    ) -> BoardResult<(bool, Events)> {
-        if let Some(r) = reason {
-            check_text("reason", r, MAX_TEXT, false)?;
-        }
-        self.tx_shared(|c, ev| {
-            let n = match reason {
-                Some(r) => {
-                    let n = c.exec(
-                        "UPDATE sessions SET idle_since = board_wall()
-                         WHERE id = $1 AND ended_at IS NULL AND idle_since IS NULL",
-                        &[&id],
-                    )?;
-                    if n == 1 {
-                        emit(c, ev, EventKind::Idle, None, Some(id), None, r)?;
-                    }
-                    n
-                }
-                None => c.exec(
-                    "UPDATE sessions SET idle_since = NULL WHERE id = $1 AND idle_since IS NOT NULL",
-                    &[&id],
-                )?,
-            };
-            Ok(n == 1)
-        })
-    }
-
-    pub(in crate::store) fn session(&self, id: &str) -> BoardResult<Option<SessionRow>> {
-        self.read(|c| one_session(c, id))
-    }
-
-    pub(in crate::store) fn session_end_reason(&self, id: &str) -> BoardResult<Option<String>> {
-        self.read(|c| {
-            let r = c.opt("SELECT end_reason FROM sessions WHERE id = $1", &[&id])?;
-            Ok(r.map(|r| col::<Option<String>>(&r, 0))
-                .transpose()?
-                .flatten())
-        })
-    }
-
-    pub(in crate::store) fn ended_session_count(&self) -> BoardResult<i64> {
-        self.read(|c| {
-            let r = c.one(
-                "SELECT COUNT(*) FROM sessions WHERE ended_at IS NOT NULL",
-                &[],
-            )?;
-            col(&r, 0)
-        })
-    }
-
     /// Live sessions of this host.
     pub(in crate::store) fn live_sessions(&self) -> BoardResult<Vec<SessionRow>> {
         self.read(|c| {
@@ -301,7 +16,7 @@ impl PgStore {
                 session_row_sql!("WHERE ended_at IS NULL AND host = $1 ORDER BY started_at, seq"),
                 &[&self.host],
             )?;
-            rows.iter().map(session_row).collect()
+            rows.iter().map(|r| procs::session_row(r)).collect()
         })
     }
 
@@ -319,17 +34,7 @@ impl PgStore {
                 ),
                 &[&boot_id, &pids, &self.host],
             )?;
-            rows.iter().map(session_row).collect()
-        })
-    }
-
-    /// Sessions of every host, for display (ended ones only with `all`). `state_of` is asked
-    /// only about this host's live sessions: another host's board watches its own, and here
-    /// they count as running.
-    pub(in crate::store) fn session_name(&self, id: &str) -> BoardResult<Option<String>> {
-        self.read(|c| {
-            let r = c.opt("SELECT name FROM sessions WHERE id = $1", &[&id])?;
-            r.map(|r| col::<String>(&r, 0)).transpose()
+            rows.iter().map(|r| procs::session_row(r)).collect()
         })
     }
 
@@ -363,94 +68,78 @@ impl PgStore {
         })?;
         Ok(ids)
     }
+}
 
-    pub(in crate::store) fn sessions(
-        &self,
-        recent_ended_ms: Option<i64>,
-        state_of: &dyn Fn(&SessionRow) -> Option<AgentState>,
-    ) -> BoardResult<Vec<SessionView>> {
-        let now = std::time::SystemTime::now();
-        let rows = self.read(|c| {
-            c.rows(
-                "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
-                        s.last_seen_at, s.ended_at, s.end_reason,
-                        ARRAY(SELECT task_id FROM claims c
-                              WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
-                        (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
-                        s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.host,
-                        s.question
-                 FROM sessions s
-                 WHERE $1::bigint IS NULL OR s.ended_at IS NULL
-                    OR (s.ended_at >= to_char((clock_timestamp()
-                                               - ($1::bigint)::float8 * interval '1 millisecond')
-                                              AT TIME ZONE 'UTC',
-                                              'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-                        AND NOT EXISTS (SELECT 1 FROM sessions n
-                                         WHERE n.name = s.name AND n.seq > s.seq))
-                 ORDER BY s.started_at, s.id",
-                &[&recent_ended_ms],
-            )
-        })?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let started_at: String = col(r, 6)?;
-            let contacted: Option<String> = col(r, 14)?;
-            let attention_ms: Option<i64> = col(r, 15)?;
-            let host: String = col(r, 16)?;
-            let attention =
-                session_rules::attention_of(&started_at, contacted.as_deref(), attention_ms, now);
-            let mut s = SessionView {
-                id: col(r, 0)?,
-                name: col(r, 1)?,
-                pid: col(r, 2)?,
-                launcher_pid: col(r, 3)?,
-                pane: col(r, 4)?,
-                waiting: col(r, 5)?,
-                question: col(r, 17)?,
-                started_at,
-                last_seen_at: col(r, 7)?,
-                ended_at: col(r, 8)?,
-                end_reason: col(r, 9)?,
-                claims: col(r, 10)?,
-                restarts: col(r, 11)?,
-                branch: col(r, 12)?,
-                idle_since: col(r, 13)?,
-                attention,
-                contacted_at: contacted,
-                state: AgentState::Starting,
-                host: Some(host.clone()),
-            };
-            let known = match session_rules::known_state(&s) {
-                Some(state) => Some(state),
-                None if host == self.host => match self.session(&s.id)? {
-                    Some(row) => state_of(&row),
-                    None => Some(AgentState::Gone),
-                },
-                None => None,
-            };
-            session_rules::settle_state(&mut s, known);
-            out.push(s);
-        }
-        Ok(out)
+/// The one statement that expels every live claim of session `id` (see
+/// [`crate::store::db::Db::expel_claims`]).
+pub(super) fn expel_claims(
+    c: &mut Conn,
+    ev: &mut Events,
+    id: &str,
+    reason: &str,
+) -> BoardResult<()> {
+    // Every claim of the session in one statement: an agent may hold hundreds, and
+    // this transaction holds the write lock exclusively, so every other writer waits.
+    let short: String = reason.chars().take(500).collect();
+    let rows = c.rows(
+        concat!(
+            "WITH ended AS (
+                 UPDATE claims SET ended_at = board_wall(), end_kind = ",
+            crate::sql_end!(expel),
+            ", end_reason = $2 WHERE session_id = $1 AND ended_at IS NULL
+                 RETURNING task_id, generation),
+             reopened AS (
+                 UPDATE tasks SET state = ",
+            crate::sql_state!(open),
+            ", updated_at = board_wall()
+                 WHERE id IN (SELECT task_id FROM ended) AND state = ",
+            crate::sql_state!(claimed),
+            ")
+             INSERT INTO events (at, kind, task_id, session_id, generation, reason)
+             SELECT board_wall(), $3, task_id, $1, generation, $4 FROM ended
+             ORDER BY task_id
+             RETURNING id, at, kind, task_id, session_id, generation, reason"
+        ),
+        &[&id, &reason, &EventKind::Expel.as_str(), &short],
+    )?;
+    let mut expelled = event_rows(&rows)?;
+    expelled.sort_by_key(|e| e.id);
+    ev.extend(expelled);
+    Ok(())
+}
+
+/// The sessions for display (see [`crate::store::db::Db::session_views`]): the cutoff on the
+/// server's clock.
+pub(super) fn session_views(
+    c: &mut Conn,
+    recent_ended_ms: Option<i64>,
+) -> BoardResult<Vec<SessionView>> {
+    let now = std::time::SystemTime::now();
+    let rows = c.rows(
+        "SELECT s.id, s.name, s.pid, s.launcher_pid, s.pane_id, s.waiting, s.started_at,
+                s.last_seen_at, s.ended_at, s.end_reason,
+                ARRAY(SELECT task_id FROM claims c
+                      WHERE c.session_id = s.id AND c.ended_at IS NULL ORDER BY task_id),
+                (SELECT COUNT(*) FROM sessions p WHERE p.name = s.name AND p.seq < s.seq),
+                s.branch, s.idle_since, s.contacted_at, s.attention_ms, s.question,
+                s.host
+         FROM sessions s
+         WHERE $1::bigint IS NULL OR s.ended_at IS NULL
+            OR (s.ended_at >= to_char((clock_timestamp()
+                                       - ($1::bigint)::float8 * interval '1 millisecond')
+                                      AT TIME ZONE 'UTC',
+                                      'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+                AND NOT EXISTS (SELECT 1 FROM sessions n
+                                 WHERE n.name = s.name AND n.seq > s.seq))
+         ORDER BY s.started_at, s.id",
+        &[&recent_ended_ms],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut s = procs::session_view(r, now)?;
+        s.claims = col(r, 10)?;
+        s.host = Some(col(r, 17)?);
+        out.push(s);
     }
-}
-
-fn one_session(c: &mut Conn, id: &str) -> BoardResult<Option<SessionRow>> {
-    let r = c.opt(session_row_sql!("WHERE id = $1"), &[&id])?;
-    r.map(|r| session_row(&r)).transpose()
-}
-
-fn session_row(r: &postgres::Row) -> BoardResult<SessionRow> {
-    Ok(SessionRow {
-        id: col(r, 0)?,
-        token_hash: col(r, 1)?,
-        boot_id: col(r, 2)?,
-        launcher: session_rules::pid_pair(col(r, 3)?, col(r, 4)?),
-        agent: session_rules::pid_pair(col(r, 5)?, col(r, 6)?),
-        pane: session_rules::pane_triple(col(r, 7)?, col(r, 8)?, col(r, 9)?),
-        waiting: col(r, 10)?,
-        ended_at: col(r, 11)?,
-        idle_since: col(r, 12)?,
-        question: col(r, 13)?,
-    })
+    Ok(out)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::cluster::{skip_reason, Cluster};
 use super::PgStore;
 use crate::proto::error::ErrorKind;
-use crate::store::{TaskId, OPERATOR};
+use crate::store::{Store, TaskId, OPERATOR};
 
 /// A new, empty database on the test process's shared cluster: its URL, and a directory for
 /// the hosts' local files.

@@ -2,12 +2,14 @@
 //! module for the rule): what kind of file it is, new epochs, unclean stops, the clean stop.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection};
 
+use super::db::Lite;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult};
+use crate::store::db::Db;
 use crate::store::identity::{Mark, MarkFile, Opened, APPLICATION_ID};
 
 fn refuse(msg: String) -> BoardError {
@@ -90,25 +92,9 @@ impl SqliteStore {
         let dir = db.parent().unwrap_or(Path::new("."));
         let hwm = dir.join("generation.hwm");
         let found = inspect(db)?;
-        let mark = match fs::read_to_string(&hwm) {
-            Ok(t) => Some(Mark::parse(&t, &hwm)?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(refuse(format!("cannot read {}: {e}", hwm.display()))),
-        };
-        if let (Some(m), Found::Missing | Found::Empty, false) = (&mark, &found, new_epoch) {
-            let what = if matches!(found, Found::Missing) {
-                "missing"
-            } else {
-                "empty (0 bytes)"
-            };
-            return Err(refuse(format!(
-                "{} is {what}, but this board existed ({} records board {} at epoch {}, generations up to {}): restore the database, or start a new, empty board above those generations with `board serve --new-epoch`",
-                db.display(),
-                hwm.display(),
-                m.board,
-                m.epoch,
-                m.reserved
-            )));
+        let mark = read_mark(&hwm)?;
+        if let (Some(m), false) = (&mark, new_epoch) {
+            refuse_missing(db, &hwm, m, &found)?;
         }
         if matches!(found, Found::Empty) {
             // SQLite would take a 0-byte file as a new database; only `--new-epoch` gets here.
@@ -128,79 +114,48 @@ impl SqliteStore {
                     r.get(0)
                 })?;
         let (opened, mut mark) = match mark {
-            None => {
-                let board = db_board.clone().unwrap_or_else(new_board_id);
-                let opened = match found {
-                    Found::Missing | Found::Empty => Opened::Created,
-                    _ => Opened::Adopted,
-                };
-                (
-                    opened,
-                    Mark {
-                        board,
-                        epoch: 1,
-                        reserved: max_gen,
-                        events: last_event,
-                        stopped: false,
-                    },
-                )
-            }
+            None => first_mark(&found, db_board.clone(), max_gen, last_event),
             Some(m) => {
-                let other = db_board.as_ref().is_some_and(|b| *b != m.board);
-                if other && !new_epoch {
-                    return Err(refuse(format!(
-                        "{} belongs to another board ({}), not to the one {} records ({}): move it away, or accept it above this board's generations with `board serve --new-epoch`",
-                        db.display(),
-                        db_board.unwrap_or_default(),
-                        hwm.display(),
-                        m.board
-                    )));
-                }
-                let opened = if other || matches!(found, Found::Missing | Found::Empty) {
-                    Opened::NewEpoch(format!(
-                        "accepted with --new-epoch ({})",
-                        if other {
-                            "a database of another board"
-                        } else {
-                            "a new, empty database"
-                        }
-                    ))
-                } else if last_event < m.events {
-                    Opened::NewEpoch(format!(
-                        "the database is behind {} (its last event is {last_event}, the mark says {}): it was restored from an older copy",
-                        hwm.display(),
-                        m.events
-                    ))
-                } else if m.stopped && last_event == m.events {
-                    Opened::Clean
-                } else {
-                    Opened::Unclean
+                let seen = Seen {
+                    db,
+                    hwm: &hwm,
+                    found: &found,
+                    db_board: db_board.as_deref(),
+                    last_event,
+                    new_epoch,
                 };
-                (opened, m)
+                (judge(&seen, &m)?, m)
             }
         };
         mark.reserved = mark.reserved.max(max_gen);
         if db_board.as_deref() != Some(mark.board.as_str()) {
             store.set_meta("board_id", &mark.board)?;
         }
-        match &opened {
+        store.settle_epoch(&opened, mark, hwm)?;
+        Ok((store, opened))
+    }
+
+    /// Moves to a new epoch or raises the generation floor as `opened` says, then writes the
+    /// high-water mark `mark` to `hwm` and keeps it for the grants to come.
+    fn settle_epoch(&mut self, opened: &Opened, mut mark: Mark, hwm: PathBuf) -> BoardResult<()> {
+        match opened {
             Opened::NewEpoch(reason) => {
                 mark.epoch += 1;
-                store.open_epoch(mark.epoch, mark.reserved, reason)?;
+                self.open_epoch(mark.epoch, mark.reserved, reason)?;
             }
-            Opened::Unclean => store.set_meta("generation_floor", &mark.reserved.to_string())?,
+            Opened::Unclean => self.set_meta("generation_floor", &mark.reserved.to_string())?,
             _ => {}
         }
-        store.set_meta("epoch", &mark.epoch.to_string())?;
+        self.set_meta("epoch", &mark.epoch.to_string())?;
         mark.stopped = false;
-        mark.events = mark.events.min(store.last_event_id()?);
+        mark.events = mark.events.min(self.last_event_id()?);
         let mut file = MarkFile {
             path: hwm,
             mark: mark.clone(),
         };
         file.write(mark)?;
-        store.mark = Some(std::sync::Arc::new(std::sync::Mutex::new(file)));
-        Ok((store, opened))
+        self.mark = Some(std::sync::Arc::new(std::sync::Mutex::new(file)));
+        Ok(())
     }
 
     pub(in crate::store) fn mark_clean_stop(&mut self) -> BoardResult<()> {
@@ -232,28 +187,7 @@ impl SqliteStore {
     fn open_epoch(&mut self, epoch: i64, floor: i64, reason: &str) -> BoardResult<Events> {
         let (_, ev) = self.tx(|tx, ev| {
             let why = format!("new epoch {epoch}: {reason}; every claim ended");
-            let ended = {
-                let mut st = tx.prepare(concat!(
-                    "UPDATE claims SET ended_at = ?1, end_kind = ",
-                    crate::sql_end!(epoch),
-                    ", end_reason = ?2, told = 0
-                         WHERE ended_at IS NULL RETURNING task_id, session_id, generation"
-                ))?;
-                let rows = st.query_map(params![now_wall(), why], super::lapse::ended_claim)?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            for (task, agent, generation) in ended {
-                super::lapse::reopen(tx, task)?;
-                emit(
-                    tx,
-                    ev,
-                    EventKind::Release,
-                    Some(task),
-                    Some(&agent),
-                    Some(generation),
-                    &why,
-                )?;
-            }
+            crate::store::procs::end_claims_for_epoch(&mut Lite::new(tx), ev, &why)?;
             tx.execute(
                 "UPDATE tasks SET generation = MAX(generation, ?1)",
                 params![floor],
@@ -263,11 +197,111 @@ impl SqliteStore {
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 params![floor.to_string()],
             )?;
-            emit(tx, ev, EventKind::Epoch, None, None, Some(floor), &why)?;
+            Lite::new(tx).emit(ev, EventKind::Epoch, None, None, Some(floor), &why)?;
             Ok(())
         })?;
         Ok(ev)
     }
+}
+
+/// The high-water mark at `hwm`, None when there is none yet. Errors: an unreadable or
+/// malformed mark.
+fn read_mark(hwm: &Path) -> BoardResult<Option<Mark>> {
+    match fs::read_to_string(hwm) {
+        Ok(t) => Ok(Some(Mark::parse(&t, hwm)?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(refuse(format!("cannot read {}: {e}", hwm.display()))),
+    }
+}
+
+/// Refuses a missing or empty database where the mark `m` says a board existed (only
+/// `--new-epoch` starts over).
+fn refuse_missing(db: &Path, hwm: &Path, m: &Mark, found: &Found) -> BoardResult<()> {
+    let what = match found {
+        Found::Missing => "missing",
+        Found::Empty => "empty (0 bytes)",
+        _ => return Ok(()),
+    };
+    Err(refuse(format!(
+        "{} is {what}, but this board existed ({} records board {} at epoch {}, generations up to {}): restore the database, or start a new, empty board above those generations with `board serve --new-epoch`",
+        db.display(),
+        hwm.display(),
+        m.board,
+        m.epoch,
+        m.reserved
+    )))
+}
+
+/// The first mark of a board that had none: created, or an existing database adopted.
+fn first_mark(
+    found: &Found,
+    db_board: Option<String>,
+    max_gen: i64,
+    last_event: i64,
+) -> (Opened, Mark) {
+    let opened = match found {
+        Found::Missing | Found::Empty => Opened::Created,
+        _ => Opened::Adopted,
+    };
+    let mark = Mark {
+        board: db_board.unwrap_or_else(new_board_id),
+        epoch: 1,
+        reserved: max_gen,
+        events: last_event,
+        stopped: false,
+    };
+    (opened, mark)
+}
+
+/// What a starting board found, for [`judge`].
+struct Seen<'a> {
+    db: &'a Path,
+    hwm: &'a Path,
+    found: &'a Found,
+    /// The board id the database records.
+    db_board: Option<&'a str>,
+    /// The database's last event id.
+    last_event: i64,
+    /// `board serve --new-epoch`.
+    new_epoch: bool,
+}
+
+/// How the database opens against the mark `m` (rule 8a). Errors: a database of another
+/// board, without `--new-epoch`.
+fn judge(seen: &Seen<'_>, m: &Mark) -> BoardResult<Opened> {
+    let other = seen.db_board.is_some_and(|b| b != m.board);
+    if other && !seen.new_epoch {
+        return Err(refuse(format!(
+            "{} belongs to another board ({}), not to the one {} records ({}): move it away, or accept it above this board's generations with `board serve --new-epoch`",
+            seen.db.display(),
+            seen.db_board.unwrap_or_default(),
+            seen.hwm.display(),
+            m.board
+        )));
+    }
+    let last_event = seen.last_event;
+    Ok(
+        if other || matches!(seen.found, Found::Missing | Found::Empty) {
+            Opened::NewEpoch(format!(
+                "accepted with --new-epoch ({})",
+                if other {
+                    "a database of another board"
+                } else {
+                    "a new, empty database"
+                }
+            ))
+        } else if last_event < m.events {
+            Opened::NewEpoch(format!(
+            "the database is behind {} (its last event is {last_event}, the mark says {}): it was restored from an older copy",
+            seen.hwm.display(),
+            m.events
+        ))
+        } else if m.stopped && last_event == m.events {
+            Opened::Clean
+        } else {
+            Opened::Unclean
+        },
+    )
 }
 
 #[cfg(test)]

@@ -2,31 +2,30 @@
 //!
 //! One [`SqliteStore`] owns the one write connection of the board process (ARCHITECTURE.md rule
 //! 11), so no `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE`
-//! transaction (see the store's module docs for the rules both backends keep). Each concern has
-//! its module (`tasks`, `claims`, `holder_writes`, `lapse`, `sessions`, …); the `Store` trait
-//! forwards to their methods.
+//! transaction (see the store's module docs for the rules both backends keep). The procedures
+//! both backends share are `store::procs`, run over this backend's `db::Lite`; what SQLite
+//! spells its own way stays here, one module per concern (`tasks`, `claims`, `lapse`,
+//! `sessions`, …).
 
+use crate::store::db::Db;
 use std::path::Path;
 
 mod claims;
+mod db;
 mod events;
-mod holder_writes;
 mod hosts;
 mod identity;
-mod import;
 mod lapse;
 mod messages;
 #[cfg(test)]
 mod model_tests;
 mod op_results;
-mod refusals;
-mod review;
 mod sessions;
 mod tasks;
 mod terminal;
 mod words;
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use super::*;
@@ -56,6 +55,8 @@ pub struct SqliteStore {
     /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
     /// step then runs in a savepoint inside it instead of a transaction of its own.
     in_op: bool,
+    /// The lease-clock time the last shared procedure passed (see `db::Lite`).
+    lease_now: std::cell::Cell<Option<i64>>,
     notify: Option<Notify>,
     /// The high-water mark of issued generations ([`crate::store::identity`]); None for a database opened
     /// without it ([`Store::open`], tests and tools).
@@ -87,6 +88,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn,
             in_op: false,
+            lease_now: std::cell::Cell::new(None),
             notify: None,
             mark: None,
         })
@@ -148,74 +150,4 @@ impl SqliteStore {
     }
 
     // ----- meta -------------------------------------------------------------------------------
-
-    pub(in crate::store) fn meta(&self, key: &str) -> BoardResult<Option<String>> {
-        Ok(self
-            .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()?)
-    }
-
-    pub(in crate::store) fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()> {
-        self.tx(|tx, _| {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )?;
-            Ok(())
-        })?;
-        Ok(())
-    }
-
-    pub(in crate::store) fn record(
-        &mut self,
-        kind: EventKind,
-        task: Option<i64>,
-        agent: Option<&str>,
-        generation: Option<i64>,
-        reason: &str,
-    ) -> BoardResult<Events> {
-        let ((), ev) = self.tx(|tx, ev| {
-            emit(tx, ev, kind, task, agent, generation, reason)?;
-            Ok(())
-        })?;
-        Ok(ev)
-    }
-}
-
-/// Appends one event in `tx` and queues it for broadcast.
-pub(in crate::store) fn emit(
-    tx: &Connection,
-    ev: &mut Events,
-    kind: EventKind,
-    task: Option<i64>,
-    agent: Option<&str>,
-    generation: Option<i64>,
-    reason: &str,
-) -> BoardResult<()> {
-    let at = now_wall();
-    // Keep the log readable: huge agent text lives in notes and tasks, not in every event.
-    let reason: String = reason.chars().take(500).collect();
-    tx.execute(
-        "INSERT INTO events (at, kind, task_id, session_id, generation, reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![at, kind, task, agent, generation, reason],
-    )?;
-    ev.push(EventView {
-        id: tx.last_insert_rowid(),
-        at,
-        kind,
-        task,
-        agent: agent.map(str::to_string),
-        generation,
-        reason: Some(reason),
-    });
-    Ok(())
-}
-
-pub(in crate::store) fn task_state(tx: &Connection, id: i64) -> BoardResult<TaskState> {
-    tx.query_row("SELECT state FROM tasks WHERE id = ?1", [id], |r| r.get(0))
-        .optional()?
-        .ok_or_else(|| task_not_found(id))
 }

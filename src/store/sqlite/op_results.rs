@@ -1,7 +1,7 @@
 //! Retries applied once: the `op_id` lookup, the operation and its saved answer are one
 //! transaction (design, "Wire format").
 //!
-//! [`Store::with_op`] opens one `BEGIN IMMEDIATE` transaction, looks the `(identity, op_id)` pair
+//! `Store::with_op` (`procs::with_op`) opens one `BEGIN IMMEDIATE` transaction, looks the `(identity, op_id)` pair
 //! up in `op_results`, and either returns the saved answer or runs the operation and saves its
 //! answer before the single commit. While the scope is open every store step the operation makes
 //! (its own `tx`) runs in a savepoint inside that transaction, so a step that fails is rolled back
@@ -9,25 +9,22 @@
 //! operation together with its answer. Two racing attempts with one `op_id` are serialized by the
 //! write lock of the one writer connection: the second finds the first one's answer.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::Connection;
 
-use super::{now_wall, Events, SqliteStore, Store};
+use super::{Events, SqliteStore};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::answers::{decode, encode, Answer};
+use crate::store::answers::Answer;
+use crate::store::db::ScopeBody;
 
 impl SqliteStore {
-    pub(in crate::store) fn with_op(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
-    ) -> BoardResult<Answer> {
+    /// The `op_id` scope: one `BEGIN IMMEDIATE` transaction around `body`.
+    pub(super) fn op_scope(&mut self, body: &mut ScopeBody<'_, Self>) -> BoardResult<Answer> {
         if self.in_op {
             return Err(BoardError::internal("nested op_id scopes"));
         }
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
         self.in_op = true;
-        let out = self.op_body(identity, op_id, op);
+        let out = body(self);
         self.in_op = false;
         let committed = match &out {
             Ok(_) => self.conn.execute_batch("COMMIT").map_err(BoardError::from),
@@ -41,25 +38,6 @@ impl SqliteStore {
         out
     }
 
-    fn op_body(
-        &mut self,
-        identity: &str,
-        op_id: &str,
-        op: &mut dyn FnMut(&mut dyn Store) -> Answer,
-    ) -> BoardResult<Answer> {
-        if let Some(saved) = lookup(&self.conn, identity, op_id)? {
-            return Ok(decode(&saved));
-        }
-        let answer = op(self);
-        if let Some(saved) = encode(&answer) {
-            self.conn.execute(
-                "INSERT INTO op_results (identity, op_id, response, at) VALUES (?1, ?2, ?3, ?4)",
-                params![identity, op_id, saved, now_wall()],
-            )?;
-        }
-        Ok(answer)
-    }
-
     /// One step inside an open op scope: a savepoint that is released on `Ok` and rolled back on
     /// `Err`, the same outcome the step has in a transaction of its own.
     pub(in crate::store) fn op_step<T>(
@@ -69,7 +47,7 @@ impl SqliteStore {
         self.op_step_refusable(|c, ev| f(c, ev).map(Ok))
     }
 
-    /// [`Store::op_step`] for a step that may be refused after changing something that must
+    /// [`SqliteStore::op_step`] for a step that may be refused after changing something that must
     /// stand (see `tx_refusable`): `Ok(Err(refusal))` keeps the step's changes and hands its
     /// events to the notify hook, as outside a scope.
     pub(in crate::store) fn op_step_refusable<T>(
@@ -101,20 +79,11 @@ impl SqliteStore {
     }
 }
 
-fn lookup(conn: &Connection, identity: &str, op_id: &str) -> BoardResult<Option<String>> {
-    Ok(conn
-        .query_row(
-            "SELECT response FROM op_results WHERE identity = ?1 AND op_id = ?2",
-            params![identity, op_id],
-            |r| r.get(0),
-        )
-        .optional()?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::error::ErrorKind;
+    use crate::store::Store;
     use serde_json::{json, Value};
 
     fn store() -> (tempfile::TempDir, SqliteStore) {
