@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::db::Lite;
+use super::lite::Lite;
 use super::*;
 use crate::proto::error::BoardResult;
 use crate::store::db::Ask;
@@ -54,7 +54,11 @@ pub(super) fn grant(
         })
         .optional()?;
     let Some((id, generation)) = granted else {
-        return Err(explain_claim_refusal(&mut db::Lite::new(tx), agent, task)?);
+        return Err(explain_claim_refusal(
+            &mut super::lite::Lite::new(tx),
+            agent,
+            task,
+        )?);
     };
     // ARCHITECTURE.md rule 8a: the high-water mark covers this generation before it is issued.
     if let Some(mark) = mark {

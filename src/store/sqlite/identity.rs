@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection};
 
-use super::db::Lite;
+use super::lite::Lite;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::db::Db;

@@ -4,7 +4,7 @@
 
 use rusqlite::params;
 
-use super::db::Lite;
+use super::lite::Lite;
 use super::*;
 use crate::proto::error::BoardResult;
 use crate::store::db::Db;

@@ -3,7 +3,7 @@
 //! One [`SqliteStore`] owns the one write connection of the board process (ARCHITECTURE.md rule
 //! 11), so no `SQLITE_BUSY` reaches a client. Every state change runs in one `BEGIN IMMEDIATE`
 //! transaction (see the store's module docs for the rules both backends keep). The procedures
-//! both backends share are `store::procs`, run over this backend's `db::Lite`; what SQLite
+//! both backends share are `store::procs`, run over this backend's `lite::Lite`; what SQLite
 //! spells its own way stays here, one module per concern (`tasks`, `claims`, `lapse`,
 //! `sessions`, …).
 
@@ -16,6 +16,7 @@ mod events;
 mod hosts;
 mod identity;
 mod lapse;
+mod lite;
 mod messages;
 #[cfg(test)]
 mod model_tests;
@@ -55,7 +56,7 @@ pub struct SqliteStore {
     /// True while an `op_id` scope holds the write transaction open (see `op_results`): each
     /// step then runs in a savepoint inside it instead of a transaction of its own.
     in_op: bool,
-    /// The lease-clock time the last shared procedure passed (see `db::Lite`).
+    /// The lease-clock time the last shared procedure passed (see `lite::Lite`).
     lease_now: std::cell::Cell<Option<i64>>,
     notify: Option<Notify>,
     /// The high-water mark of issued generations ([`crate::store::identity`]); None for a database opened

@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use super::db::Lite;
+use super::lite::Lite;
 use super::session_rules;
 use super::*;
 use crate::proto::error::{BoardError, BoardResult};

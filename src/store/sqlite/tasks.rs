@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::db::{Lite, LiteRow};
+use super::lite::{Lite, LiteRow};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::TaskView;
 use crate::store::db::{get, Db, Pick};
