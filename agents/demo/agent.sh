@@ -3,7 +3,9 @@
 # `sleep` standing in for the work. Claim → work → note → done, until the backlog is finished.
 #
 # Environment: BOARD_BIN (the board binary; default `board` on PATH), DEMO_CRASH_ON (crash with
-# SIGKILL in the middle of this agent's Nth task), DEMO_PAUSE_ON (stop itself with SIGSTOP in
+# SIGKILL in the middle of this agent's Nth task, or of the first task after it that nobody
+# held before: a task taken over from the paused agent is finished, so the demo shows another
+# agent finishing it), DEMO_PAUSE_ON (stop itself with SIGSTOP in
 # the middle of its Nth task, as a laptop lid or a stuck process would; `board demo` sends
 # SIGCONT once another agent holds that task), DEMO_WORK_MS (how long a task takes, ms).
 set -u
@@ -27,7 +29,7 @@ while true; do
     # Work: a little CPU and a little waiting, in slices, as an agent would.
     slices=$((work_ms / 100 + RANDOM % 4))
     for ((i = 0; i < slices; i++)); do
-        if [ "$crash_on" -eq "$n" ] && [ "$i" -eq 1 ]; then
+        if [ "$crash_on" -gt 0 ] && [ "$n" -ge "$crash_on" ] && [ "$gen" -eq 1 ] && [ "$i" -eq 1 ]; then
             kill -9 $$ # crash in the middle of the task
         fi
         if [ "$pause_on" -eq "$n" ] && [ "$i" -eq 1 ]; then
