@@ -131,6 +131,26 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_clean_stop_ends_a_shared_stores_host_and_expels_its_claims(s) {
+        let shared = s.describe().kind != "sqlite";
+        s.host_beat(60_000, 30_000).unwrap();
+        let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
+        let a = agent(s, "claude");
+        s.claim(&a, Some(TaskId(t.id)), 0, 60_000).unwrap();
+        let ev = s.end_host("stopped by `board stop`").unwrap();
+        if shared {
+            let expel = ev.iter().find(|e| e.kind == EventKind::Expel && e.task == Some(t.id));
+            assert!(expel.is_some(), "the host's claim is expelled at once: {ev:?}");
+            assert_eq!(s.task(t.id, 0).unwrap().holder, None);
+            assert!(s.end_host("again").unwrap().is_empty(), "an ended host ends once");
+        } else {
+            assert!(ev.is_empty(), "one host: its agent sessions outlive the board");
+            assert_eq!(s.task(t.id, 0).unwrap().holder.as_deref(), Some(a.as_str()));
+        }
+    }
+}
+
+on_every_backend! {
     fn an_exported_backlog_imports_as_new_tasks_with_its_goal(s) {
         s.add_task("one", "", 0, &[], OPERATOR, 0).unwrap();
         s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
