@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use super::lite::{Lite, LiteRow};
+use super::lite::Lite;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::TaskView;
-use crate::store::db::{get, Db, Pick};
+use crate::store::db::{get, Db, Pick, Row};
 use crate::store::procs::task_view_row;
 use crate::store::TaskState;
 
@@ -47,49 +47,53 @@ pub(in crate::store) fn task_views(
     Ok(views)
 }
 
-/// The views `pick` picks, without their dependencies.
+/// The views `pick` picks, without their dependencies, each row mapped as SQLite reads it.
 fn view_rows(c: &mut Lite<'_>, pick: Pick, now_ms: i64) -> BoardResult<Vec<TaskView>> {
-    let rows = match pick {
-        Pick::One(id) => c.rows(view_sql!("WHERE t.id = $1"), &args![id])?,
+    let view = |r: &dyn Row| task_view_row(r, now_ms);
+    match pick {
+        Pick::One(id) => c.map_rows(view_sql!("WHERE t.id = $1"), &args![id], view),
         Pick::Page {
             states,
             after,
             limit,
-        } => page_rows(c, states, after, limit.unwrap_or(-1))?,
-        Pick::Ready { limit } => c.rows(
+        } => page_rows(c, states, after, limit.unwrap_or(-1), view),
+        Pick::Ready { limit } => c.map_rows(
             view_sql!(
                 "WHERE ",
                 ready!("t"),
                 " ORDER BY t.priority DESC, t.id LIMIT $1"
             ),
             &args![limit.unwrap_or(-1)],
-        )?,
-    };
-    rows.iter().map(|r| task_view_row(r, now_ms)).collect()
+            view,
+        ),
+    }
 }
 
-/// The rows of one page: tasks above `after` (in `states`, when given), at most `limit` (-1:
+/// The views of one page: tasks above `after` (in `states`, when given), at most `limit` (-1:
 /// all). The state filter goes in as a JSON list.
 fn page_rows(
     c: &mut Lite<'_>,
     states: Option<&[TaskState]>,
     after: i64,
     limit: i64,
-) -> BoardResult<Vec<LiteRow>> {
+    view: impl FnMut(&dyn Row) -> BoardResult<TaskView>,
+) -> BoardResult<Vec<TaskView>> {
     let Some(states) = states else {
-        return c.rows(
+        return c.map_rows(
             view_sql!("WHERE t.id > $1 ORDER BY t.id LIMIT $2"),
             &args![after, limit],
+            view,
         );
     };
     let states = serde_json::to_string(states)
         .map_err(|e| BoardError::internal(format!("encoding the state filter: {e}")))?;
-    c.rows(
+    c.map_rows(
         view_sql!(
             "WHERE t.id > $1 AND t.state IN (SELECT value FROM json_each($3))
              ORDER BY t.id LIMIT $2"
         ),
         &args![after, limit, &states],
+        view,
     )
 }
 
