@@ -220,11 +220,13 @@ pub fn uncommitted(wt: &Worktree) -> BoardResult<Vec<String>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn sh(cwd: &Path, args: &[&str]) {
+    /// Runs `git ARGS` in `cwd` with no user or system configuration and a fixed author;
+    /// panics when git fails. Shared by the team's worktree tests.
+    pub(in crate::agent_tools::team) fn sh(cwd: &Path, args: &[&str]) {
         let out = Command::new("git")
             .args(args)
             .current_dir(cwd)

@@ -99,21 +99,7 @@ pub fn commits_not_on_base(root: &Path, wt: &Worktree) -> Option<(usize, String)
 mod tests {
     use super::*;
     use crate::agent_tools::team::worktree::{ensure, repo_prefix};
-
-    fn sh(cwd: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(cwd)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
+    use crate::agent_tools::team::worktree_files::tests::sh;
 
     #[test]
     fn a_worktree_is_made_kept_and_removed_only_when_clean() {
