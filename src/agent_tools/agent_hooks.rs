@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::profile::CliKind;
 use crate::proto::client::{self, Client};
 use crate::proto::methods::{ActivityKind, ActivityParams, Call, InboxParams};
-use crate::proto::results::{ActivityResult, InboxResult};
+use crate::proto::methods::{ActivityResult, InboxResult};
 use crate::proto::MessageView;
 
 /// The longest the hook waits for its payload on stdin.

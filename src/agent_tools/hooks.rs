@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use crate::agent_tools::init::Action;
 use crate::proto::client::{self, Client};
 use crate::proto::error::BoardError;
+use crate::proto::methods::CheckResult;
 use crate::proto::methods::{Call, CheckParams};
-use crate::proto::results::CheckResult;
 
 /// The hooks board installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];

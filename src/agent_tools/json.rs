@@ -147,7 +147,7 @@ pub fn answer(link: &mut Link, line: &Line, line_no: u64) -> String {
             "`session.*` calls belong to the `board run` launcher; start an agent with \
              `board run -- CMD` instead",
         ),
-        Access::Read | Access::Write => None,
+        Access::Read | Access::Write | Access::Land => None,
     };
     if let Some(why) = refused {
         return error_line(&req.id, &BoardError::usage(why).with("line", line_no));

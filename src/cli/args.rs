@@ -102,11 +102,6 @@ pub enum Cmd {
         #[arg(long)]
         no_review: bool,
     },
-    /// Cancel a task (its claim, if any, ends).
-    Cancel {
-        /// Task id.
-        task: i64,
-    },
     /// List tasks.
     List {
         /// Only tasks in this state (open, ready, blocked, claimed, done, cancelled); repeatable.
@@ -130,11 +125,6 @@ pub enum Cmd {
         /// Only tasks carrying this label.
         #[arg(long, value_name = "L")]
         label: Option<String>,
-    },
-    /// Show one task with its notes and history.
-    Show {
-        /// Task id.
-        task: i64,
     },
     /// Claim a task (or the best ready one) for this agent session.
     Claim {
@@ -166,22 +156,6 @@ pub enum Cmd {
         #[arg(long, value_name = "REV")]
         commit: Option<String>,
     },
-    /// Accept a task in review: the board lands its commit on the base branch, then it is done.
-    Accept {
-        /// Task id.
-        task: i64,
-        /// Why it is good (kept as a note).
-        #[arg(long)]
-        note: Option<String>,
-    },
-    /// Reject a task in review: it goes back to ready with the note.
-    Reject {
-        /// Task id.
-        task: i64,
-        /// What is wrong and what to do instead.
-        #[arg(long)]
-        note: String,
-    },
     /// Give a claimed task back.
     Release {
         /// Task id.
@@ -196,16 +170,6 @@ pub enum Cmd {
         #[arg(long)]
         generation: Option<i64>,
     },
-    /// Add a note to a task (as its holder, or as an operator).
-    Note {
-        /// Task id.
-        task: i64,
-        /// The note.
-        text: String,
-        /// As holder: require this claim generation.
-        #[arg(long)]
-        generation: Option<i64>,
-    },
     /// Renew this agent's claims now.
     Renew,
     /// Exit 0 only if this agent holds a live claim (on TASK, at --generation).
@@ -216,6 +180,9 @@ pub enum Cmd {
         #[arg(long)]
         generation: Option<i64>,
     },
+    /// The commands that are one request of a method, generated from the method table.
+    #[command(flatten)]
+    Verb(super::verbs::VerbCmd),
     /// Ask a person a question. It stays open (and this agent's claims are kept) until a
     /// person answers it (`board answer`, `A` in the TUI), you withdraw it (`board resume`) or
     /// the session ends; nothing else you do ends it. Without --block it returns at once: read
@@ -231,16 +198,6 @@ pub enum Cmd {
         /// Longest wait with --block (e.g. "30m").
         #[arg(long, requires = "block", value_parser = crate::proto::config::parse_duration, default_value = "24h")]
         timeout: Duration,
-    },
-    /// Withdraw this agent's open question (and end its CLI's permission prompt).
-    Resume,
-    /// Answer an agent's open question: the answer goes to its inbox and the question ends
-    /// (a `board wait --block` there prints it). Refused when it has no open question.
-    Answer {
-        /// The agent session that asked: its id, or its name when one live session has it.
-        agent: String,
-        /// The answer.
-        text: String,
     },
     /// List agent sessions by name: the live ones and, for 10 minutes, the last ended one of
     /// each name.

@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::proto::backlog::{Backlog, Format};
 use crate::proto::client::{self, answer_of};
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::ImportResult;
 use crate::proto::methods::{Call, NoParams};
-use crate::proto::results::ImportResult;
 
 /// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
 /// and imports it in one request. Errors: `usage` naming the file and the line or key that is

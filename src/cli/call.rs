@@ -14,6 +14,9 @@ use crate::proto::Method;
 /// The request a one-shot command sends, typed by the method table (`hello` for a command that
 /// is not one request).
 pub(super) fn request_of(cmd: &Cmd) -> Call {
+    if let Cmd::Verb(v) = cmd {
+        return v.call();
+    }
     task_call(cmd)
         .or_else(|| holder_call(cmd))
         .or_else(|| read_call(cmd))
@@ -45,15 +48,6 @@ fn task_call(cmd: &Cmd) -> Option<Call> {
             review: review_choice(*review, *no_review),
         }),
         Cmd::Edit { .. } => edit_call(cmd),
-        Cmd::Cancel { task } => Call::Cancel(TaskParams { task: *task }),
-        Cmd::Accept { task, note } => Call::Accept(AcceptParams {
-            task: *task,
-            note: note.clone(),
-        }),
-        Cmd::Reject { task, note } => Call::Reject(RejectParams {
-            task: *task,
-            note: note.clone(),
-        }),
         _ => return None,
     })
 }
@@ -87,15 +81,6 @@ fn holder_call(cmd: &Cmd) -> Option<Call> {
             note: note.clone(),
             force: Some(*force),
         }),
-        Cmd::Note {
-            task,
-            text,
-            generation,
-        } => Call::Note(NoteParams {
-            task: *task,
-            text: text.clone(),
-            generation: *generation,
-        }),
         Cmd::Renew => Call::Renew(NoParams {}),
         Cmd::Check { task, generation } => Call::Check(CheckParams {
             task: *task,
@@ -124,7 +109,6 @@ fn read_call(cmd: &Cmd) -> Option<Call> {
             limit: *limit,
             label: label.clone(),
         }),
-        Cmd::Show { task } => Call::Show(TaskParams { task: *task }),
         Cmd::Agents {
             prune: true, older, ..
         } => Call::AgentsPrune(AgentsPruneParams {
@@ -147,11 +131,6 @@ fn people_call(cmd: &Cmd) -> Option<Call> {
     Some(match cmd {
         Cmd::Wait { question, .. } => Call::Wait(WaitParams {
             question: question.clone(),
-        }),
-        Cmd::Resume => Call::Resume(NoParams {}),
-        Cmd::Answer { agent, text } => Call::Answer(AnswerParams {
-            to: agent.clone(),
-            text: text.clone(),
         }),
         Cmd::Send { to, text } => Call::Send(SendParams {
             to: to.clone(),

@@ -10,8 +10,8 @@ use super::{fail, print};
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, STORE_DOWN};
 use crate::proto::glossary::EventKind;
+use crate::proto::methods::LogResult;
 use crate::proto::methods::{Call, LogParams};
-use crate::proto::results::LogResult;
 use crate::proto::EventView;
 
 pub(super) fn follow_log(json_out: bool, limit: i64) -> i32 {

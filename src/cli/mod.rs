@@ -26,6 +26,7 @@ pub mod run;
 pub mod supervise;
 pub mod tooling;
 pub mod up;
+pub mod verbs;
 
 use serde_json::Value;
 

@@ -21,7 +21,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::{
     AgentsParams, Call, SessionAttachParams, SessionExitParams, SessionRegisterParams,
 };
-use crate::proto::results::{AgentsResult, SessionExitResult, SessionRegisterResult};
+use crate::proto::methods::{AgentsResult, SessionExitResult, SessionRegisterResult};
 
 /// Runs the launcher; returns the exit code (the child's, or 128 + signal; 8 if no board).
 ///

@@ -4,7 +4,7 @@ use super::state::store_health::LastKnown;
 use super::state::Board;
 use crate::daemon::state::OffReactor;
 use crate::proto::error::BoardResult;
-use crate::proto::results::{LeaseSettings, StatusAgent, StatusResult};
+use crate::proto::methods::{LeaseSettings, StatusAgent, StatusResult};
 
 /// The status document: pid, uptime (s), paths, lease settings in force (ms), config error,
 /// pidfd support, and counts of sessions and tasks.

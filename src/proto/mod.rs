@@ -7,7 +7,7 @@
 //! notifications `{"jsonrpc":"2.0","method":"event","params":<EventView>}`, and, when it asked
 //! with `notices: true`, `{"jsonrpc":"2.0","method":"notice","params":<NoticeView>}`.
 //!
-//! Methods, their parameters and results are typed ([`methods`], [`results`]); the JSON Schema
+//! Methods, their parameters and results are typed ([`methods`]); the JSON Schema
 //! printed by `board json --schema` is generated from those types ([`schema`]).
 //!
 //! Besides the wire itself this holds what every process of the board agrees on: where a board
@@ -31,7 +31,6 @@ pub mod last_run;
 pub mod line;
 pub mod methods;
 pub mod question_wait;
-pub mod results;
 pub mod sanitize;
 pub mod schema;
 pub mod views;

@@ -13,9 +13,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::proto::error::ErrorKind;
+use crate::proto::methods::InboxNotice;
+use crate::proto::methods::LostClaim;
 use crate::proto::methods::{method_schemas, Access, Identity, Method};
-use crate::proto::results::InboxNotice;
-use crate::proto::results::LostClaim;
 
 const CLI_FRAGMENT: &str = include_str!("schema_cli.json");
 

@@ -129,7 +129,7 @@ pub struct AtOnce {
     pub unread: Unread,
 }
 
-pub use crate::proto::results::LostClaim;
+pub use crate::proto::methods::LostClaim;
 
 /// Answer of a successful `done`.
 #[derive(Debug, Clone, PartialEq)]

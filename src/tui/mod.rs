@@ -50,7 +50,7 @@ use serde_json::Value;
 use crate::proto::client::{self, Client, Target};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::{AgentsParams, Call, GoalParams, ListParams, LogParams, NoParams};
-use crate::proto::results::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
+use crate::proto::methods::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
 use crate::proto::sanitize::inert;
 use state::app::{App, Effect, Purpose, Request};
 use state::snapshot::Snapshot;

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
+use crate::proto::methods::InboxNotice;
 use crate::proto::methods::{AnswerParams, Call, InboxParams, NoParams, SendParams};
-use crate::proto::results::InboxNotice;
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
 impl BoardTools {

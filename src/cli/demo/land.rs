@@ -25,7 +25,7 @@ use crate::proto::client::Target;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
 use crate::proto::methods::{AddParams, Call, NoParams};
-use crate::proto::results::{StatusResult, TaskResult};
+use crate::proto::methods::{StatusResult, TaskResult};
 use crate::proto::EventView;
 
 /// The scripted agent of the ending (agents/demo/git-agent.sh).

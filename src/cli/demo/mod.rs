@@ -25,8 +25,8 @@ use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::EventKind;
+use crate::proto::methods::TaskResult;
 use crate::proto::methods::{AddParams, Call, GoalParams, NoParams};
-use crate::proto::results::TaskResult;
 use crate::proto::EventView;
 use timeline::timeline_line;
 

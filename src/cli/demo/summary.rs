@@ -10,7 +10,7 @@ use crate::proto::client::Target;
 use crate::proto::error::BoardResult;
 use crate::proto::glossary::{EventKind, TaskState};
 use crate::proto::methods::{Call, ListParams, LogParams};
-use crate::proto::results::{LogResult, TasksResult};
+use crate::proto::methods::{LogResult, TasksResult};
 use crate::proto::sanitize::one_line;
 use crate::proto::EventView;
 

@@ -17,7 +17,7 @@ pub struct Answer {
     /// The result; for a task list, an object whose `tasks` member is only a placeholder.
     pub value: Value,
     /// The tasks of a task list.
-    pub tasks: Option<Vec<crate::proto::results::TaskView>>,
+    pub tasks: Option<Vec<crate::proto::methods::TaskView>>,
 }
 
 impl Answer {
@@ -48,7 +48,7 @@ impl Serialize for Answer {
 }
 
 /// A task list's result as an [`Answer`]: the rest of it as JSON, the tasks kept aside.
-pub(super) fn task_list(r: BoardResult<crate::proto::results::TasksResult>) -> BoardResult<Answer> {
+pub(super) fn task_list(r: BoardResult<crate::proto::methods::TasksResult>) -> BoardResult<Answer> {
     let mut r = r?;
     let tasks = std::mem::take(&mut r.tasks);
     Ok(Answer {
@@ -69,7 +69,7 @@ pub(super) fn split(
     a: BoardResult<Answer>,
 ) -> (
     BoardResult<Value>,
-    Option<Vec<crate::proto::results::TaskView>>,
+    Option<Vec<crate::proto::methods::TaskView>>,
 ) {
     match a {
         Ok(Answer { value, tasks }) => (Ok(value), tasks),

@@ -3,11 +3,13 @@
 
 use super::answer::with_lost;
 use super::cx::{Cx, RequireAgent};
+use super::table::{HandleRead, HandleWrite};
 use super::{review, team};
 use crate::daemon::identity::Caller;
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::methods::{verb, NoParams};
 use crate::proto::methods::{CheckParams, ClaimParams, DoneParams, NoteParams, ReleaseParams};
-use crate::proto::results::{
+use crate::proto::methods::{
     CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
 };
 use crate::proto::{Call, Method, Request};
@@ -15,25 +17,29 @@ use crate::store::{Events, Generation, Store, TaskId};
 use serde_json::Value;
 
 /// `claim`: grants the caller a lease on the task, or on the best ready one (ARCHITECTURE.md rule 1).
-pub fn claim(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &ClaimParams,
-) -> BoardResult<ClaimResult> {
-    let agent = cx.caller.require_agent(Method::Claim)?;
-    let rules = cx.board.rules();
-    let (out, e) = match (&p.label, p.task) {
-        (Some(label), None) => store.claim_labelled(agent, label, cx.now, rules.expiry(cx.now))?,
-        _ => store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?,
-    };
-    ev.extend(e);
-    Ok(ClaimResult {
-        task: out.task,
-        generation: out.claim.generation,
-        expires_in_ms: out.claim.expires_ms - cx.now,
-        already: out.already,
-    })
+impl HandleWrite for verb::Claim {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &ClaimParams,
+    ) -> BoardResult<ClaimResult> {
+        let agent = cx.caller.require_agent(Method::Claim)?;
+        let rules = cx.board.rules();
+        let (out, e) = match (&p.label, p.task) {
+            (Some(label), None) => {
+                store.claim_labelled(agent, label, cx.now, rules.expiry(cx.now))?
+            }
+            _ => store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?,
+        };
+        ev.extend(e);
+        Ok(ClaimResult {
+            task: out.task,
+            generation: out.claim.generation,
+            expires_in_ms: out.claim.expires_ms - cx.now,
+            already: out.already,
+        })
+    }
 }
 
 /// An agent's `claim` of the best ready task or its `done` without a note, with an `op_id`, in
@@ -74,36 +80,38 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
 }
 
 /// `done`: finishes the caller's task (fenced; idempotent for one agent and generation).
-pub fn done(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &DoneParams,
-) -> BoardResult<DoneResult> {
-    let agent = cx.caller.require_agent(Method::Done)?;
-    // The task's override picks the path; the write that follows is fenced on the claim as
-    // ever (an `edit --review` racing this `done` counts from the task's next `done`).
-    let lands = cx.board.config().git.lands();
-    let review = match lands {
-        true => None,
-        false => store.task(p.task, cx.now)?.review,
-    };
-    if review::done_needs_commit(cx, review) {
-        return done_with_commit(cx, store, ev, agent, p);
+impl HandleWrite for verb::Done {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &DoneParams,
+    ) -> BoardResult<DoneResult> {
+        let agent = cx.caller.require_agent(Method::Done)?;
+        // The task's override picks the path; the write that follows is fenced on the claim as
+        // ever (an `edit --review` racing this `done` counts from the task's next `done`).
+        let lands = cx.board.config().git.lands();
+        let review = match lands {
+            true => None,
+            false => store.task(p.task, cx.now)?.review,
+        };
+        if review::done_needs_commit(cx, review) {
+            return done_with_commit(cx, store, ev, agent, p);
+        }
+        let (out, e) = store.done(
+            agent,
+            TaskId(p.task),
+            p.generation.map(Generation),
+            p.note.as_deref(),
+            cx.now,
+        )?;
+        ev.extend(e);
+        Ok(DoneResult {
+            task: out.task,
+            generation: out.generation,
+            already: out.already,
+        })
     }
-    let (out, e) = store.done(
-        agent,
-        TaskId(p.task),
-        p.generation.map(Generation),
-        p.note.as_deref(),
-        cx.now,
-    )?;
-    ev.extend(e);
-    Ok(DoneResult {
-        task: out.task,
-        generation: out.generation,
-        already: out.already,
-    })
 }
 
 /// `done` of a task that goes through review or lands: the task waits in review with the
@@ -196,89 +204,97 @@ fn head_of_branch(cx: &Cx, store: &mut dyn Store, agent: &str) -> BoardResult<Op
 
 /// `release`: the holder gives the task back, or an operator ends anyone's claim with `force`
 /// (at `generation`, when given).
-pub fn release(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &ReleaseParams,
-) -> BoardResult<TaskResult> {
-    let force = p.force.unwrap_or(false);
-    let agent = match cx.caller {
-        Caller::Agent(a) if !force => Some(a.as_str()),
-        Caller::Agent(_) => {
-            return Err(BoardError::unauthorized(
-                "only an operator can force-release a claim",
-            ))
-        }
-        Caller::Operator if force => None,
-        Caller::Operator => {
-            return Err(BoardError::usage(
-                "an operator holds no claim: to end someone's claim, release with force \
-                 (`board release ID --force`; `\"force\": true` over JSON-RPC and MCP)",
-            ))
-        }
-    };
-    let (task, e) = store.release(
-        agent,
-        TaskId(p.task),
-        p.generation.map(Generation),
-        p.note.as_deref(),
-        cx.now,
-    )?;
-    ev.extend(e);
-    Ok(TaskResult { task })
+impl HandleWrite for verb::Release {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &ReleaseParams,
+    ) -> BoardResult<TaskResult> {
+        let force = p.force.unwrap_or(false);
+        let agent = match cx.caller {
+            Caller::Agent(a) if !force => Some(a.as_str()),
+            Caller::Agent(_) => {
+                return Err(BoardError::unauthorized(
+                    "only an operator can force-release a claim",
+                ))
+            }
+            Caller::Operator if force => None,
+            Caller::Operator => {
+                return Err(BoardError::usage(
+                    "an operator holds no claim: to end someone's claim, release with force \
+                     (`board release ID --force`; `\"force\": true` over JSON-RPC and MCP)",
+                ))
+            }
+        };
+        let (task, e) = store.release(
+            agent,
+            TaskId(p.task),
+            p.generation.map(Generation),
+            p.note.as_deref(),
+            cx.now,
+        )?;
+        ev.extend(e);
+        Ok(TaskResult { task })
+    }
 }
 
 /// `note`: as holder (fenced, at `generation` when given) or as an operator (any task).
-pub fn note(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &NoteParams,
-) -> BoardResult<NoteResult> {
-    let (note, e) = store.note(
-        cx.caller.agent(),
-        TaskId(p.task),
-        &p.text,
-        p.generation.map(Generation),
-        cx.now,
-    )?;
-    ev.extend(e);
-    Ok(NoteResult { note })
+impl HandleWrite for verb::Note {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &NoteParams,
+    ) -> BoardResult<NoteResult> {
+        let (note, e) = store.note(
+            cx.caller.agent(),
+            TaskId(p.task),
+            &p.text,
+            p.generation.map(Generation),
+            cx.now,
+        )?;
+        ev.extend(e);
+        Ok(NoteResult { note })
+    }
 }
 
 /// `renew`: renews every live claim of the caller now.
-pub fn renew(cx: &Cx) -> BoardResult<RenewResult> {
-    let agent = cx.caller.require_agent(Method::Renew)?;
-    let rules = cx.board.rules();
-    let claims = cx
-        .store()
-        .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
-    Ok(RenewResult {
-        claims: claims
-            .iter()
-            .map(|c| ClaimView {
-                task: c.task,
-                generation: c.generation,
-                expires_in_ms: c.expires_ms - cx.now,
-            })
-            .collect(),
-    })
+impl HandleRead for verb::Renew {
+    fn handle(cx: &Cx, _: &NoParams) -> BoardResult<RenewResult> {
+        let agent = cx.caller.require_agent(Method::Renew)?;
+        let rules = cx.board.rules();
+        let claims = cx
+            .store()
+            .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
+        Ok(RenewResult {
+            claims: claims
+                .iter()
+                .map(|c| ClaimView {
+                    task: c.task,
+                    generation: c.generation,
+                    expires_in_ms: c.expires_ms - cx.now,
+                })
+                .collect(),
+        })
+    }
 }
 
 /// `check`: Ok only if the caller holds the live claim (on `task`, at `generation`).
-pub fn check(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
-    let agent = cx.caller.require_agent(Method::Check)?;
-    let c = cx.store().check(
-        agent,
-        p.task.map(TaskId),
-        p.generation.map(Generation),
-        cx.now,
-    )?;
-    Ok(CheckResult {
-        task: c.task,
-        generation: c.generation,
-        holder: agent.to_string(),
-        expires_in_ms: c.expires_ms - cx.now,
-    })
+impl HandleRead for verb::Check {
+    fn handle(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
+        let agent = cx.caller.require_agent(Method::Check)?;
+        let c = cx.store().check(
+            agent,
+            p.task.map(TaskId),
+            p.generation.map(Generation),
+            cx.now,
+        )?;
+        Ok(CheckResult {
+            task: c.task,
+            generation: c.generation,
+            holder: agent.to_string(),
+            expires_in_ms: c.expires_ms - cx.now,
+        })
+    }
 }

@@ -1,6 +1,5 @@
-//! Request dispatch: authenticates the caller, renews its claims, and runs the one handler
-//! function of the request's method (grouped by concern: [`tasks`], [`claims`], [`board`],
-//! [`team`], [`launcher`], [`review`]).
+//! Request dispatch: authenticates the caller, renews its claims, and runs the one handler of
+//! the request's method, routed by [`super::table`] (generated from the method table).
 //!
 //! A write ([`Method::is_write`]) with an `op_id` runs inside [`Store::with_op`]: the lookup of an
 //! earlier answer, the operation (with the rejection it may record) and its saved answer are one
@@ -11,14 +10,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::answer::{answer, split, task_list, with_lost, Answer};
+use super::answer::{split, task_list, with_lost, Answer};
 use super::cx::Cx;
-use super::{board, claims, launcher, review, tasks, team};
+use super::table::{launch, read, write, HandleRead};
+use super::{claims, review, team};
 use crate::daemon::identity::{authenticate, Caller, Peer};
 use crate::daemon::lease::RenewSource;
 use crate::daemon::state::{Board, OffReactor};
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::proto::methods::{Access, ActivityKind, ActivityParams};
+use crate::proto::methods::{verb, Access, ActivityKind, ActivityParams};
 use crate::proto::{Call, Method, Request};
 use crate::store::{Events, Store};
 
@@ -160,9 +160,7 @@ fn handle_once(
     peer: Peer,
 ) -> BoardResult<Answer> {
     match req.method.access() {
-        Access::Launcher => {
-            return launcher::handle(board, off, &req.call, peer).map(Answer::plain)
-        }
+        Access::Launcher => return launch_call(board, off, &req.call, peer).map(Answer::plain),
         Access::Stream => {
             return Err(BoardError::invalid(format!(
                 "`{}` is answered by the connection itself",
@@ -170,7 +168,7 @@ fn handle_once(
             ))
             .with_code(-32601))
         }
-        Access::Read | Access::Write => {}
+        Access::Read | Access::Write | Access::Land => {}
     }
     let caller = match authenticate(board, off, &req.identity, peer) {
         // The shared store is down, so nobody can be told apart: `status` and the handshake
@@ -213,15 +211,12 @@ pub(super) fn handle_as(
         Caller::Agent(a) if req.method != Method::Hello => board.store(off).take_lost(a)?,
         _ => Vec::new(),
     };
-    if let Some(out) = review::handle(&cx, &req.call) {
-        let mut out = with_lost(out, &lost);
-        team::add_inbox_notice(board, off, req.method, caller, &mut out);
-        return out.map(Answer::plain);
-    }
-    if !req.method.is_write() {
+    // A land (`accept`, `reject`) does git work before its one store transition, so it runs
+    // outside the write scope, as a read does.
+    if matches!(req.method.access(), Access::Read | Access::Land) {
         let (value, tasks) = match &req.call {
-            Call::List(p) => split(task_list(tasks::list(&cx, p))),
-            Call::Ready(p) => split(task_list(tasks::ready(&cx, p))),
+            Call::List(p) => split(task_list(verb::List::handle(&cx, p))),
+            Call::Ready(p) => split(task_list(verb::Ready::handle(&cx, p))),
             call => (read(&cx, call), None),
         };
         let mut out = with_lost(value, &lost);
@@ -312,7 +307,7 @@ fn land_after_done(cx: &Cx, call: &Call, out: BoardResult<Value>) -> BoardResult
     let mut value = out?;
     let Some(task) = value
         .get("task")
-        .and_then(|t| serde_json::from_value::<crate::proto::results::TaskView>(t.clone()).ok())
+        .and_then(|t| serde_json::from_value::<crate::proto::methods::TaskView>(t.clone()).ok())
     else {
         return Ok(value);
     };
@@ -326,50 +321,18 @@ fn land_after_done(cx: &Cx, call: &Call, out: BoardResult<Value>) -> BoardResult
     Ok(value)
 }
 
-/// The handler of each write method; `store` may be inside an op scope (one transaction).
-fn write(cx: &Cx, store: &mut dyn Store, ev: &mut Events, call: &Call) -> BoardResult<Value> {
-    match call {
-        Call::Goal(p) => answer(tasks::goal(cx, store, ev, p)),
-        Call::Add(p) => answer(tasks::add(cx, store, ev, p)),
-        Call::Edit(p) => answer(tasks::edit(cx, store, ev, p)),
-        Call::Cancel(p) => answer(tasks::cancel(cx, store, ev, p)),
-        Call::Claim(p) => answer(claims::claim(cx, store, ev, p)),
-        Call::Done(p) => answer(claims::done(cx, store, ev, p)),
-        Call::Release(p) => answer(claims::release(cx, store, ev, p)),
-        Call::Note(p) => answer(claims::note(cx, store, ev, p)),
-        Call::Import(p) => answer(team::import(cx, store, ev, p)),
-        Call::Send(p) => answer(team::send(cx, store, ev, p)),
-        Call::Inbox(p) => answer(team::inbox(cx, store, p)),
-        Call::Answer(p) => answer(team::answer(cx, store, ev, p)),
-        Call::AgentsPrune(p) => answer(board::prune(store, cx, p)),
-        other => Err(BoardError::internal(format!(
-            "`{}` is not a write",
-            other.method()
-        ))),
-    }
-}
-
-/// The handler of each other method.
-fn read(cx: &Cx, call: &Call) -> BoardResult<Value> {
-    match call {
-        Call::Hello(_) => answer(board::hello(cx)),
-        Call::Status(_) => answer(board::status(cx)),
-        Call::Show(p) => answer(tasks::show(cx, p)),
-        Call::Renew(_) => answer(claims::renew(cx)),
-        Call::Check(p) => answer(claims::check(cx, p)),
-        Call::Wait(p) => answer(board::wait(cx, p)),
-        Call::Resume(_) => answer(board::resume(cx)),
-        Call::Activity(p) => answer(board::activity(cx, p)),
-        Call::Agents(p) => answer(board::agents(cx, p)),
-        Call::Log(p) => answer(board::log(cx, p)),
-        Call::Stop(_) => answer(board::stop(cx)),
-        Call::SessionStop(p) => answer(board::stop_session(cx, p)),
-        Call::Export(_) => answer(team::export(cx)),
-        other => Err(BoardError::internal(format!(
-            "`{}` is not answered here",
-            other.method()
-        ))),
-    }
+/// A launcher call: its handler, for the launcher the kernel names as the caller (its pid
+/// becomes the session's launcher). Errors: `unauthorized` when the kernel did not say.
+fn launch_call(
+    board: &Arc<Board>,
+    off: &OffReactor,
+    call: &Call,
+    peer: Peer,
+) -> BoardResult<Value> {
+    let launcher_pid = peer
+        .pid
+        .ok_or_else(|| BoardError::unauthorized("the kernel did not report the caller's pid"))?;
+    launch(board, off, launcher_pid, call)
 }
 
 /// Logs a holder's write that the fence refused (ARCHITECTURE.md rule 9), in the same store scope.

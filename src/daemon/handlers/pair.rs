@@ -18,10 +18,11 @@ use std::sync::Arc;
 use super::answer::{answer, Answer};
 use super::cx::Cx;
 use super::dispatch::{handle, handle_as, settle};
+use super::table::HandleRead;
 use crate::daemon::identity::{authenticate, Peer};
 use crate::daemon::state::{Board, OffReactor};
 use crate::proto::error::BoardResult;
-use crate::proto::methods::Access;
+use crate::proto::methods::{verb, Access, NoParams};
 use crate::proto::{Method, Request};
 
 /// Whether `req`, sent right after `hello`, can be answered together with it by
@@ -29,7 +30,10 @@ use crate::proto::{Method, Request};
 /// with the same `agent` and `token` as the `hello`.
 pub fn rides_with_hello(hello: &Request, req: &Request) -> bool {
     hello.method == Method::Hello
-        && matches!(req.method.access(), Access::Read | Access::Write)
+        && matches!(
+            req.method.access(),
+            Access::Read | Access::Write | Access::Land
+        )
         && hello.identity.agent == req.identity.agent
         && hello.identity.token == req.identity.token
 }
@@ -61,7 +65,8 @@ pub fn handle_after_hello(
         now: board.now_ms(),
         off,
     };
-    let hello_answer = answer(super::board::hello(&cx)).map(Answer::plain);
+    let hello_answer =
+        answer(<verb::Hello as HandleRead>::handle(&cx, &NoParams {})).map(Answer::plain);
     let first = handle_as(board, off, req, &caller);
     (hello_answer, settle(board, off, req, peer, first))
 }

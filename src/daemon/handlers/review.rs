@@ -6,27 +6,18 @@
 //! transaction. The order is: read what to land, land it (base moved by CAS, or untouched), then
 //! one conditional store transition on the task still in review at that commit.
 
-use serde_json::Value;
+use super::table::HandleRead;
+use crate::proto::methods::verb;
 
-use super::answer::answer;
 use super::cx::Cx;
 use crate::daemon::land::{self, Landed, Target};
 use crate::proto::config::LandMode;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::methods::{AcceptParams, RejectParams};
-use crate::proto::results::{AcceptResult, TaskResult, TaskView};
-use crate::proto::{Call, Method};
+use crate::proto::methods::{AcceptResult, TaskResult, TaskView};
+use crate::proto::Method;
 use crate::store::review_rules::{self, ReviewFacts};
 use crate::store::{TaskId, TaskState};
-
-/// Answers `accept` and `reject`; None for every other call.
-pub fn handle(cx: &Cx, call: &Call) -> Option<BoardResult<Value>> {
-    match call {
-        Call::Accept(p) => Some(answer(accept(cx, p))),
-        Call::Reject(p) => Some(answer(reject(cx, p))),
-        _ => None,
-    }
-}
 
 /// Whether every holder's `done` on this board goes through review or the land, whatever a
 /// task says (`[review] required`, `[git] land`): then no `done` takes the one-round-trip path
@@ -52,25 +43,27 @@ pub fn reviewed(cx: &Cx, review: Option<bool>) -> bool {
 /// `accept`: lands the task's commit on the base branch, then marks it done with where it
 /// landed. A conflict sends the task back to ready with the paths in a note (and answers
 /// `conflict`); a stale commit is refused (`lapsed`) and the task stays in review.
-pub fn accept(cx: &Cx, p: &AcceptParams) -> BoardResult<AcceptResult> {
-    let reviewer = cx.caller.agent();
-    let _one = land::lock();
-    if let Some(done) = already_accepted(cx, p.task)? {
-        return Ok(done);
+impl HandleRead for verb::Accept {
+    fn handle(cx: &Cx, p: &AcceptParams) -> BoardResult<AcceptResult> {
+        let reviewer = cx.caller.agent();
+        let _one = land::lock();
+        if let Some(done) = already_accepted(cx, p.task)? {
+            return Ok(done);
+        }
+        let facts = in_review(cx, p.task, reviewer, Method::Accept.name())?;
+        let (landed, base) = land_or_send_back(cx, &facts)?;
+        let commit = facts.commit.as_deref().unwrap_or_default();
+        let (task, ev) = cx.store().accept_review(
+            TaskId(p.task),
+            commit,
+            reviewer,
+            landed.as_deref(),
+            p.note.as_deref(),
+            cx.now,
+        )?;
+        cx.board.publish(ev);
+        Ok(AcceptResult { task, landed, base })
     }
-    let facts = in_review(cx, p.task, reviewer, Method::Accept.name())?;
-    let (landed, base) = land_or_send_back(cx, &facts)?;
-    let commit = facts.commit.as_deref().unwrap_or_default();
-    let (task, ev) = cx.store().accept_review(
-        TaskId(p.task),
-        commit,
-        reviewer,
-        landed.as_deref(),
-        p.note.as_deref(),
-        cx.now,
-    )?;
-    cx.board.publish(ev);
-    Ok(AcceptResult { task, landed, base })
 }
 
 /// A repeated `accept` (its answer was lost, the CLI asked again): the task is done with the
@@ -90,17 +83,19 @@ fn already_accepted(cx: &Cx, task: i64) -> BoardResult<Option<AcceptResult>> {
 }
 
 /// `reject`: the task in review goes back to ready with the note.
-pub fn reject(cx: &Cx, p: &RejectParams) -> BoardResult<TaskResult> {
-    let reviewer = cx.caller.agent();
-    // A land in progress finishes first: a reject never races a base that is moving.
-    let _one = land::lock();
-    let facts = in_review(cx, p.task, reviewer, Method::Reject.name())?;
-    let commit = facts.commit.as_deref().unwrap_or_default();
-    let (task, ev) = cx
-        .store()
-        .send_back(TaskId(p.task), commit, reviewer, &p.note, cx.now)?;
-    cx.board.publish(ev);
-    Ok(TaskResult { task })
+impl HandleRead for verb::Reject {
+    fn handle(cx: &Cx, p: &RejectParams) -> BoardResult<TaskResult> {
+        let reviewer = cx.caller.agent();
+        // A land in progress finishes first: a reject never races a base that is moving.
+        let _one = land::lock();
+        let facts = in_review(cx, p.task, reviewer, Method::Reject.name())?;
+        let commit = facts.commit.as_deref().unwrap_or_default();
+        let (task, ev) = cx
+            .store()
+            .send_back(TaskId(p.task), commit, reviewer, &p.note, cx.now)?;
+        cx.board.publish(ev);
+        Ok(TaskResult { task })
+    }
 }
 
 /// After a holder's `done` put `task` in review while it skips review (`--no-review`, or

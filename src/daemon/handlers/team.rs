@@ -2,6 +2,8 @@
 //! and `export` (a backlog as a file), and the unread-messages notice on every answer. One
 //! handler function per method, called from [`super::dispatch`].
 
+use super::table::{HandleRead, HandleWrite};
+use crate::proto::methods::{verb, NoParams};
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
@@ -12,96 +14,111 @@ use crate::daemon::state::{Board, OffReactor};
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::proto::methods::{AnswerParams, ImportParams, InboxParams, SendParams};
-use crate::proto::results::{AnswerResult, ExportResult, ImportResult, InboxResult, SendResult};
+use crate::proto::methods::{AnswerResult, ExportResult, ImportResult, InboxResult, SendResult};
 use crate::proto::Method;
 use crate::store::{Events, Store};
 
 /// `import {goal?, tasks: [{key, title, body?, priority?, state?, after?}]}`: the whole backlog
 /// in one transaction, or nothing.
-pub fn import(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &ImportParams,
-) -> BoardResult<ImportResult> {
-    let (done, e) = store.import(p, cx.caller.name())?;
-    ev.extend(e);
-    let tasks = done
-        .ids
-        .iter()
-        .map(|id| store.task(*id, cx.now))
-        .collect::<BoardResult<Vec<_>>>()?;
-    let keys: BTreeMap<String, i64> = done
-        .keys
-        .iter()
-        .cloned()
-        .zip(done.ids.iter().copied())
-        .collect();
-    Ok(ImportResult {
-        tasks,
-        keys,
-        goal_set: done.goal_set,
-        replaced_goal: done.replaced_goal,
-    })
+impl HandleWrite for verb::Import {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &ImportParams,
+    ) -> BoardResult<ImportResult> {
+        let (done, e) = store.import(p, cx.caller.name())?;
+        ev.extend(e);
+        let tasks = done
+            .ids
+            .iter()
+            .map(|id| store.task(*id, cx.now))
+            .collect::<BoardResult<Vec<_>>>()?;
+        let keys: BTreeMap<String, i64> = done
+            .keys
+            .iter()
+            .cloned()
+            .zip(done.ids.iter().copied())
+            .collect();
+        Ok(ImportResult {
+            tasks,
+            keys,
+            goal_set: done.goal_set,
+            replaced_goal: done.replaced_goal,
+        })
+    }
 }
 
 /// `export`: the board's backlog as a [`Backlog`] document (`goal`, `tasks` with keys `tN`).
-pub fn export(cx: &Cx) -> BoardResult<ExportResult> {
-    // One lock for both reads: the goal and the tasks of one moment.
-    let store = cx.store();
-    let goal = store.goal()?.map(|g| g.text);
-    let tasks = store.list_tasks(None, cx.now)?;
-    drop(store);
-    Ok(Backlog::of_board(goal, &tasks))
+impl HandleRead for verb::Export {
+    fn handle(cx: &Cx, _: &NoParams) -> BoardResult<ExportResult> {
+        // One lock for both reads: the goal and the tasks of one moment.
+        let store = cx.store();
+        let goal = store.goal()?.map(|g| g.text);
+        let tasks = store.list_tasks(None, cx.now)?;
+        drop(store);
+        Ok(Backlog::of_board(goal, &tasks))
+    }
 }
 
 /// `send {to, text, answer?}`: stores a message; with `answer` (the TUI answering a waiting
-/// agent), the recipient's question and permission prompt end in the same transaction (the
-/// code path of [`answer`], which refuses when no question is open).
-pub fn send(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &SendParams,
-) -> BoardResult<SendResult> {
-    let (sent, e) = store.send(cx.caller.name(), &p.to, &p.text, p.answer.unwrap_or(false))?;
-    if sent.ended_wait {
-        cx.board.set_waiting_flag(&sent.message.to, false);
-        cx.board.set_question_flag(&sent.message.to, false);
+/// agent), the recipient's question and permission prompt end in the same transaction (as
+/// `answer` does, below, which refuses when no question is open).
+impl HandleWrite for verb::Send {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &SendParams,
+    ) -> BoardResult<SendResult> {
+        let (sent, e) = store.send(cx.caller.name(), &p.to, &p.text, p.answer.unwrap_or(false))?;
+        if sent.ended_wait {
+            cx.board.set_waiting_flag(&sent.message.to, false);
+            cx.board.set_question_flag(&sent.message.to, false);
+        }
+        ev.extend(e);
+        Ok(SendResult {
+            message: sent.message,
+            ended_wait: sent.ended_wait,
+            pane: sent.pane,
+        })
     }
-    ev.extend(e);
-    Ok(SendResult {
-        message: sent.message,
-        ended_wait: sent.ended_wait,
-        pane: sent.pane,
-    })
 }
 
 /// `inbox {answers?}`: the caller's unread messages (only answers to its questions with
 /// `answers`), oldest first; each is returned once (marked read).
-pub fn inbox(cx: &Cx, store: &mut dyn Store, p: &InboxParams) -> BoardResult<InboxResult> {
-    Ok(InboxResult {
-        messages: store.inbox(cx.caller.name(), p.answers.unwrap_or(false))?,
-    })
+impl HandleWrite for verb::Inbox {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        _: &mut Events,
+        p: &InboxParams,
+    ) -> BoardResult<InboxResult> {
+        Ok(InboxResult {
+            messages: store.inbox(cx.caller.name(), p.answers.unwrap_or(false))?,
+        })
+    }
 }
 
 /// `answer {to, text}`: the operator or another agent session answers `to`'s open question;
 /// the answer goes to its inbox and the question ends, in one transaction. Errors: see
 /// [`Store::answer`].
-pub fn answer(
-    cx: &Cx,
-    store: &mut dyn Store,
-    ev: &mut Events,
-    p: &AnswerParams,
-) -> BoardResult<AnswerResult> {
-    let (sent, e) = store.answer(cx.caller.name(), &p.to, &p.text)?;
-    cx.board.set_question_flag(&sent.message.to, false);
-    ev.extend(e);
-    Ok(AnswerResult {
-        question: sent.question.unwrap_or_default(),
-        message: sent.message,
-        pane: sent.pane,
-    })
+impl HandleWrite for verb::Answer {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &AnswerParams,
+    ) -> BoardResult<AnswerResult> {
+        let (sent, e) = store.answer(cx.caller.name(), &p.to, &p.text)?;
+        cx.board.set_question_flag(&sent.message.to, false);
+        ev.extend(e);
+        Ok(AnswerResult {
+            question: sent.question.unwrap_or_default(),
+            message: sent.message,
+            pane: sent.pane,
+        })
+    }
 }
 
 /// Tells an agent on every answer (except `hello` and `inbox` itself) that it has unread

@@ -3,7 +3,7 @@
 
 use std::sync::RwLock;
 
-use crate::proto::results::StatusAgent;
+use crate::proto::methods::StatusAgent;
 use crate::proto::{GoalView, HostView};
 
 /// What `status` read from the store the last time it could (shown while it cannot).

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{call_once, Client, Target};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::Call;
-use crate::proto::results::{InboxNotice, LostClaim};
+use crate::proto::methods::{InboxNotice, LostClaim};
 
 /// An answer taken apart: the method's own result and the envelope members the board adds to
 /// an agent's answers.

@@ -1,18 +1,36 @@
-//! Every method of the wire, its parameters and its result type, in one table (`methods!`).
+//! Every method of the wire, its parameters and its result type, in one table.
 //!
 //! The table is the single source of the method list: [`Method`] (names), [`Call`] (a request's
-//! typed parameters), [`Method::is_write`] (which answers are kept for `op_id` retries) and the
-//! printed JSON Schema ([`crate::proto::schema`]) all come from it. Parameters are strict
-//! (`deny_unknown_fields`): an unknown or mistyped member is `invalid` (-32602) and the message
-//! names it, so a misspelt `generation` can never turn a fenced write into an unfenced one.
+//! typed parameters), [`verb`] (each method as a type, which the board's handlers implement),
+//! [`Method::is_write`] (which answers are kept for `op_id` retries), the printed JSON Schema
+//! ([`crate::proto::schema`]), the board's dispatch and the CLI's one-request commands all come
+//! from it. Parameters are strict (`deny_unknown_fields`): an unknown or mistyped member is
+//! `invalid` (-32602) and the message names it, so a misspelt `generation` can never turn a
+//! fenced write into an unfenced one.
 //!
-//! This file holds the table and how a request's params are split into the identity and the
-//! method's own; the parameter structs are in `params.rs` (re-exported here).
+//! The table's rows live with their parameters and results, one file per group of methods
+//! ([`board`], [`tasks`], [`claims`], [`review`], [`team`], [`launcher`]); each group's rows
+//! macro passes the rows so far on to the next group's, and the last one (`collect_rows!`)
+//! defines `method_table!`, which hands the whole table to a macro of the caller's choosing.
 //!
-//! Adding a method: one line in the table, a params struct in `params.rs`, a result struct in
-//! [`crate::proto::results`], one handler function in `daemon/handlers/`.
+//! Adding a method: its row, params and result in its group's file, its handler (an `impl` of
+//! the handler trait for its verb, in the group's file in `daemon/handlers/`), its printer;
+//! with `+ Cli` in its row (and `clap::Args` on its params) it is a `board` command as well.
+//! ARCHITECTURE.md "Adding a verb".
 
-mod params;
+#[macro_use]
+pub mod board;
+#[macro_use]
+pub mod claims;
+#[macro_use]
+pub mod launcher;
+#[macro_use]
+pub mod review;
+mod shared;
+#[macro_use]
+pub mod tasks;
+#[macro_use]
+pub mod team;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -21,9 +39,16 @@ use serde_json::{Map, Value};
 
 use crate::proto::error::{BoardError, BoardResult};
 pub use crate::proto::glossary::ListState;
-pub use crate::proto::results::ActivityKind;
-use crate::proto::results::*;
-pub use params::*;
+pub use crate::proto::views::{
+    EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
+};
+pub use board::*;
+pub use claims::*;
+pub use launcher::*;
+pub use review::*;
+pub use shared::*;
+pub use tasks::*;
+pub use team::*;
 
 /// How a method treats the common members of its params.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +57,11 @@ pub enum Access {
     Read,
     /// Changes the board; its answer is kept under the request's `op_id` (retries apply once).
     Write,
+    /// Changes the board by git work first (a land), then one store transition, outside the
+    /// write scope of [`Access::Write`] so no store transaction waits on git (`accept`,
+    /// `reject`); a repeat is recognised from the task's state. Clients send an `op_id` as for
+    /// any write.
+    Land,
     /// Turns the connection into a stream (`subscribe`).
     Stream,
     /// The `board run` launcher's own calls: `agent`/`token` are parameters, not an identity.
@@ -39,7 +69,7 @@ pub enum Access {
 }
 
 macro_rules! methods {
-    ($( $(#[$doc:meta])* $var:ident = $name:literal, $access:ident, $params:ident => $result:ty; )*) => {
+    ($( $(#[$doc:meta])* $var:ident = $name:literal, $access:ident $(+ $cli:ident)?, $params:ident => $result:ty; )*) => {
         /// A method of the wire protocol (its name is the CLI verb).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Method {
@@ -64,6 +94,23 @@ macro_rules! methods {
             pub fn access(self) -> Access {
                 match self { $(Method::$var => Access::$access),* }
             }
+        }
+
+        /// Each method as a type (a unit struct named as its [`Method`] variant) with its
+        /// params and result ([`Verb`]): the board's handlers implement their trait for it,
+        /// so a row without a handler does not compile.
+        pub mod verb {
+            use super::*;
+            $(
+                $(#[$doc])*
+                #[derive(Debug, Clone, Copy)]
+                pub struct $var;
+                impl Verb for $var {
+                    const METHOD: Method = Method::$var;
+                    type Params = $params;
+                    type Result = $result;
+                }
+            )*
         }
 
         /// A request's parameters, parsed strictly for its method.
@@ -126,86 +173,37 @@ macro_rules! methods {
     };
 }
 
-methods! {
-    /// Protocol version handshake; may be the first call on a connection.
-    Hello = "hello", Read, HelloParams => HelloResult;
-    /// The board process and its settings.
-    Status = "status", Read, StatusParams => StatusResult;
-    /// Without text: read the current goal. With text: set a new goal (older ones are kept).
-    Goal = "goal", Write, GoalParams => GoalResult;
-    /// Add a task to the backlog.
-    Add = "add", Write, AddParams => TaskResult;
-    /// Change a task; absent members stay; `after` replaces the dependency list.
-    Edit = "edit", Write, EditParams => TaskResult;
-    /// Cancel a task; its claim, if any, ends.
-    Cancel = "cancel", Write, CancelParams => TaskResult;
-    /// List tasks, optionally only those in the given state(s).
-    List = "list", Read, ListParams => TasksResult;
-    /// Ready tasks in claim order (priority, then age).
-    Ready = "ready", Read, ReadyParams => TasksResult;
-    /// One task with its notes and events.
-    Show = "show", Read, ShowParams => ShowResult;
-    /// Agents only: claim the task, or without one the best ready task.
-    Claim = "claim", Write, ClaimParams => ClaimResult;
-    /// Agents only, as holder: finish the task (idempotent for one agent and generation).
-    Done = "done", Write, DoneParams => DoneResult;
-    /// Accept a task in review: the board lands its commit on the base branch (`[git] land`),
-    /// then it is done. Never by the task's last holder.
-    Accept = "accept", Write, AcceptParams => AcceptResult;
-    /// Reject a task in review: it goes back to ready with the note. Never by its last holder.
-    Reject = "reject", Write, RejectParams => TaskResult;
-    /// Give a claimed task back (holder), or end anyone's claim (operator, `force`).
-    Release = "release", Write, ReleaseParams => TaskResult;
-    /// Add a note to a task, as its holder (fenced) or as an operator.
-    Note = "note", Write, NoteParams => NoteResult;
-    /// Agents only: renew all of the caller's live claims now.
-    Renew = "renew", Read, RenewParams => RenewResult;
-    /// Agents only: succeeds only if the caller holds a live claim (on task, at generation).
-    Check = "check", Read, CheckParams => CheckResult;
-    /// Agents only: ask a person a question; it stays open (and the claims kept) until answered,
-    /// withdrawn (`resume`) or the session ends.
-    Wait = "wait", Read, WaitParams => WaitResult;
-    /// Agents only: withdraw the caller's open question (and end its permission prompt).
-    Resume = "resume", Read, ResumeParams => WaitResult;
-    /// Agents only: what an agent CLI's hook reports (`board hook CLI EVENT`).
-    Activity = "activity", Read, ActivityParams => ActivityResult;
-    /// Agent sessions: live ones and, for 10 minutes, the last ended one of each name; every
-    /// one with `all`.
-    Agents = "agents", Read, AgentsParams => AgentsResult;
-    /// Operators only: forget ended agent sessions (the event log keeps them).
-    AgentsPrune = "agents.prune", Write, AgentsPruneParams => AgentsPruneResult;
-    /// Events, oldest first: the last `limit`, or those after event id `after`.
-    Log = "log", Read, LogParams => LogResult;
-    /// Turn the connection into a stream of `event` notifications after event id `after`.
-    Subscribe = "subscribe", Stream, SubscribeParams => SubscribeResult;
-    /// Operators only: stop the board process.
-    Stop = "stop", Read, StopParams => StopResult;
-    /// Launcher only (`board run`): register an agent session.
-    SessionRegister = "session.register", Launcher, SessionRegisterParams => SessionRegisterResult;
-    /// Launcher only: attach the agent's process (and tmux pane) to its session.
-    SessionAttach = "session.attach", Launcher, SessionAttachParams => SessionAttachResult;
-    /// Launcher only: the agent exited (or its pane closed); its claims are expelled.
-    SessionExit = "session.exit", Launcher, SessionExitParams => SessionExitResult;
-    /// Add a whole backlog in one transaction (all of it or nothing); `after` names keys.
-    Import = "import", Write, ImportParams => ImportResult;
-    /// The backlog (goal and tasks, keys `tN`) as `import` takes it.
-    Export = "export", Read, ExportParams => ExportResult;
-    /// Send a message to an agent session (id, or a name one live session has) or `operator`.
-    Send = "send", Write, SendParams => SendResult;
-    /// Read the caller's unread messages, oldest first; each is returned once (marked read).
-    Inbox = "inbox", Write, InboxParams => InboxResult;
-    /// The operator or another agent session answers an agent's open question: the answer goes
-    /// to its inbox and the question ends, in one transaction.
-    Answer = "answer", Write, AnswerParams => AnswerResult;
-    /// Operators only: stop an agent session of this host the way a closed pane ends it
-    /// (SIGTERM to its process group, SIGKILL to its tree after `[run] hangup_grace`).
-    SessionStop = "session.stop", Read, SessionStopParams => SessionStopResult;
+/// The end of the rows' chain: defines `method_table!` with every row, in the groups' order.
+macro_rules! collect_rows {
+    ([] $d:tt $($rows:tt)*) => {
+        /// Hands every row of the method table to the macro `cb` (named by the caller, in
+        /// scope where this is invoked), as `cb! { ROW; ROW; … }`, each row written
+        /// `/// docs` `Var = "name", Access [+ Cli], ParamsType => ResultType;`.
+        macro_rules! method_table {
+            ($d cb:ident) => { $d cb! { $($rows)* } };
+        }
+        pub(crate) use method_table;
+    };
+}
+
+tasks_rows! { [claims_rows review_rows team_rows board_rows launcher_rows collect_rows] $ }
+
+method_table!(methods);
+
+/// A method as a type: the unit structs of [`verb`], one per row of the table.
+pub trait Verb {
+    /// The method.
+    const METHOD: Method;
+    /// Its parameters.
+    type Params;
+    /// Its result.
+    type Result: Serialize;
 }
 
 impl Method {
     /// Whether the method changes the board (its answer is kept under `op_id`).
     pub fn is_write(self) -> bool {
-        self.access() == Access::Write
+        matches!(self.access(), Access::Write | Access::Land)
     }
 }
 

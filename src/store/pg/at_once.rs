@@ -13,7 +13,7 @@ use super::op_results::{outcome_unknown, saved_twice};
 use super::transactions::WRITE_LOCK;
 use super::{col, retryable, Params, PgStore, RETRIES};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::results::{ClaimResult, DoneResult};
+use crate::proto::methods::{ClaimResult, DoneResult};
 use crate::proto::EventView;
 use crate::store::answers::decode;
 use crate::store::message_rules::unread_of;

@@ -12,8 +12,8 @@ use super::input::Input;
 use super::needs::Inbox;
 use super::snapshot::{AgentItem, EventItem, Row, TaskItem, Unread};
 use crate::proto::glossary::AgentState;
+use crate::proto::methods::ShowResult;
 use crate::proto::methods::{Call, ShowParams};
-use crate::proto::results::ShowResult;
 use crate::proto::sanitize::one_line;
 use crate::proto::{GoalView, TaskView};
 

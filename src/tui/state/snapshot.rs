@@ -6,7 +6,7 @@
 
 use crate::proto::client::Answer;
 use crate::proto::glossary::{AgentState, EventKind, TaskState};
-use crate::proto::results::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
+use crate::proto::methods::{AgentsResult, GoalResult, LogResult, StatusResult, TasksResult};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 

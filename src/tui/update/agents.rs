@@ -13,8 +13,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use crate::proto::methods::SessionStopResult;
 use crate::proto::methods::{Call, SessionStopParams};
-use crate::proto::results::SessionStopResult;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::SessionView;
 use crate::tui::state::agents::{Pending, Stopping, TeamAction, TeamOp};

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::proto::client::answer_of;
 use crate::proto::error::BoardError;
 use crate::proto::glossary::TaskState;
-use crate::proto::results::{AcceptResult, InboxResult, SendResult, TaskResult};
+use crate::proto::methods::{AcceptResult, InboxResult, SendResult, TaskResult};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
 use crate::tui::state::app::{App, Conn, Effect, Focus, Mode, Purpose, ShowData};

@@ -3,8 +3,8 @@
 //! transaction and logs it); when the agent runs in a tmux pane, the TUI then types the answer
 //! into that pane too (`tmux send-keys -l`, then Enter), for a prompt that reads the terminal.
 
+use crate::proto::methods::SendResult;
 use crate::proto::methods::{Call, SendParams};
-use crate::proto::results::SendResult;
 use crate::tui::state::app::{App, Effect, Purpose, Request};
 use crate::tui::state::form::{Field, Form, FormKind, Recipient};
 use crate::tui::state::snapshot::AgentItem;

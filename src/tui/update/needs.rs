@@ -10,8 +10,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::agents::op_for;
 use crate::proto::glossary::{EventKind, TaskState};
+use crate::proto::methods::InboxResult;
 use crate::proto::methods::{Call, InboxParams};
-use crate::proto::results::InboxResult;
 use crate::proto::sanitize::inert;
 use crate::tui::state::agents::TeamAction;
 use crate::tui::state::app::{show_call, App, Detail, Effect, Mode, Purpose, Request};
