@@ -181,6 +181,7 @@ fn human_result(method: Method, v: &Value) -> String {
         Method::Add => format!("added {}", task_line(&v["task"])),
         Method::Edit => format!("edited {}", task_line(&v["task"])),
         Method::Cancel => format!("cancelled {}", task_line(&v["task"])),
+        Method::Reopen => format!("reopened {}", task_line(&v["task"])),
         Method::List | Method::Ready => tasks(v),
         Method::Show => show(v),
         Method::Claim => claim(v),

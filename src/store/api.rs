@@ -158,6 +158,11 @@ store_api! {
 
     /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
     shared fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    /// A done or cancelled task is open again: its done record (who, at which generation, its
+    /// commit and where it landed) is cleared, its generation kept; one `edit` event says
+    /// "reopened". Errors: `not_found`; `conflict` naming its state when it is
+    /// neither done nor cancelled.
+    shared fn reopen_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// All tasks, optionally only those in `states`, ordered by id.
     ///

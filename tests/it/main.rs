@@ -68,6 +68,7 @@ mod real_turn_aider;
 mod real_turn_claude;
 mod real_turn_codex;
 mod real_turn_gemini;
+mod reopening_a_task;
 mod restart;
 mod restored_database;
 mod review_and_land;

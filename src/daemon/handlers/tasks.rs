@@ -6,7 +6,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::verb;
 use crate::proto::methods::{
     AddParams, CancelParams, EditParams, GoalParams, ListParams, ListState, ReadyParams,
-    ShowParams, StateFilter,
+    ReopenParams, ShowParams, StateFilter,
 };
 use crate::proto::methods::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
 use crate::proto::views::MAX_PAGE;
@@ -98,6 +98,20 @@ impl HandleWrite for verb::Cancel {
         p: &CancelParams,
     ) -> BoardResult<TaskResult> {
         let (task, e) = store.cancel_task(p.task, cx.caller.name(), cx.now)?;
+        ev.extend(e);
+        Ok(TaskResult { task })
+    }
+}
+
+/// `reopen`: a done or cancelled task is open again (anyone may, as anyone may cancel).
+impl HandleWrite for verb::Reopen {
+    fn handle(
+        cx: &Cx,
+        store: &mut dyn Store,
+        ev: &mut Events,
+        p: &ReopenParams,
+    ) -> BoardResult<TaskResult> {
+        let (task, e) = store.reopen_task(p.task, cx.caller.name(), cx.now)?;
         ev.extend(e);
         Ok(TaskResult { task })
     }

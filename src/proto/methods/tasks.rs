@@ -17,6 +17,9 @@ macro_rules! tasks_rows {
         Edit = "edit", Write, EditParams => TaskResult;
         /// Cancel a task; its claim, if any, ends.
         Cancel = "cancel", Write + Cli, CancelParams => TaskResult;
+        /// Reopen a done or cancelled task: it is open again (ready once what it waits for is
+        /// done), keeping its generation, so the next claim fences every earlier holder.
+        Reopen = "reopen", Write + Cli, ReopenParams => TaskResult;
         /// List tasks, optionally only those in the given state(s).
         List = "list", Read, ListParams => TasksResult;
         /// Ready tasks in claim order (priority, then age).
@@ -102,6 +105,8 @@ pub struct TaskParams {
 /// `cancel` parameters.
 pub type CancelParams = TaskParams;
 
+/// `reopen` parameters.
+pub type ReopenParams = TaskParams;
 /// `show` parameters.
 pub type ShowParams = TaskParams;
 

@@ -155,6 +155,56 @@ pub(in crate::store) fn cancel_task<B: Backend>(
     })
 }
 
+/// See [`Store::reopen_task`]: one conditional update on a finished task, and its event.
+pub(in crate::store) fn reopen_task<B: Backend>(
+    b: &mut B,
+    id: i64,
+    by: &str,
+    now_ms: i64,
+) -> BoardResult<(TaskView, Events)> {
+    b.at(now_ms);
+    b.write(Lock::Exclusive, |db, ev| {
+        let n = db.exec(
+            concat!(
+                "UPDATE tasks SET state = ",
+                crate::sql_state!(open),
+                ", done_by = NULL, done_generation = NULL, done_at = NULL, commit_sha = NULL,",
+                " landed_sha = NULL, updated_at = board_wall()",
+                " WHERE id = $1 AND state IN (",
+                crate::sql_state!(done),
+                ", ",
+                crate::sql_state!(cancelled),
+                ")"
+            ),
+            &args![id],
+        )?;
+        if n == 0 {
+            return Err(not_reopenable(id, task_state(db, id)?));
+        }
+        db.emit(
+            ev,
+            EventKind::Edit,
+            Some(id),
+            agent_opt(by),
+            None,
+            "reopened",
+        )?;
+        task_view(db, id, now_ms)
+    })
+}
+
+/// `conflict`: task `id` is in `state`, which is not done or cancelled.
+fn not_reopenable(id: i64, state: TaskState) -> BoardError {
+    BoardError::new(
+        crate::proto::error::ErrorKind::Conflict,
+        format!(
+            "task {id} is {}; only done or cancelled tasks can be reopened",
+            state.phrase()
+        ),
+    )
+    .with("state", state.as_str())
+}
+
 pub(in crate::store) fn list_tasks<B: Store>(
     b: &B,
     states: Option<&[ListState]>,

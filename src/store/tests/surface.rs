@@ -56,6 +56,20 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_finished_task_reopens_keeping_its_generation_and_an_open_one_is_refused(s) {
+        let (t, _) = s.add_task("reopen me", "", 0, &[], OPERATOR, 0).unwrap();
+        let e = s.reopen_task(t.id, OPERATOR, 0).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
+        s.cancel_task(t.id, OPERATOR, 0).unwrap();
+        let (open, ev) = s.reopen_task(t.id, OPERATOR, 0).unwrap();
+        assert_eq!((open.state, open.generation), (TaskState::Open, t.generation));
+        assert!(ev.iter().any(|e| e.reason.as_deref() == Some("reopened")), "{ev:?}");
+        assert_eq!(s.unfinished_count().unwrap(), 1);
+        assert_eq!(s.reopen_task(999, OPERATOR, 0).unwrap_err().kind, ErrorKind::NotFound);
+    }
+}
+
+on_every_backend! {
     fn a_session_s_processes_terminal_idleness_and_end_are_remembered(s) {
         let a = agent(s, "claude");
         s.attach_session(&a, (4242, 7), Some(("%3", 4243, 8))).unwrap();
