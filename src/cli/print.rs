@@ -232,7 +232,15 @@ fn human_result(method: Method, v: &Value) -> String {
             v["pid"],
             v["kill_after_ms"].as_f64().unwrap_or(0.0) / 1000.0
         ),
-        _ => v.to_string(),
+        // Not one-request commands (or printed by their own command): their JSON as it is.
+        Method::Hello
+        | Method::Activity
+        | Method::Subscribe
+        | Method::SessionRegister
+        | Method::SessionAttach
+        | Method::SessionExit
+        | Method::Import
+        | Method::Export => v.to_string(),
     }
 }
 
