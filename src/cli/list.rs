@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value};
 
-use super::{fail, print};
+use super::print::{self, fail};
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::ListState;

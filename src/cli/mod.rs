@@ -148,7 +148,7 @@ fn print_answer(json_out: bool, out: BoardResult<(Value, String)>) -> i32 {
                     eprintln!("{note}");
                 }
             }
-            fail(json_out, &e)
+            print::fail(json_out, &e)
         }
     }
 }
@@ -156,7 +156,7 @@ fn print_answer(json_out: bool, out: BoardResult<(Value, String)>) -> i32 {
 /// `board tui`: interactive only, so `--json` is a usage error.
 fn tui(json_out: bool) -> i32 {
     if json_out {
-        return fail(
+        return print::fail(
             json_out,
             &BoardError::usage(
                 "the TUI has no JSON output; use `board list --json` or `board log --follow --json`",
@@ -164,19 +164,6 @@ fn tui(json_out: bool) -> i32 {
         );
     }
     crate::tui::run()
-}
-
-fn fail(json_out: bool, e: &BoardError) -> i32 {
-    if json_out {
-        println!("{}", e.to_json());
-    } else {
-        let data = Value::Object(e.data.clone());
-        if let Some(lost) = print::lost_lines(&data) {
-            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
-        }
-        eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
-    }
-    e.kind.exit_code()
 }
 
 fn serve(new_epoch: bool) -> i32 {

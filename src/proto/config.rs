@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use super::config_store::{StoreChoice, StoreKind, StoreSection};
+pub use super::duration::{parse_duration, Dur};
 
 /// Name of the file that marks a board's project root.
 pub const CONFIG_FILE: &str = "board.toml";
@@ -62,36 +63,6 @@ fn quoted(report: &str) -> String {
     let line = crate::proto::config_notice::one_line(report);
     let line = crate::proto::sanitize::one_line(&line);
     crate::proto::sanitize::truncate_width(&line, MAX_REPORT_COLS)
-}
-
-/// A duration written with a unit in `board.toml` (`"120s"`, `"250ms"`, `"2m"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dur(pub Duration);
-
-impl Serialize for Dur {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(self.0).to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for Dur {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        parse_duration(&s)
-            .map(Dur)
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-/// Parses `"120s"`, `"250ms"`, `"2m"`, `"1h"`. A bare number is refused (the unit is required).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    if t.chars().all(|c| c.is_ascii_digit()) {
-        return Err(format!(
-            "duration {s:?} needs a unit, e.g. \"{t}s\" or \"{t}ms\""
-        ));
-    }
-    humantime::parse_duration(t).map_err(|e| format!("bad duration {s:?}: {e}"))
 }
 
 /// How the sweep decides that a living agent deserves renewal.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::proto::config::Dur;
+use crate::proto::duration::Dur;
 
 /// `[notify]`: notifications that leave the terminal (see `daemon::notify`). Off by default
 /// except the terminal kind.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::config::Dur;
+use super::duration::Dur;
 
 /// Environment variable that overrides `[store] url` (and selects PostgreSQL when set), so a
 /// password never has to be written into a committed `board.toml`.

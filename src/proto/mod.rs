@@ -24,6 +24,7 @@ pub mod config_notice;
 pub mod config_notify;
 pub mod config_store;
 pub mod config_worktree;
+pub mod duration;
 pub mod error;
 pub mod glossary;
 pub mod labels;

@@ -218,7 +218,7 @@ impl Backlog {
     }
 
     /// The backlog of a board: `tasks` as the board lists them (id order), keys `tN`.
-    pub fn of_board(goal: Option<String>, tasks: &[crate::proto::TaskView]) -> Backlog {
+    pub fn of_board(goal: Option<String>, tasks: &[crate::proto::views::TaskView]) -> Backlog {
         let key = |id: i64| format!("t{id}");
         Backlog {
             goal,

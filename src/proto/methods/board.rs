@@ -5,7 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use super::shared::NoParams;
+use crate::proto::views::{EventView, GoalView, HostView, SessionView, StoreInfo};
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
 macro_rules! board_rows {

@@ -3,7 +3,7 @@
 //! The table is the single source of the method list: [`Method`] (names), [`Call`] (a request's
 //! typed parameters), [`verb`] (each method as a type, which the board's handlers implement),
 //! [`Method::is_write`] (which answers are kept for `op_id` retries), the printed JSON Schema
-//! ([`crate::proto::schema`]), the board's dispatch and the CLI's one-request commands all come
+//! (`proto/schema.rs`), the board's dispatch and the CLI's one-request commands all come
 //! from it. Parameters are strict (`deny_unknown_fields`): an unknown or mistyped member is
 //! `invalid` (-32602) and the message names it, so a misspelt `generation` can never turn a
 //! fenced write into an unfenced one.

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use crate::proto::views::TaskView;
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
 macro_rules! review_rows {

@@ -4,7 +4,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use serde_json::Value;
+
+use crate::proto::glossary::ListState;
+use crate::proto::views::{EventView, GoalView, NoteView, TaskView};
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
 macro_rules! tasks_rows {

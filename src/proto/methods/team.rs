@@ -5,7 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::*;
+use super::shared::NoParams;
+use crate::proto::views::{MessageView, TaskView};
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
 macro_rules! team_rows {
