@@ -87,14 +87,65 @@ fn assignment(t: &Value) -> String {
 /// could not be read: lines then show ids).
 pub type Names = std::collections::HashMap<String, String>;
 
-/// The names of the sessions of an `agents` result.
+/// The names of the sessions of an `agents` result, as `board agents` shows them: `name`, or
+/// `name@host` on a shared store (raw text: printers make it inert).
 pub fn names_of(agents: &Value) -> Names {
     agents["agents"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|a| Some((a["id"].as_str()?.into(), a["name"].as_str()?.into())))
+        .filter_map(|a| {
+            let name = a["name"].as_str()?;
+            let shown = match a["host"].as_str() {
+                Some(host) => format!("{name}@{host}"),
+                None => name.to_string(),
+            };
+            Some((a["id"].as_str()?.into(), shown))
+        })
         .collect()
+}
+
+/// The fields of an answer that name an agent session by its id: the holder and finisher of
+/// its task (`show`) or tasks (`list`), the agent of its events, the author of its notes.
+const AGENT_FIELDS: [(&str, &[&str]); 4] = [
+    ("task", &["holder", "done_by"]),
+    ("tasks", &["holder", "done_by"]),
+    ("events", &["agent"]),
+    ("notes", &["author"]),
+];
+
+/// Whether the answer `v` names any agent session by id: only then is it worth asking the
+/// board for the sessions' names.
+pub fn names_sessions(v: &Value) -> bool {
+    AGENT_FIELDS.iter().any(|(list, keys)| {
+        let items = match &v[*list] {
+            Value::Array(a) => a.as_slice(),
+            one @ Value::Object(_) => std::slice::from_ref(one),
+            _ => &[],
+        };
+        items
+            .iter()
+            .any(|item| keys.iter().any(|k| item[*k].is_string()))
+    })
+}
+
+/// Names every agent session of `AGENT_FIELDS` in the answer `v` as people know it (its
+/// session's name; an id `names` lacks stays), for the human text: `--json` keeps the ids.
+pub fn name_sessions(v: &mut Value, names: &Names) {
+    for (list, keys) in AGENT_FIELDS {
+        let items = match v.get_mut(list) {
+            Some(Value::Array(a)) => a.as_mut_slice(),
+            Some(one @ Value::Object(_)) => std::slice::from_mut(one),
+            _ => continue,
+        };
+        for item in items {
+            for k in keys {
+                if let Some(name) = item[*k].as_str().and_then(|id| names.get(id)) {
+                    item[*k] = Value::String(name.clone());
+                }
+            }
+        }
+    }
 }
 
 /// [`event_line`] with the agent named as people know it (its session's name, else its id).
