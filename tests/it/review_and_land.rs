@@ -535,6 +535,14 @@ fn a_dirty_checkout_of_main_is_refused_and_with_review_off_done_lands_at_once() 
         "review",
         "the task waits for another accept"
     );
+    // It skipped review, yet waits for one now: the log says so (its done said it would land).
+    let log = b.json(&["log", "--limit", "1000"]);
+    let waits = log["events"].as_array().unwrap().iter().any(|e| {
+        e["task"] == id
+            && e["kind"] == "review"
+            && e["reason"].as_str().unwrap_or("").contains("did not land")
+    });
+    assert!(waits, "{log}");
     assert_eq!(
         fs::read_to_string(b.root().join("notes.md")).unwrap(),
         "mine, edited\n",
