@@ -539,6 +539,36 @@ mod tests {
     }
 
     #[test]
+    fn task_lines_name_sessions_and_json_keeps_ids() {
+        let agents = json!({"agents": [
+            {"id": "w-2", "name": "w"},
+            {"id": "ra-7", "name": "ra", "host": "alpha"},
+        ]});
+        let names = names_of(&agents);
+        let open = json!({"tasks": [{"id": 1, "state": "open", "ready": true}]});
+        assert!(!names_sessions(&open), "nothing to name: no request");
+        let mut v = json!({"tasks": [
+            {"id": 1, "state": "done", "done_by": "w-2", "title": "a"},
+            {"id": 2, "state": "claimed", "holder": "ra-7", "generation": 3, "title": "b"},
+            {"id": 3, "state": "done", "done_by": "gone-1", "title": "c"},
+        ]});
+        assert!(names_sessions(&v));
+        name_sessions(&mut v, &names);
+        let lines: Vec<String> = v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(task_line)
+            .collect();
+        assert!(lines[0].contains("[done by w]"), "{lines:?}");
+        assert!(lines[1].contains("[claimed by ra@alpha g3"), "{lines:?}");
+        assert!(
+            lines[2].contains("[done by gone-1]"),
+            "an unknown id stays: {lines:?}"
+        );
+    }
+
+    #[test]
     fn countdowns_read_naturally() {
         assert_eq!(countdown(112_000), "1m52s");
         assert_eq!(countdown(900), "1s");
