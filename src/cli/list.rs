@@ -14,10 +14,11 @@ use crate::proto::methods::{Call, ListParams, StateFilter};
 pub(super) const LIST_PAGE: i64 = 1000;
 
 /// `board list` without `--limit`: pages through the backlog with the `after` cursor on one
-/// connection and prints each page as it arrives, so neither the board nor this process holds
-/// the whole backlog as one document. With `--json` the output is still one document,
-/// `{"tasks":[…]}`, as the result of an unpaged `list` call would be. Tasks added or changed
-/// while paging may or may not be shown; none is shown twice.
+/// connection and prints each page as it arrives (agent sessions named as people know them, as
+/// `board log` does), so neither the board nor this process holds the whole backlog as one
+/// document. With `--json` the output is still one document, `{"tasks":[…]}`, as the result
+/// of an unpaged `list` call would be. Tasks added or changed while paging may or may not be
+/// shown; none is shown twice.
 pub(super) fn list_all(json_out: bool, states: &[ListState], label: Option<&str>) -> i32 {
     let params = ListParams {
         state: (!states.is_empty()).then(|| StateFilter::Many(states.to_vec())),
@@ -49,6 +50,8 @@ fn page_through(json_out: bool, mut params: ListParams) -> BoardResult<()> {
         tasks: Vec::with_capacity(64 * 1024),
         extra: Map::new(),
         first: true,
+        names: None,
+        target: &target,
     };
     let mut line = c.send_line(Call::List(params.clone()), true)?;
     while let Some(next) = pages.take(&line)? {
@@ -64,7 +67,7 @@ fn page_through(json_out: bool, mut params: ListParams) -> BoardResult<()> {
 /// document (the error) on stdout; human lines are printed page by page. With --json each
 /// page's `tasks` array is copied as the board wrote it, never parsed: parsing and re-printing
 /// 10 000 tasks was most of this command's time.
-struct Pages {
+struct Pages<'a> {
     json_out: bool,
     /// With --json, the tasks' objects so far, comma-separated; else the lines of this page.
     tasks: Vec<u8>,
@@ -72,9 +75,13 @@ struct Pages {
     extra: Map<String, Value>,
     /// No task seen yet.
     first: bool,
+    /// The sessions' names, asked once, when the first task line that names one is printed.
+    names: Option<print::Names>,
+    /// The board, to ask for those names.
+    target: &'a client::Target,
 }
 
-impl Pages {
+impl Pages<'_> {
     /// Takes in one answer line; returns its `next` cursor (None on the last page).
     fn take(&mut self, line: &str) -> BoardResult<Option<i64>> {
         let page = client::split_answer(line)?;
@@ -127,8 +134,15 @@ impl Pages {
 
     /// Without --json: the page's tasks printed, one line each.
     fn print_tasks(&mut self, raw: &str) -> BoardResult<()> {
-        let page: Vec<Value> = serde_json::from_str(raw).map_err(enc)?;
-        for t in &page {
+        let page: Value = serde_json::from_str(raw).map_err(enc)?;
+        let mut page = serde_json::json!({ "tasks": page });
+        if print::names_sessions(&page) {
+            let names = self
+                .names
+                .get_or_insert_with(|| super::call::session_names(self.target));
+            print::name_sessions(&mut page, names);
+        }
+        for t in page["tasks"].as_array().into_iter().flatten() {
             writeln!(self.tasks, "{}", print::task_line(t)).map_err(io)?;
             self.first = false;
         }

@@ -1,7 +1,7 @@
 //! The command line: clap definitions ([`args`]), the dispatch ([`run`](fn@run)) and one file per
-//! command that is more than one request ([`init`], `list`, `log`, `claim`, [`backlog`],
-//! [`up`], [`run`](mod@run), [`demo`], [`tooling`]); every other command is one request
-//! (`call`), printed by [`print`](mod@print).
+//! command that is more than one request ([`init`], `list`, `log`, `named`, `claim`,
+//! [`backlog`], [`up`], [`run`](mod@run), [`demo`], [`tooling`]); every other command is one
+//! request (`call`), printed by [`print`](mod@print).
 //!
 //! Every client command sends one request and prints its answer: human text by default, or with
 //! `--json` exactly one JSON document on stdout (the `result` or `error` object of the call).
@@ -19,6 +19,7 @@ pub mod hot_path;
 pub mod init;
 mod list;
 mod log;
+mod named;
 pub mod print;
 mod print_status;
 mod question;
@@ -45,7 +46,7 @@ pub fn run(cli: Cli) -> i32 {
         Ok(code) => return code,
         Err(cmd) => cmd,
     };
-    let out = answered_commands(*cmd).unwrap_or_else(|other| call::one_call(&other));
+    let out = answered_commands(*cmd, json_out).unwrap_or_else(|other| call::one_call(&other));
     print_answer(json_out, out)
 }
 
@@ -105,9 +106,11 @@ fn printing_commands(cmd: Cmd, json_out: bool) -> Result<i32, Box<Cmd>> {
 }
 
 /// Commands of more than one request that answer once, printed like a single call's answer
-/// (a waiting claim, init, up, down, import, export); any other command is given back.
-fn answered_commands(cmd: Cmd) -> Result<BoardResult<(Value, String)>, Box<Cmd>> {
+/// (a waiting claim, init, up, down, import, export, and `show` and a page of `list`, which
+/// name agent sessions); any other command is given back.
+fn answered_commands(cmd: Cmd, json_out: bool) -> Result<BoardResult<(Value, String)>, Box<Cmd>> {
     Ok(match cmd {
+        Cmd::Show { .. } | Cmd::List { .. } => named::one_call(&cmd, json_out),
         Cmd::Claim {
             task,
             label,

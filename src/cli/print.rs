@@ -87,14 +87,65 @@ fn assignment(t: &Value) -> String {
 /// could not be read: lines then show ids).
 pub type Names = std::collections::HashMap<String, String>;
 
-/// The names of the sessions of an `agents` result.
+/// The names of the sessions of an `agents` result, as `board agents` shows them: `name`, or
+/// `name@host` on a shared store (raw text: printers make it inert).
 pub fn names_of(agents: &Value) -> Names {
     agents["agents"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|a| Some((a["id"].as_str()?.into(), a["name"].as_str()?.into())))
+        .filter_map(|a| {
+            let name = a["name"].as_str()?;
+            let shown = match a["host"].as_str() {
+                Some(host) => format!("{name}@{host}"),
+                None => name.to_string(),
+            };
+            Some((a["id"].as_str()?.into(), shown))
+        })
         .collect()
+}
+
+/// The fields of an answer that name an agent session by its id: the holder and finisher of
+/// its task (`show`) or tasks (`list`), the agent of its events, the author of its notes.
+const AGENT_FIELDS: [(&str, &[&str]); 4] = [
+    ("task", &["holder", "done_by"]),
+    ("tasks", &["holder", "done_by"]),
+    ("events", &["agent"]),
+    ("notes", &["author"]),
+];
+
+/// Whether the answer `v` names any agent session by id: only then is it worth asking the
+/// board for the sessions' names.
+pub fn names_sessions(v: &Value) -> bool {
+    AGENT_FIELDS.iter().any(|(list, keys)| {
+        let items = match &v[*list] {
+            Value::Array(a) => a.as_slice(),
+            one @ Value::Object(_) => std::slice::from_ref(one),
+            _ => &[],
+        };
+        items
+            .iter()
+            .any(|item| keys.iter().any(|k| item[*k].is_string()))
+    })
+}
+
+/// Names every agent session of `AGENT_FIELDS` in the answer `v` as people know it (its
+/// session's name; an id `names` lacks stays), for the human text: `--json` keeps the ids.
+pub fn name_sessions(v: &mut Value, names: &Names) {
+    for (list, keys) in AGENT_FIELDS {
+        let items = match v.get_mut(list) {
+            Some(Value::Array(a)) => a.as_mut_slice(),
+            Some(one @ Value::Object(_)) => std::slice::from_mut(one),
+            _ => continue,
+        };
+        for item in items {
+            for k in keys {
+                if let Some(name) = item[*k].as_str().and_then(|id| names.get(id)) {
+                    item[*k] = Value::String(name.clone());
+                }
+            }
+        }
+    }
 }
 
 /// [`event_line`] with the agent named as people know it (its session's name, else its id).
@@ -509,6 +560,36 @@ mod tests {
         let line = task_line(&t);
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(!line.contains('\u{7}'), "{line:?}");
+    }
+
+    #[test]
+    fn task_lines_name_sessions_and_json_keeps_ids() {
+        let agents = json!({"agents": [
+            {"id": "w-2", "name": "w"},
+            {"id": "ra-7", "name": "ra", "host": "alpha"},
+        ]});
+        let names = names_of(&agents);
+        let open = json!({"tasks": [{"id": 1, "state": "open", "ready": true}]});
+        assert!(!names_sessions(&open), "nothing to name: no request");
+        let mut v = json!({"tasks": [
+            {"id": 1, "state": "done", "done_by": "w-2", "title": "a"},
+            {"id": 2, "state": "claimed", "holder": "ra-7", "generation": 3, "title": "b"},
+            {"id": 3, "state": "done", "done_by": "gone-1", "title": "c"},
+        ]});
+        assert!(names_sessions(&v));
+        name_sessions(&mut v, &names);
+        let lines: Vec<String> = v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(task_line)
+            .collect();
+        assert!(lines[0].contains("[done by w]"), "{lines:?}");
+        assert!(lines[1].contains("[claimed by ra@alpha g3"), "{lines:?}");
+        assert!(
+            lines[2].contains("[done by gone-1]"),
+            "an unknown id stays: {lines:?}"
+        );
     }
 
     #[test]

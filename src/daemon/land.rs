@@ -395,6 +395,28 @@ fn land_worktree(to: &Target, at: &str) -> Result<PathBuf, LandError> {
     Ok(wt)
 }
 
+/// Removes the board's land worktree (`<data_dir>/land`) and its registration in the
+/// repository at `repo`, for a board that stops: `git worktree list` no longer shows it. Waits
+/// for a land in progress. Best effort: a board that crashed leaves it, and the next land
+/// makes it usable again (`land_worktree`).
+pub fn remove_land_worktree(repo: &Path, data_dir: &Path) {
+    let _one = lock();
+    let wt = data_dir.join("land");
+    if !wt.exists() {
+        return;
+    }
+    let path = wt.to_string_lossy().into_owned();
+    if let Err(e) = git(
+        repo,
+        &["worktree", "remove", "--force", &path],
+        "worktree remove",
+    ) {
+        tracing::warn!(error = %e, "could not remove the land worktree; deleting it");
+        let _ = std::fs::remove_dir_all(&wt);
+    }
+    let _ = run(repo, &["worktree", "prune"]);
+}
+
 /// The compare-and-swap: true when the base moved from `old` to `new`, false when it was no
 /// longer at `old`.
 fn swap(to: &Target, task: i64, new: &str, old: &str) -> Result<bool, LandError> {

@@ -118,6 +118,9 @@ pub fn serve(cfg: Config, paths: Paths, new_epoch: bool) -> anyhow::Result<()> {
         last_run::stopped(&paths, &format!("stopped with an error: {e:#}"));
     }
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    // No land runs after this one (the next board waits for our lock): the repository keeps
+    // no worktree of a board that is not running.
+    land::remove_land_worktree(&paths.root, &paths.data_dir);
     // Last, once no connection is served any more: the mark records exactly where this
     // database stands, so the next start can tell it from a restored older copy.
     if let (Ok(()), Some(off)) = (&result, OffReactor::here()) {

@@ -256,10 +256,12 @@ store_api! {
 
     /// Finishes `task` for its holder `agent` into review (fenced like `done`): its claim ends
     /// and the task waits in state `review` with `commit` (a full commit id) for a verdict.
-    /// Repeating it with the same commit answers `already: true`. Errors as for `done`, and
-    /// `invalid` for a commit that is no full commit id.
-    #[allow(clippy::too_many_arguments, reason = "done's arguments and the commit")]
-    shared fn submit_for_review(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, commit: &str, note: Option<&str>, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
+    /// Repeating it with the same commit answers `already: true`. Its event is `review` when the
+    /// task waits for a verdict (its own override, else `review_required`, the board's
+    /// `[review] required`), else `done`: it skips review and the board lands it at once.
+    /// Errors as for `done`, and `invalid` for a commit that is no full commit id.
+    #[allow(clippy::too_many_arguments, reason = "done's arguments, the commit, the review default")]
+    shared fn submit_for_review(&mut self, agent: &str, task: TaskId, generation: Option<Generation>, commit: &str, note: Option<&str>, review_required: bool, now_ms: i64) -> BoardResult<(DoneOutcome, Events)>;
 
     /// What a reviewer and the land need to know of `task` (any state). Errors: `not_found`.
     shared fn review_facts(&self, task: TaskId) -> BoardResult<ReviewFacts>;
@@ -277,6 +279,11 @@ store_api! {
     /// the board's own when the land conflicted). Errors as for [`Store::accept_review`], and
     /// `invalid` for an empty or oversized note.
     shared fn send_back(&mut self, task: TaskId, commit: &str, reviewer: Option<&str>, note: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+
+    /// Says that `task`, which skipped review, did not land (`why`) and waits in review at
+    /// `commit` for a person after all: its `review` event, written only while it is in review
+    /// at that commit (else nothing). Errors: the store's.
+    shared fn left_in_review(&mut self, task: TaskId, commit: &str, why: &str, now_ms: i64) -> BoardResult<Events>;
 
     /// Gives a claimed task back: by its holder (fenced like `done`), or by an operator with
     /// `force` (ends whoever's live claim; with `generation`, only a live claim at exactly that

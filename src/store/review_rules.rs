@@ -3,7 +3,7 @@
 //! them with what they read, so SQLite and PostgreSQL answer alike by construction.
 
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-use crate::store::{TaskState, OPERATOR};
+use crate::store::{EventKind, TaskState, OPERATOR};
 
 /// What the board knows of a task in (or past) review: enough to land it and to refuse a
 /// reviewer who may not review it.
@@ -24,7 +24,8 @@ pub struct ReviewFacts {
     pub done_generation: Option<i64>,
     /// The base branch's head right after its commit landed.
     pub landed: Option<String>,
-    /// Every generation at which a holder finished the task (a `review` event): commits made
+    /// Every generation at which a holder finished the task (a `review` event, or the `done`
+    /// of a task that skipped review): commits made
     /// at these came from a holder who finished its work, not from one whose claim lapsed, and
     /// may land after a reject or a conflict sent the task back.
     pub finished_generations: Vec<i64>,
@@ -111,6 +112,23 @@ pub(crate) fn accept_reason(commit: &str, landed: Option<&str>) -> String {
         None => {
             format!("commit {commit} accepted (the board lands nothing: [git] land = \"none\")")
         }
+    }
+}
+
+/// The event of a holder's `done` that names `commit`, and its reason: `review` when the task
+/// waits for a verdict (`waits`), else `done`: it skips review and the board lands it at once
+/// (the `accept` and `land` that follow say where), so the log never shows a wait that was
+/// not.
+pub(crate) fn finished_with_commit(commit: &str, waits: bool) -> (EventKind, String) {
+    match waits {
+        true => (
+            EventKind::Review,
+            format!("commit {commit} waits for review"),
+        ),
+        false => (
+            EventKind::Done,
+            format!("commit {commit} skips review: the board lands it"),
+        ),
     }
 }
 

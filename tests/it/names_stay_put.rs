@@ -283,3 +283,74 @@ fn an_operator_prunes_ended_sessions_and_an_agent_may_not() {
     assert_eq!(again["name"], "w");
     assert_eq!(again["id"], "w-3");
 }
+
+/// The lines of `text` that show task `id` (`#ID   [...] title`).
+fn task_lines(text: &str, id: i64) -> Vec<&str> {
+    let head = format!("#{id} ");
+    text.lines().filter(|l| l.starts_with(&head)).collect()
+}
+
+#[test]
+fn list_and_show_name_the_agent_that_holds_or_finished_a_task_not_its_session_id() {
+    let b = TestBoard::builder().liveness("process").start();
+    let (one, two, three) = (b.add("first"), b.add("second"), b.add("third"));
+    for id in [one, two] {
+        let script = format!("board claim {id} > /dev/null && board done {id} > /dev/null");
+        b.board(&["run", "--name", "w", "--", "sh", "-c", &script])
+            .ok();
+    }
+    // The second `w` took back the name over a new session id.
+    let id2 = b.task(two)["done_by"].as_str().unwrap().to_string();
+    assert_ne!(id2, "w", "the test needs a session id that is not the name");
+    let mut holder = b
+        .board_cmd(&[
+            "run",
+            "--name",
+            "w",
+            "--",
+            "sh",
+            "-c",
+            &format!("board claim {three} > /dev/null && sleep 60"),
+        ])
+        .spawn()
+        .unwrap();
+    assert!(poll_until(STEP, || b.task(three)["state"] == "claimed"));
+    let id3 = b.task(three)["holder"].as_str().unwrap().to_string();
+    assert_ne!(id3, "w");
+
+    for list in [
+        b.board(&["list"]).ok(),
+        b.board(&["list", "--limit", "10"]).ok(),
+    ] {
+        let text = &list.stdout;
+        assert!(task_lines(text, two)[0].contains("[done by w]"), "{text}");
+        assert!(
+            task_lines(text, three)[0].contains("[claimed by w g1"),
+            "{text}"
+        );
+        assert!(!text.contains(&id2) && !text.contains(&id3), "{text}");
+    }
+    let shown = b.board(&["show", &two.to_string()]).ok().stdout;
+    assert!(
+        task_lines(&shown, two)[0].contains("[done by w]"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(&id2),
+        "history names the agent too: {shown}"
+    );
+    assert!(shown.contains(&format!("#{two} g1 w: claimed")), "{shown}");
+
+    // JSON keeps the ids.
+    let tasks = b.json(&["list"])["tasks"].clone();
+    assert_eq!(tasks[1]["done_by"], id2.as_str());
+    assert_eq!(tasks[2]["holder"], id3.as_str());
+    assert_eq!(
+        b.json(&["show", &two.to_string()])["task"]["done_by"],
+        id2.as_str()
+    );
+    // The launcher ends its agent's tree and reports the exit.
+    let pid = nix::unistd::Pid::from_raw(holder.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    holder.wait().unwrap();
+}

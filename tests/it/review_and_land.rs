@@ -535,6 +535,14 @@ fn a_dirty_checkout_of_main_is_refused_and_with_review_off_done_lands_at_once() 
         "review",
         "the task waits for another accept"
     );
+    // It skipped review, yet waits for one now: the log says so (its done said it would land).
+    let log = b.json(&["log", "--limit", "1000"]);
+    let waits = log["events"].as_array().unwrap().iter().any(|e| {
+        e["task"] == id
+            && e["kind"] == "review"
+            && e["reason"].as_str().unwrap_or("").contains("did not land")
+    });
+    assert!(waits, "{log}");
     assert_eq!(
         fs::read_to_string(b.root().join("notes.md")).unwrap(),
         "mine, edited\n",
@@ -567,4 +575,57 @@ fn a_dirty_checkout_of_main_is_refused_and_with_review_off_done_lands_at_once() 
     assert_eq!(t["state"], "done", "{t}");
     assert!(is_ancestor(&b, t["commit"].as_str().unwrap(), "main"));
     assert_eq!(t["landed"], main_head(&b).as_str());
+}
+
+/// Whether `git worktree list` in the project shows the board's land worktree.
+fn land_worktree_listed(b: &TestBoard) -> bool {
+    b.git(&["worktree", "list", "--porcelain"])
+        .lines()
+        .any(|l| l.starts_with("worktree ") && l.ends_with("/.board/land"))
+}
+
+#[test]
+fn a_stopped_board_leaves_no_land_worktree_in_the_repository_and_a_crashed_ones_is_reused() {
+    let mut b = repo("30s", "[git]\nbase = \"main\"\nland = \"merge\"\n");
+    let wt = worktree(&b, "w", "main");
+    let finish = |b: &TestBoard, file: &str| {
+        let id = b.add(file);
+        agent_in(
+            b,
+            &wt,
+            "w",
+            &format!(
+                "board claim {id} > /dev/null\necho {file} > {file} && git add {file}\n\
+                 git commit -q -m 'w adds {file}'\nboard done {id} > /dev/null\n"
+            ),
+        );
+        assert_eq!(task(b, id)["state"], "done", "{file} landed");
+    };
+    finish(&b, "one.md");
+    assert!(
+        land_worktree_listed(&b),
+        "a land prepares in the board's worktree"
+    );
+    b.stop();
+    assert!(
+        !land_worktree_listed(&b),
+        "{}",
+        b.git(&["worktree", "list"])
+    );
+    assert!(!b.root().join(".board/land").exists());
+
+    // A board that dies leaves it; the next one lands with it and removes it when it stops.
+    b.serve();
+    finish(&b, "two.md");
+    b.kill_serve(nix::sys::signal::Signal::SIGKILL);
+    assert!(land_worktree_listed(&b));
+    b.serve();
+    finish(&b, "three.md");
+    b.stop();
+    assert!(
+        !land_worktree_listed(&b),
+        "{}",
+        b.git(&["worktree", "list"])
+    );
+    assert_eq!(b.git(&["show", "main:three.md"]).trim(), "three.md");
 }

@@ -134,3 +134,53 @@ fn import_and_export_carry_a_tasks_review_override() {
         "nothing imported"
     );
 }
+
+/// The kinds of the events of task `id` in the board's log, oldest first.
+fn kinds_of(b: &TestBoard, id: i64) -> Vec<String> {
+    b.json(&["log", "--limit", "1000"])["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["task"] == id)
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_task_that_lands_at_once_logs_its_done_and_land_but_never_a_wait_for_review() {
+    let b = repo("30s", "[git]\nbase = \"main\"\nland = \"merge\"\n");
+    let plain = b.add("a routine change");
+    let reviewed = add_with(&b, "a change a person checks", "--review");
+    let wt = worktree(&b, "w", "main");
+    finish_with_commit(&b, &wt, plain, "one.md");
+    assert_eq!(task(&b, plain)["state"], "done");
+    let kinds = kinds_of(&b, plain);
+    assert!(
+        !kinds.contains(&"review".into()),
+        "it never waited: {kinds:?}"
+    );
+    for kind in ["grant", "done", "land"] {
+        assert!(kinds.contains(&kind.into()), "{kind} missing: {kinds:?}");
+    }
+    let log = b.json(&["log", "--limit", "1000"]);
+    let done = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["task"] == plain && e["kind"] == "done")
+        .unwrap();
+    assert_eq!(done["generation"], 1, "{done}");
+    assert!(done["agent"].is_string(), "the holder finished it: {done}");
+
+    // A task that does wait says so, once.
+    let wt2 = worktree(&b, "w2", "main");
+    finish_with_commit(&b, &wt2, reviewed, "two.md");
+    assert_eq!(task(&b, reviewed)["state"], "review");
+    let kinds = kinds_of(&b, reviewed);
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "review").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(!kinds.contains(&"done".into()), "{kinds:?}");
+}

@@ -37,6 +37,23 @@ fn board_agents_on_either_host_shows_every_agent_with_its_host() {
     }
 }
 
+#[test]
+fn board_list_and_show_on_either_host_name_a_holder_as_name_at_host() {
+    let Some(pg) = cluster() else { return };
+    let a = host(&pg, "alpha", &QUICK);
+    let b = host(&pg, "beta", &QUICK);
+    let task = b.add("held on alpha");
+    let mut ra = JsonAgent::start(&a, "ra");
+    let claimed = ra.call("claim", json!({"task": task}));
+    assert!(claimed.get("result").is_some(), "{claimed}");
+    for board in [&a, &b] {
+        let list = board.board(&["list"]).ok().stdout;
+        assert!(list.contains("[claimed by ra@alpha g1"), "{list}");
+        let shown = board.board(&["show", &task.to_string()]).ok().stdout;
+        assert!(shown.contains("[claimed by ra@alpha g1"), "{shown}");
+    }
+}
+
 /// Host A's board stopped with `board stop` while its agent holds a task: A's host session,
 /// agent session and claim end at once (the reason names the stop), B's agent claims the task
 /// well before `host_ttl`, `board status` on B lists A as ended, and A's agent, still running,

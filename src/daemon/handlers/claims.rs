@@ -151,6 +151,7 @@ fn done_with_commit(
         p.generation.map(Generation),
         commit,
         p.note.as_deref(),
+        cx.board.config().review.required,
         cx.now,
     )?;
     ev.extend(e);

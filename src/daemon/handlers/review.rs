@@ -108,7 +108,8 @@ pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
     }
     let _one = land::lock();
     let facts = in_review(cx, task.id, None, Method::Accept.name())?;
-    let (landed, _) = land_or_send_back(cx, &facts)?;
+    let (landed, _) =
+        land_or_send_back(cx, &facts).inspect_err(|e| left_in_review(cx, &facts, e))?;
     let commit = facts.commit.as_deref().unwrap_or_default();
     let (view, ev) = cx.store().accept_review(
         TaskId(task.id),
@@ -120,6 +121,22 @@ pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
     )?;
     cx.board.publish(ev);
     Ok(view)
+}
+
+/// The land after a `done` failed (`e`) and the task, which skipped review, stays in review:
+/// the log says it waits for a person now (its `done` said it would land).
+fn left_in_review(cx: &Cx, facts: &ReviewFacts, e: &BoardError) {
+    let commit = facts.commit.as_deref().unwrap_or_default();
+    match cx
+        .store()
+        .left_in_review(TaskId(facts.task), commit, &e.message, cx.now)
+    {
+        Ok(ev) => cx.board.publish(ev),
+        Err(err) => {
+            let error = err.message;
+            tracing::warn!(task = facts.task, %error, "could not log the wait for review");
+        }
+    }
 }
 
 /// What the board knows of `task`, refused unless it is in review and `reviewer` is not its

@@ -5,7 +5,7 @@
 
 use crate::proto::error::BoardResult;
 use crate::proto::TaskView;
-use crate::store::db::{get, word, Backend, Db};
+use crate::store::db::{get, word, Backend, Db, Lock};
 use crate::store::review_rules::{self, ReviewFacts};
 use crate::store::{
     check_text, holder_rules, task_not_found, ClaimEnd, DoneOutcome, EventKind, Events, Generation,
@@ -22,6 +22,7 @@ pub(in crate::store) fn submit_for_review<B: Backend>(
     generation: Option<Generation>,
     commit: &str,
     note: Option<&str>,
+    review_required: bool,
     now_ms: i64,
 ) -> BoardResult<(DoneOutcome, Events)> {
     holder_rules::check_note(note)?;
@@ -35,25 +36,29 @@ pub(in crate::store) fn submit_for_review<B: Backend>(
             let already = already_submitted(db, agent, task.0, generation, commit)?;
             return repeat_or_refuse(db, ev, agent, task.0, generation, already, now_ms);
         };
-        db.exec(
+        // The task's own override comes back from the statement that changes it: it says
+        // whether the task waits for a verdict or lands at once.
+        let row = db.opt(
             concat!(
                 "UPDATE tasks SET state = ",
                 crate::sql_state!(review),
                 ", done_by = $2, done_generation = $3, done_at = board_wall(),
                    updated_at = board_wall(), commit_sha = $4, landed_sha = NULL
                  WHERE id = $1 AND state = ",
-                crate::sql_state!(claimed)
+                crate::sql_state!(claimed),
+                " RETURNING review"
             ),
             &args![task.0, agent, generation, commit],
         )?;
+        let own: Option<bool> = row.as_ref().map(|r| get(r, 0)).transpose()?.flatten();
         if let Some(n) = note {
             insert_note(db, task.0, agent, Some(generation), n)?;
         }
-        let reason = format!("commit {commit} waits for review");
-        let review = EventKind::Review;
+        let (kind, reason) =
+            review_rules::finished_with_commit(commit, own.unwrap_or(review_required));
         db.emit(
             ev,
-            review,
+            kind,
             Some(task.0),
             Some(agent),
             Some(generation),
@@ -170,6 +175,42 @@ pub(in crate::store) fn send_back<B: Backend>(
     })
 }
 
+pub(in crate::store) fn left_in_review<B: Backend>(
+    b: &mut B,
+    task: TaskId,
+    commit: &str,
+    why: &str,
+    now_ms: i64,
+) -> BoardResult<Events> {
+    b.at(now_ms);
+    let (_, ev) = b.write(Lock::Shared, |db, ev| {
+        // Touches the task only while it is in review at that commit: a conflict that sent it
+        // back, or a verdict in between, leaves nothing to say.
+        let waits = db.opt(
+            concat!(
+                "UPDATE tasks SET updated_at = board_wall() WHERE id = $1 AND state = ",
+                crate::sql_state!(review),
+                " AND commit_sha = $2 RETURNING done_by, done_generation"
+            ),
+            &args![task.0, commit],
+        )?;
+        let Some(row) = waits else {
+            return Ok(());
+        };
+        let (by, generation): (Option<String>, Option<i64>) = (get(&row, 0)?, get(&row, 1)?);
+        let reason = format!("commit {commit} did not land ({why}): it waits for review");
+        db.emit(
+            ev,
+            EventKind::Review,
+            Some(task.0),
+            by.as_deref(),
+            generation,
+            &reason,
+        )
+    })?;
+    Ok(ev)
+}
+
 /// A repeated `done` into review by the same agent (at `generation`, when given) with the same
 /// commit: the generation it finished at.
 fn already_submitted(
@@ -212,7 +253,7 @@ fn facts_of(db: &mut impl Db, task: i64) -> BoardResult<ReviewFacts> {
         landed: get(&r, 5)?,
         finished_generations: db.column(
             "SELECT DISTINCT generation FROM events
-             WHERE task_id = $1 AND kind = 'review' AND generation IS NOT NULL",
+             WHERE task_id = $1 AND kind IN ('review', 'done') AND generation IS NOT NULL",
             &args![task],
         )?,
     })

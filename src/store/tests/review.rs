@@ -18,7 +18,7 @@ on_every_backend! {
     fn done_into_review_ends_the_claim_and_keeps_the_commit(s) {
         let (t, a, g) = claimed(s, "claude");
         let (out, ev) = s
-            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, Some("ready"), 10)
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, Some("ready"), true, 10)
             .unwrap();
         assert_eq!(out.task.state, TaskState::Review);
         assert_eq!(out.task.commit.as_deref(), Some(C1));
@@ -29,7 +29,7 @@ on_every_backend! {
         assert!(ev[0].reason.as_deref().unwrap_or("").contains(C1));
 
         let (again, ev) = s
-            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, 20)
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, true, 20)
             .unwrap();
         assert!(again.already, "a repeated done into review is answered, not applied");
         assert!(ev.is_empty());
@@ -44,7 +44,7 @@ on_every_backend! {
 on_every_backend! {
     fn an_accept_finishes_the_task_with_where_it_landed(s) {
         let (t, a, g) = claimed(s, "claude");
-        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        s.submit_for_review(&a, TaskId(t), None, C1, None, true, 10).unwrap();
         let reviewer = agent(s, "reviewer");
         let (view, ev) = s
             .accept_review(TaskId(t), C1, Some(&reviewer), Some(C2), Some("good"), 20)
@@ -71,7 +71,7 @@ on_every_backend! {
 on_every_backend! {
     fn the_last_holder_never_reviews_its_own_work(s) {
         let (t, a, _) = claimed(s, "claude");
-        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        s.submit_for_review(&a, TaskId(t), None, C1, None, true, 10).unwrap();
         let e = s.accept_review(TaskId(t), C1, Some(&a), None, None, 20).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unauthorized, "{e:?}");
         assert!(e.message.contains("last holder"), "{}", e.message);
@@ -84,7 +84,7 @@ on_every_backend! {
 on_every_backend! {
     fn a_verdict_on_another_commit_than_the_one_in_review_changes_nothing(s) {
         let (t, a, _) = claimed(s, "claude");
-        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        s.submit_for_review(&a, TaskId(t), None, C1, None, true, 10).unwrap();
         let e = s.accept_review(TaskId(t), C2, None, None, None, 20).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conflict, "{e:?}");
         assert!(e.message.contains(C2) && e.message.contains(C1), "{}", e.message);
@@ -93,9 +93,54 @@ on_every_backend! {
 }
 
 on_every_backend! {
+    fn a_done_that_skips_review_logs_done_not_a_wait_for_review(s) {
+        // Review off on the board, no override: the task lands at once, never waits.
+        let (t, a, g) = claimed(s, "claude");
+        let (out, ev) = s.submit_for_review(&a, TaskId(t), None, C1, None, false, 10).unwrap();
+        assert_eq!(out.task.state, TaskState::Review, "in review until the board lands it");
+        assert_eq!(kinds(&ev), vec![EventKind::Done]);
+        assert_eq!(ev[0].agent.as_deref(), Some(a.as_str()));
+        assert_eq!(ev[0].generation, Some(g));
+        assert!(ev[0].reason.as_deref().unwrap_or("").contains("skips review"));
+        // Its generation still counts as finished by its holder (rule 15 after a conflict).
+        assert_eq!(s.review_facts(TaskId(t)).unwrap().finished_generations, vec![g]);
+        let (_, ev) = s.accept_review(TaskId(t), C1, None, Some(C2), None, 20).unwrap();
+        assert_eq!(kinds(&ev), vec![EventKind::Accept, EventKind::Land]);
+
+        // A task's own --review wins over the board's default.
+        let (t, _) = s
+            .add_task_for("reviewed", "", 0, &[], &[], None, Some(true), OPERATOR, 30)
+            .unwrap();
+        let (c, _) = s.claim(&a, Some(TaskId(t.id)), 30, 1000).unwrap();
+        let g = c.claim.generation;
+        let (_, ev) = s.submit_for_review(&a, TaskId(t.id), None, C1, None, false, 40).unwrap();
+        assert_eq!(kinds(&ev), vec![EventKind::Review]);
+        assert_eq!(ev[0].generation, Some(g));
+    }
+}
+
+on_every_backend! {
+    fn a_task_that_did_not_land_after_skipping_review_is_logged_as_waiting(s) {
+        let (t, a, g) = claimed(s, "claude");
+        s.submit_for_review(&a, TaskId(t), None, C1, None, false, 10).unwrap();
+        // At another commit: nothing waits there, nothing is said.
+        assert!(s.left_in_review(TaskId(t), C2, "why", 20).unwrap().is_empty());
+        let ev = s.left_in_review(TaskId(t), C1, "main is dirty", 20).unwrap();
+        assert_eq!(kinds(&ev), vec![EventKind::Review]);
+        assert_eq!(ev[0].agent.as_deref(), Some(a.as_str()));
+        assert_eq!(ev[0].generation, Some(g));
+        assert!(ev[0].reason.as_deref().unwrap_or("").contains("main is dirty"));
+        assert_eq!(s.task(t, 20).unwrap().state, TaskState::Review);
+        // Sent back to ready: no longer waiting, nothing said.
+        s.send_back(TaskId(t), C1, None, "conflict", 30).unwrap();
+        assert!(s.left_in_review(TaskId(t), C1, "why", 40).unwrap().is_empty());
+    }
+}
+
+on_every_backend! {
     fn a_reject_sends_the_task_back_to_ready_with_the_note(s) {
         let (t, a, g) = claimed(s, "claude");
-        s.submit_for_review(&a, TaskId(t), None, C1, None, 10).unwrap();
+        s.submit_for_review(&a, TaskId(t), None, C1, None, true, 10).unwrap();
         let (view, ev) = s.send_back(TaskId(t), C1, None, "tests fail on main", 20).unwrap();
         assert_eq!(view.state, TaskState::Open);
         assert!(view.ready);
@@ -117,7 +162,7 @@ on_every_backend! {
         let (t, a, g) = claimed(s, "claude");
         // The lease (expiry 1000) has passed: refused, and the task is not in review.
         let e = s
-            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, 2000)
+            .submit_for_review(&a, TaskId(t), Some(Generation(g)), C1, None, true, 2000)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed, "{e:?}");
         let view = s.task(t, 2000).unwrap();
@@ -125,7 +170,7 @@ on_every_backend! {
         assert_eq!(view.commit, None);
         // A commit that is not a full id is refused before anything is read.
         let e = s
-            .submit_for_review(&a, TaskId(t), None, "HEAD", None, 2000)
+            .submit_for_review(&a, TaskId(t), None, "HEAD", None, true, 2000)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Invalid, "{e:?}");
     }
