@@ -106,11 +106,13 @@ fn printing_commands(cmd: Cmd, json_out: bool) -> Result<i32, Box<Cmd>> {
 }
 
 /// Commands of more than one request that answer once, printed like a single call's answer
-/// (a waiting claim, init, up, down, import, export, and `show` and a page of `list`, which
-/// name agent sessions); any other command is given back.
+/// (a waiting claim, init, up, down, import, export, and the generated one-request commands
+/// and a page of `list`, which name agent sessions); any other command is given back.
 fn answered_commands(cmd: Cmd, json_out: bool) -> Result<BoardResult<(Value, String)>, Box<Cmd>> {
     Ok(match cmd {
-        Cmd::Show { .. } | Cmd::List { .. } => named::one_call(&cmd, json_out),
+        // Every generated one-request command (`show`, `cancel`, `accept`, …) prints tasks
+        // whose holder or finisher is named.
+        Cmd::Verb(_) | Cmd::List { .. } => named::one_call(&cmd, json_out),
         Cmd::Claim {
             task,
             label,
