@@ -1,4 +1,4 @@
-//! The backlog: `goal`, `add`, `edit`, `cancel`, `list`, `ready`, `show`: their rows of the method table, their
+//! The backlog: `goal`, `add`, `edit`, `cancel`, `reopen`, `list`, `ready`, `show`: their rows of the method table, their
 //! parameters and their results.
 
 use schemars::JsonSchema;
