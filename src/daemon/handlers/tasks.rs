@@ -1,4 +1,5 @@
-//! The backlog: `goal`, `add`, `edit`, `cancel`, `reopen` (writes) and `list`, `ready`, `show` (reads).
+//! The backlog: `goal`, `add`, `edit`, `cancel`, `reopen` (writes) and `list`, `ready`,
+//! `show` (reads).
 
 use super::cx::Cx;
 use super::table::{HandleRead, HandleWrite};

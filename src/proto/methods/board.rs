@@ -1,6 +1,6 @@
 //! The board itself and its agents' attention: `hello`, `status`, `wait`, `resume`, `activity`,
-//! `agents`, `agents.prune`, `log`, `subscribe`, `stop`, `session.stop`: their rows of the method table, their
-//! parameters and their results.
+//! `agents`, `agents.prune`, `log`, `subscribe`, `stop`, `session.stop`: their rows of the method
+//! table, their parameters and their results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

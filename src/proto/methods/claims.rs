@@ -1,5 +1,5 @@
-//! An agent's claims: `claim`, `done`, `release`, `note`, `renew`, `check`: their rows of the method table, their
-//! parameters and their results.
+//! An agent's claims: `claim`, `done`, `release`, `note`, `renew`, `check`: their rows of the
+//! method table, their parameters and their results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! The `board run` launcher's own calls: `session.register`, `session.attach`, `session.exit`: their rows of the method table, their
-//! parameters and their results.
+//! The `board run` launcher's own calls: `session.register`, `session.attach`, `session.exit`:
+//! their rows of the method table, their parameters and their results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

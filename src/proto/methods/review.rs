@@ -1,5 +1,5 @@
-//! Review and land: `accept`, `reject`: their rows of the method table, their
-//! parameters and their results.
+//! Review and land: `accept`, `reject`: their rows of the method table, their parameters and their
+//! results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! The backlog: `goal`, `add`, `edit`, `cancel`, `reopen`, `list`, `ready`, `show`: their rows of the method table, their
-//! parameters and their results.
+//! The backlog: `goal`, `add`, `edit`, `cancel`, `reopen`, `list`, `ready`, `show`: their rows of
+//! the method table, their parameters and their results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

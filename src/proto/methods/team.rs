@@ -1,6 +1,5 @@
 //! Between agents and people, and the backlog as a file: `import`, `export`, `send`, `inbox`,
-//! `answer`: their rows of the method table, their
-//! parameters and their results.
+//! `answer`: their rows of the method table, their parameters and their results.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
