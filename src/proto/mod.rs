@@ -293,6 +293,7 @@ pub fn countdown(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::glossary::TaskId;
     use serde_json::json;
 
     #[test]
@@ -304,7 +305,7 @@ mod tests {
         assert_eq!(
             r.call,
             Call::Claim(methods::ClaimParams {
-                task: Some(12),
+                task: Some(TaskId(12)),
                 label: None
             })
         );

@@ -129,7 +129,7 @@ store_api! {
     shared fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
 
     /// Appends a free-standing event (board start, rejected write) in its own transaction.
-    shared fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
+    shared fn record(&mut self, kind: EventKind, task: Option<TaskId>, agent: Option<&str>, generation: Option<Generation>, reason: &str) -> BoardResult<Events>;
 
     // ----- goal and tasks (tasks.rs) --------------------------------------------
 
@@ -141,23 +141,23 @@ store_api! {
 
     /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
     /// title, `not_found` for an unknown dependency.
-    shared fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[TaskId], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a task with labels (each checked: 1 to 64 characters, no comma, whitespace or
     /// control character), the agent name or role it is for (None: any agent) and whether its
     /// `done` goes through review (None: as `[review] required`). Errors as `add_task`, and
     /// `invalid` naming a bad label or `for` name.
     #[allow(clippy::too_many_arguments, reason = "one argument per field of a new task")]
-    shared fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[TaskId], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Edits a task's title, body, priority, dependencies, labels, whom it is for or its review
     /// override (None leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
     /// bad label or `for` name).
     #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
-    shared fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn edit_task(&mut self, id: TaskId, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[TaskId]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
-    shared fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn cancel_task(&mut self, id: TaskId, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// All tasks, optionally only those in `states`, ordered by id.
     ///
@@ -170,17 +170,17 @@ store_api! {
     /// when None). The second value is the cursor for the next page (the last id looked at) when
     /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
     /// than `limit` tasks, even none, before the last.
-    shared fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
+    shared fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<TaskId>)>;
 
     /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
     /// None).
     shared fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>>;
 
     /// One task. Errors: `not_found`.
-    shared fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView>;
+    shared fn task(&self, id: TaskId, now_ms: i64) -> BoardResult<TaskView>;
 
     /// A task's notes, oldest first.
-    shared fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>>;
+    shared fn notes(&self, id: TaskId) -> BoardResult<Vec<NoteView>>;
 
     /// Open + claimed tasks: work that is not finished yet.
     shared fn unfinished_count(&self) -> BoardResult<i64>;
@@ -215,7 +215,7 @@ store_api! {
     /// backend has no such path or the caller holds no live, unexpired claim there and nothing
     /// was saved: the caller then runs [`Store::done`] in [`Store::with_op`], which answers a
     /// repeated `done` or explains the refusal.
-    default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
+    default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: TaskId, generation: Option<Generation>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
     /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
@@ -443,7 +443,7 @@ store_api! {
     fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>>;
 
     /// Events of one task, oldest first.
-    fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>>;
+    fn task_events(&self, task: TaskId) -> BoardResult<Vec<EventView>>;
 
     // ----- backlog import (import.rs) -------------------------------------------
 

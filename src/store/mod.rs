@@ -95,9 +95,9 @@ pub struct SessionRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimInfo {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// The claim's generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// Expiry on the lease clock (ms).
     pub expires_ms: i64,
 }
@@ -137,7 +137,7 @@ pub struct DoneOutcome {
     /// The task after the call.
     pub task: TaskView,
     /// Generation the task was finished at.
-    pub generation: i64,
+    pub generation: Generation,
     /// True when this repeated an earlier `done` of the same agent and generation.
     pub already: bool,
 }
@@ -198,11 +198,11 @@ pub(crate) fn task_not_found(id: i64) -> BoardError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveClaim {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// Holder's session id.
     pub agent: String,
     /// The claim's generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// Expiry on the lease clock (ms).
     pub expires_ms: i64,
     /// The holder's terminal (e.g. `/dev/pts/3`), if known.
@@ -236,7 +236,7 @@ pub struct Unread {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Imported {
     /// New task ids, in the file's order.
-    pub ids: Vec<i64>,
+    pub ids: Vec<TaskId>,
     /// The file's key of each new task, in the same order.
     pub keys: Vec<String>,
     /// Whether the import set a new goal (a goal equal to the current one is left alone).

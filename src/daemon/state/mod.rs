@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::daemon::lease::{Clock, LeaseRules, Liveness, RenewSource, Tick};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::Store;
+use crate::store::{Generation, Store, TaskId};
 pub use activity::Activity;
 use events::EventBus;
 use mailbox::Mailbox;
@@ -418,7 +418,7 @@ impl Board {
         off: &OffReactor,
         agent: &str,
         source: &str,
-        claim: Option<(i64, i64)>,
+        claim: Option<(TaskId, Generation)>,
         text: &str,
     ) -> BoardResult<()> {
         let now = self.now_ms();

@@ -22,7 +22,7 @@ macro_rules! review_rows {
 #[serde(deny_unknown_fields)]
 pub struct AcceptParams {
     /// Id of the task in review.
-    pub task: i64,
+    pub task: TaskId,
     /// Why it is good, kept as a note on the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(long)]
@@ -34,7 +34,7 @@ pub struct AcceptParams {
 #[serde(deny_unknown_fields)]
 pub struct RejectParams {
     /// Id of the task in review.
-    pub task: i64,
+    pub task: TaskId,
     /// What is wrong and what to do instead: the next holder reads it.
     #[arg(long)]
     pub note: String,

@@ -42,9 +42,9 @@ pub struct InboxNotice {
 #[schemars(rename = "lost_claim")]
 pub struct LostClaim {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// The generation the claim had.
-    pub generation: i64,
+    pub generation: Generation,
     /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
     pub end: crate::proto::glossary::ClaimEnd,
     /// Why, in words.

@@ -17,7 +17,7 @@ use crate::proto::methods::{ClaimResult, DoneResult};
 use crate::proto::EventView;
 use crate::store::answers::decode;
 use crate::store::message_rules::unread_of;
-use crate::store::{AtOnce, ClaimEnd, EventKind, TaskState};
+use crate::store::{AtOnce, ClaimEnd, EventKind, Generation, TaskId, TaskState};
 
 /// Which write a row of a server function answered: the event it appended and the typed answer
 /// the JSON it made must parse as.
@@ -54,8 +54,8 @@ impl PgStore {
         identity: &str,
         op_id: &str,
         agent: &str,
-        task: i64,
-        generation: Option<i64>,
+        task: TaskId,
+        generation: Option<Generation>,
         now_ms: i64,
     ) -> BoardResult<Option<AtOnce>> {
         self.at(now_ms);

@@ -48,7 +48,7 @@ fn grant<B: Backend>(
         if let Some(id) = task {
             if let Some(claim) = keep_own(db, id, agent, lease)? {
                 return Ok(ClaimOutcome {
-                    task: task_view(db, id, now_ms)?,
+                    task: task_view(db, TaskId(id), now_ms)?,
                     claim,
                     already: true,
                 });
