@@ -23,7 +23,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use board::store::{PgStore, SqliteStore, Store, OPERATOR};
+use board::store::{Lease, PgStore, SqliteStore, Store, OPERATOR};
 use support::{load, report};
 
 const SECONDS: u64 = 3;
@@ -128,7 +128,8 @@ fn main() {
                         let mut n = 0;
                         while Instant::now() < until {
                             let now = s.clock_ms().unwrap().unwrap();
-                            let (c, _) = s.claim(&me, None, now, now + LEASE).unwrap();
+                            let (c, _) =
+                                s.claim(&me, None, Lease::until(now, now + LEASE)).unwrap();
                             s.done(&me, c.claim.task, None, None, now).unwrap();
                             n += 1;
                         }
@@ -160,7 +161,8 @@ fn main() {
         for _ in 0..500 {
             let now = s.clock_ms().unwrap().unwrap_or(0);
             let t0 = Instant::now();
-            s.claim(&me, Some(t.id), now, now + LEASE).unwrap();
+            s.claim(&me, Some(t.id), Lease::until(now, now + LEASE))
+                .unwrap();
             v.push(t0.elapsed());
             s.release(Some(&me), t.id, None, None, now).unwrap();
         }

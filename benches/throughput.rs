@@ -30,7 +30,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use board::proto::client::{Client, Target};
-use board::store::{SqliteStore, Store, OPERATOR};
+use board::store::{Lease, SqliteStore, Store, OPERATOR};
 use serde_json::json;
 use support::{load, Bench};
 
@@ -208,7 +208,7 @@ fn raw_figure() -> f64 {
     let t = Instant::now();
     for i in 0..n {
         let a = &agents[i % WORKERS];
-        let (c, _) = s.claim(a, None, 0, 120_000).expect("claim");
+        let (c, _) = s.claim(a, None, Lease::until(0, 120_000)).expect("claim");
         s.done(a, c.task.id, Some(c.claim.generation), None, 0)
             .expect("done");
     }

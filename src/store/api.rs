@@ -196,11 +196,11 @@ store_api! {
     /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
     /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
     /// cancelled), `lapsed` if the session has ended.
-    shared fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim(&mut self, agent: &str, task: Option<TaskId>, lease: Lease) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// As `claim` of the best ready task, among only the ready tasks carrying `label` (`board
     /// claim --label L`). Errors as `claim`, and `invalid` naming a bad label.
-    shared fn claim_labelled(&mut self, agent: &str, label: &str, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim_labelled(&mut self, agent: &str, label: &str, lease: Lease) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// `claim` of the best ready task by `agent` under `(identity, op_id)` as one round trip to
     /// a store on the network (PostgreSQL: one statement, the op lookup, grant, answer and
@@ -208,7 +208,7 @@ store_api! {
     /// the backend has no such path (SQLite, whose calls cost no round trip) or nothing was
     /// granted and nothing saved: the caller then runs [`Store::claim`] in [`Store::with_op`],
     /// which explains a refusal.
-    default fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
+    default fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, lease: Lease) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
     /// `done` of `task` (at `generation`, when given; no note) by `agent` under
     /// `(identity, op_id)` as one round trip, like [`Store::claim_next_at_once`]. None when the
@@ -217,13 +217,13 @@ store_api! {
     /// repeated `done` or explains the refusal.
     default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: TaskId, generation: Option<Generation>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
-    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
+    /// Moves the expiry of every live, unexpired claim of `agent` to `lease.expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
-    shared fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew(&mut self, agent: &str, lease: Lease) -> BoardResult<Vec<ClaimInfo>>;
 
     /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
     /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
-    shared fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
+    shared fn renew_many(&mut self, agents: &[&str], lease: Lease) -> BoardResult<Vec<String>>;
 
     /// Live claims of `agent`.
     shared fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
@@ -231,7 +231,7 @@ store_api! {
     /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
     /// are lapsed first (in the same transaction, ARCHITECTURE.md rule 5), and an agent left with no live
     /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
-    shared fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew_checked(&mut self, agent: &str, lease: Lease) -> BoardResult<Vec<ClaimInfo>>;
 
     /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
     /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
@@ -471,8 +471,8 @@ store_api! {
 
     /// The store's own clock, ms since the Unix epoch (PostgreSQL: the server's
     /// `clock_timestamp()`); None for SQLite, where the board's lease clock is the truth. A
-    /// board on a shared store estimates the server clock from it, so the `now_ms`/`expires_ms`
-    /// it passes are on that clock (a shared store uses only their difference, the lease length).
+    /// board on a shared store estimates the server clock from it, so the [`Lease`]s
+    /// it passes are on that clock (a shared store uses only their length).
     default fn clock_ms(&self) -> BoardResult<Option<i64>> { Ok(None) }
 
     /// Takes or renews this board's host session row: expiry = the store's now + `ttl_ms`. When

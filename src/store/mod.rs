@@ -91,6 +91,30 @@ pub struct SessionRow {
     pub ended_at: Option<String>,
 }
 
+/// A lease asked of the store for a grant or a renewal: asked at `now_ms`, running until
+/// `expires_ms` (both lease-clock ms, the board's `LeaseRules` makes it). The embedded store
+/// compares the expiry as given; a shared store uses only the length (its own clock decides
+/// when a lease began, see [`Store::clock_ms`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// When it is asked (lease clock, ms).
+    pub now_ms: i64,
+    /// When it ends unless renewed (lease clock, ms).
+    pub expires_ms: i64,
+}
+
+impl Lease {
+    /// A lease asked at `now_ms` that ends at `expires_ms`.
+    pub fn until(now_ms: i64, expires_ms: i64) -> Lease {
+        Lease { now_ms, expires_ms }
+    }
+
+    /// How long it runs, ms.
+    pub fn length_ms(&self) -> i64 {
+        self.expires_ms - self.now_ms
+    }
+}
+
 /// A live claim as returned by grants and renewals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimInfo {

@@ -27,10 +27,8 @@ impl HandleWrite for verb::Claim {
         let agent = cx.caller.require_agent(Method::Claim)?;
         let rules = cx.board.rules();
         let (out, e) = match (&p.label, p.task) {
-            (Some(label), None) => {
-                store.claim_labelled(agent, label, cx.now, rules.expiry(cx.now))?
-            }
-            _ => store.claim(agent, p.task, cx.now, rules.expiry(cx.now))?,
+            (Some(label), None) => store.claim_labelled(agent, label, rules.lease(cx.now))?,
+            _ => store.claim(agent, p.task, rules.lease(cx.now))?,
         };
         ev.extend(e);
         Ok(ClaimResult {
@@ -56,9 +54,8 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
     };
     let done = match &req.call {
         Call::Claim(p) if p.task.is_none() && p.label.is_none() => {
-            let expires_ms = cx.board.rules().expiry(cx.now);
-            cx.store()
-                .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
+            let lease = cx.board.rules().lease(cx.now);
+            cx.store().claim_next_at_once(agent, op, agent, lease)?
         }
         // A task of its own `--review` is left to the general path by the store.
         Call::Done(p) if p.note.is_none() && !review::board_needs_commit(cx) => cx
@@ -246,9 +243,7 @@ impl HandleRead for verb::Renew {
     fn handle(cx: &Cx, _: &NoParams) -> BoardResult<RenewResult> {
         let agent = cx.caller.require_agent(Method::Renew)?;
         let rules = cx.board.rules();
-        let claims = cx
-            .store()
-            .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
+        let claims = cx.store().renew_checked(agent, rules.lease(cx.now))?;
         Ok(RenewResult {
             claims: claims
                 .iter()

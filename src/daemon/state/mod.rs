@@ -454,7 +454,7 @@ impl Board {
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<crate::store::ClaimInfo>> {
-        let claims = self.store(off).renew(agent, now, rules.expiry(now))?;
+        let claims = self.store(off).renew(agent, rules.lease(now))?;
         self.activity()
             .entry(agent.to_string())
             .or_default()
@@ -471,7 +471,7 @@ impl Board {
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<String>> {
-        let renewed = self.store(off).renew_many(agents, now, rules.expiry(now))?;
+        let renewed = self.store(off).renew_many(agents, rules.lease(now))?;
         let mut act = self.activity();
         for a in agents {
             act.entry(a.to_string()).or_default().last_renew_write_ms = Some(now);

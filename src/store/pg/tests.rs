@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::cluster::{skip_reason, Cluster};
 use super::PgStore;
 use crate::proto::error::ErrorKind;
-use crate::store::{Generation, Store, TaskId, OPERATOR};
+use crate::store::{Generation, Lease, Store, TaskId, OPERATOR};
 
 /// A new, empty database on the test process's shared cluster: its URL, and a directory for
 /// the hosts' local files.
@@ -96,8 +96,8 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
             .add_task(&format!("t{round}"), "", 0, &[], OPERATOR, 0)
             .unwrap();
         let (ra, rb) = std::thread::scope(|s| {
-            let ha = s.spawn(|| a.claim(&agent_a, None, 0, 60_000));
-            let hb = s.spawn(|| b.claim(&agent_b, None, 0, 60_000));
+            let ha = s.spawn(|| a.claim(&agent_a, None, Lease::until(0, 60_000)));
+            let hb = s.spawn(|| b.claim(&agent_b, None, Lease::until(0, 60_000)));
             (ha.join().unwrap(), hb.join().unwrap())
         });
         let (c, loser, store, winner) = match (ra, rb) {
@@ -128,7 +128,8 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
         .unwrap()
         .0;
     let (t, _) = a.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    a.claim(&agent, Some(t.id), 0, 60_000).unwrap();
+    a.claim(&agent, Some(t.id), Lease::until(0, 60_000))
+        .unwrap();
     assert!(b.end_dead_hosts().unwrap().is_empty(), "host a is alive");
     // Its last beat gives it 150 ms.
     assert_eq!(a.host_beat(150, 75).unwrap().ended_by_others, None);
@@ -206,7 +207,9 @@ fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
         .unwrap()
         .0;
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let (c, _) = s.claim(&agent, Some(t.id), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert_eq!(c.claim.generation, Generation(1));
     let standby = primary.standby().unwrap();
     // The standby has replayed the claim once it answers with it.
@@ -241,7 +244,9 @@ fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
     // The old claim ended; the next grant is far above generation 1.
     let e = s.done(&agent, t.id, None, None, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
-    let (c, _) = s.claim(&agent, Some(t.id), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert!(
         c.claim.generation.0 > super::epoch::GAP,
         "{}",
@@ -285,7 +290,9 @@ fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
         .batch_execute(&format!("CREATE DATABASE {copy} TEMPLATE {db}"))
         .unwrap();
     let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
-    let (c, _) = s.claim(&agent, Some(t.id), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert_eq!(c.claim.generation, Generation(1));
     s.mark_clean_stop().unwrap();
     drop(s);
@@ -302,7 +309,9 @@ fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
             .contains("does not have"),
         "{epoch:?}"
     );
-    let (c, _) = s.claim(&agent, Some(t.id), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert!(
         c.claim.generation.0 > super::epoch::GAP,
         "generation {} reused",
@@ -383,7 +392,11 @@ fn skewed_host_clocks_do_not_move_a_lease() {
     // The host an hour ahead grants a 60 s lease on its clock: 60 s on the server's.
     let server = ahead.clock_ms().unwrap().unwrap();
     let (c, _) = ahead
-        .claim(&agent, Some(t.id), server + HOUR, server + HOUR + 60_000)
+        .claim(
+            &agent,
+            Some(t.id),
+            Lease::until(server + HOUR, server + HOUR + 60_000),
+        )
         .unwrap();
     let left = c.claim.expires_ms - server;
     // At least the lease, plus however long the claim took to arrive (generous: loaded CI).

@@ -309,7 +309,9 @@ mod tests {
     use super::*;
 
     fn grant(s: &mut SqliteStore, agent: &str, task: TaskId) -> i64 {
-        let (c, _) = s.claim(agent, Some(task), 0, 1_000_000).unwrap();
+        let (c, _) = s
+            .claim(agent, Some(task), Lease::until(0, 1_000_000))
+            .unwrap();
         s.release(Some(agent), task, None, None, 1).unwrap();
         c.claim.generation.0
     }
@@ -357,7 +359,7 @@ mod tests {
             .register_session("a", "h", "boot", None, None, None)
             .unwrap()
             .0;
-        s.claim(&a, Some(t.id), 0, 1_000_000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1_000_000)).unwrap();
         let reserved = s.mark().unwrap().reserved;
         drop(s); // no clean stop: a crash
         let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
@@ -367,7 +369,7 @@ mod tests {
             1,
             "rule 8: claims survive a restart"
         );
-        let (c, _) = s.claim(&a, Some(u.id), 0, 1_000_000).unwrap();
+        let (c, _) = s.claim(&a, Some(u.id), Lease::until(0, 1_000_000)).unwrap();
         assert!(c.claim.generation.0 > reserved);
     }
 

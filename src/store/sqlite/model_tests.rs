@@ -166,13 +166,15 @@ fn run_store(s: &mut dyn Store, agents: &[String], now: i64, op: &Op) -> Answer 
             Answer::Nothing
         }
         Op::Renew(a) => {
-            s.renew(&agents[a], now, now + LEASE).unwrap();
+            s.renew(&agents[a], Lease::until(now, now + LEASE)).unwrap();
             Answer::Nothing
         }
-        Op::Claim(a, t) => match s.claim(&agents[a], Some(TaskId(t)), now, now + LEASE) {
-            Ok((c, _)) => Answer::Granted(c.claim.generation.0, c.already),
-            Err(e) => refused(e),
-        },
+        Op::Claim(a, t) => {
+            match s.claim(&agents[a], Some(TaskId(t)), Lease::until(now, now + LEASE)) {
+                Ok((c, _)) => Answer::Granted(c.claim.generation.0, c.already),
+                Err(e) => refused(e),
+            }
+        }
         Op::Done(a, t, g) => match s.done(&agents[a], TaskId(t), g.map(Generation), None, now) {
             Ok((d, _)) => Answer::Done(d.generation.0, d.already),
             Err(e) => refused(e),

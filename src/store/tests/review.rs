@@ -10,7 +10,7 @@ const C2: &str = "2222222222222222222222222222222222222222";
 fn claimed(s: &mut dyn Store, name: &str) -> (TaskId, String, Generation) {
     let (t, _) = s.add_task("land me", "", 0, &[], OPERATOR, 0).unwrap();
     let a = agent(s, name);
-    let (c, _) = s.claim(&a, Some(t.id), 0, 1000).unwrap();
+    let (c, _) = s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
     (t.id, a, c.claim.generation)
 }
 
@@ -107,7 +107,7 @@ on_every_backend! {
         assert_eq!(notes.last().map(|n| n.author.as_str()), Some(OPERATOR));
 
         // Claimed again, at a newer generation.
-        let (c, _) = s.claim(&a, Some(t), 30, 1000).unwrap();
+        let (c, _) = s.claim(&a, Some(t), Lease::until(30, 1000)).unwrap();
         assert_eq!(c.claim.generation, Generation(g.0 + 1));
     }
 }
@@ -154,12 +154,12 @@ on_every_backend! {
             .add_task_for("mine", "", 9, &[], &[], None, Some(true), OPERATOR, 0)
             .unwrap();
         let a = agent(s, "claude");
-        s.claim(&a, Some(r.id), 0, 1000).unwrap();
+        s.claim(&a, Some(r.id), Lease::until(0, 1000)).unwrap();
         if s.done_at_once("id", "op-r", &a, r.id, None, 0).unwrap().is_some() {
             panic!("a --review task was finished without review");
         }
         assert_eq!(s.task(r.id, 0).unwrap().state, TaskState::Claimed);
-        s.claim(&a, Some(plain.id), 0, 1000).unwrap();
+        s.claim(&a, Some(plain.id), Lease::until(0, 1000)).unwrap();
         if let Some(at_once) = s.done_at_once("id", "op-p", &a, plain.id, None, 0).unwrap() {
             let v = at_once.answer.unwrap();
             assert_eq!(v["task"]["state"], "done", "{v}");
