@@ -23,7 +23,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use board::store::{PgStore, SqliteStore, Store, TaskId, OPERATOR};
+use board::store::{Lease, PgStore, SqliteStore, Store, OPERATOR};
 use support::{load, report};
 
 const SECONDS: u64 = 3;
@@ -128,8 +128,9 @@ fn main() {
                         let mut n = 0;
                         while Instant::now() < until {
                             let now = s.clock_ms().unwrap().unwrap();
-                            let (c, _) = s.claim(&me, None, now, now + LEASE).unwrap();
-                            s.done(&me, TaskId(c.claim.task), None, None, now).unwrap();
+                            let (c, _) =
+                                s.claim(&me, None, Lease::until(now, now + LEASE)).unwrap();
+                            s.done(&me, c.claim.task, None, None, now).unwrap();
                             n += 1;
                         }
                         n
@@ -160,9 +161,10 @@ fn main() {
         for _ in 0..500 {
             let now = s.clock_ms().unwrap().unwrap_or(0);
             let t0 = Instant::now();
-            s.claim(&me, Some(TaskId(t.id)), now, now + LEASE).unwrap();
+            s.claim(&me, Some(t.id), Lease::until(now, now + LEASE))
+                .unwrap();
             v.push(t0.elapsed());
-            s.release(Some(&me), TaskId(t.id), None, None, now).unwrap();
+            s.release(Some(&me), t.id, None, None, now).unwrap();
         }
         report(name, v);
     };

@@ -22,7 +22,7 @@ use board::daemon::state::{Board, OffReactor};
 use board::daemon::sweep::sweep_once;
 use board::os::procfs;
 use board::proto::config::{Config, Paths};
-use board::store::{SqliteStore, Store, TaskId, OPERATOR};
+use board::store::{Lease, SqliteStore, Store, TaskId, OPERATOR};
 use support::{load, report, thread_cpu, Kids};
 
 const TASKS: usize = 10_000;
@@ -65,7 +65,11 @@ fn main() {
             .attach_session(&id, (pid, start), None)
             .expect("attach");
         store
-            .claim(&id, Some(TaskId(k as i64 + 1)), now, now + 3_600_000)
+            .claim(
+                &id,
+                Some(TaskId(k as i64 + 1)),
+                Lease::until(now, now + 3_600_000),
+            )
             .expect("claim");
         ids.push(id);
     }

@@ -30,7 +30,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use board::proto::client::{Client, Target};
-use board::store::{Generation, SqliteStore, Store, TaskId, OPERATOR};
+use board::store::{Lease, SqliteStore, Store, OPERATOR};
 use serde_json::json;
 use support::{load, Bench};
 
@@ -208,15 +208,9 @@ fn raw_figure() -> f64 {
     let t = Instant::now();
     for i in 0..n {
         let a = &agents[i % WORKERS];
-        let (c, _) = s.claim(a, None, 0, 120_000).expect("claim");
-        s.done(
-            a,
-            TaskId(c.task.id),
-            Some(Generation(c.claim.generation)),
-            None,
-            0,
-        )
-        .expect("done");
+        let (c, _) = s.claim(a, None, Lease::until(0, 120_000)).expect("claim");
+        s.done(a, c.task.id, Some(c.claim.generation), None, 0)
+            .expect("done");
     }
     let secs = t.elapsed().as_secs_f64();
     let rate = (2 * n) as f64 / secs;

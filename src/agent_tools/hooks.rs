@@ -24,7 +24,7 @@ use crate::agent_tools::init::Action;
 use crate::proto::client::{self, Client};
 use crate::proto::error::BoardError;
 use crate::proto::methods::CheckResult;
-use crate::proto::methods::{Call, CheckParams};
+use crate::proto::methods::{Call, CheckParams, TaskId};
 
 /// The hooks board installs.
 pub const HOOKS: &[&str] = &["pre-commit", "prepare-commit-msg"];
@@ -227,7 +227,7 @@ fn check() -> Result<CheckResult, BoardError> {
         .filter(|t| !t.trim().is_empty())
         .map(|t| {
             t.trim()
-                .parse::<i64>()
+                .parse::<TaskId>()
                 .map_err(|_| BoardError::usage(format!("BOARD_TASK={t:?} is not a task id")))
         })
         .transpose()?;

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::proto::glossary::{Generation, TaskId};
 use clap::{Args, Parser, Subcommand};
 
 /// board: one shared goal and backlog for several terminal coding agents, with claims that are
@@ -48,7 +49,7 @@ pub enum Cmd {
         priority: i64,
         /// Ids of tasks that must be done first.
         #[arg(long, num_args = 1..)]
-        after: Vec<i64>,
+        after: Vec<TaskId>,
         /// A label (repeatable): 1 to 64 characters, no comma, whitespace or control character.
         #[arg(long = "label", value_name = "L")]
         labels: Vec<String>,
@@ -67,7 +68,7 @@ pub enum Cmd {
     /// it goes through review.
     Edit {
         /// Task id.
-        task: i64,
+        task: TaskId,
         /// New title.
         #[arg(long)]
         title: Option<String>,
@@ -79,7 +80,7 @@ pub enum Cmd {
         priority: Option<i64>,
         /// New dependency list (replaces the old one; pass none to clear with --no-after).
         #[arg(long, num_args = 1..)]
-        after: Option<Vec<i64>>,
+        after: Option<Vec<TaskId>>,
         /// Remove all dependencies.
         #[arg(long, conflicts_with = "after")]
         no_after: bool,
@@ -112,7 +113,7 @@ pub enum Cmd {
         limit: Option<i64>,
         /// Only tasks with an id above this (the `next` cursor of the previous page).
         #[arg(long, requires = "limit")]
-        after: Option<i64>,
+        after: Option<TaskId>,
         /// Only tasks carrying this label.
         #[arg(long, value_name = "L")]
         label: Option<String>,
@@ -129,7 +130,7 @@ pub enum Cmd {
     /// Claim a task (or the best ready one) for this agent session.
     Claim {
         /// Task id (default: highest priority, then oldest ready task).
-        task: Option<i64>,
+        task: Option<TaskId>,
         /// Without a task id: the best ready task carrying this label.
         #[arg(long, value_name = "L", conflicts_with = "task")]
         label: Option<String>,
@@ -143,13 +144,13 @@ pub enum Cmd {
     /// Finish a claimed task.
     Done {
         /// Task id.
-        task: i64,
+        task: TaskId,
         /// A closing note.
         #[arg(long)]
         note: Option<String>,
         /// Require this claim generation (fencing token).
         #[arg(long)]
-        generation: Option<i64>,
+        generation: Option<Generation>,
         /// The commit that finishes the task, when the board reviews or lands work (`[review]
         /// required`, `[git] land`): any revision git resolves here (default: the head of the
         /// branch this agent started on).
@@ -159,7 +160,7 @@ pub enum Cmd {
     /// Give a claimed task back.
     Release {
         /// Task id.
-        task: i64,
+        task: TaskId,
         /// Why.
         #[arg(long)]
         note: Option<String>,
@@ -168,17 +169,17 @@ pub enum Cmd {
         force: bool,
         /// Require this claim generation.
         #[arg(long)]
-        generation: Option<i64>,
+        generation: Option<Generation>,
     },
     /// Renew this agent's claims now.
     Renew,
     /// Exit 0 only if this agent holds a live claim (on TASK, at --generation).
     Check {
         /// Task id (default: any live claim).
-        task: Option<i64>,
+        task: Option<TaskId>,
         /// Require this generation.
         #[arg(long)]
-        generation: Option<i64>,
+        generation: Option<Generation>,
     },
     /// The commands that are one request of a method, generated from the method table.
     #[command(flatten)]

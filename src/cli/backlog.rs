@@ -8,7 +8,7 @@ use crate::proto::backlog::{Backlog, Format};
 use crate::proto::client::{self, answer_of};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::ImportResult;
-use crate::proto::methods::{Call, NoParams};
+use crate::proto::methods::{Call, NoParams, TaskId};
 
 /// Reads `file` (`-`: stdin) as `format` (default: from the file's extension, else Markdown)
 /// and imports it in one request. Errors: `usage` naming the file and the line or key that is
@@ -34,7 +34,7 @@ pub fn import(file: &Path, format: Option<Format>) -> BoardResult<(Value, String
     }
     let v = client::send_once(&client::target()?, true, Call::Import(backlog))?;
     let imported = answer_of::<ImportResult>(v.clone())?.result;
-    let ids: Vec<i64> = imported.tasks.iter().map(|t| t.id).collect();
+    let ids: Vec<TaskId> = imported.tasks.iter().map(|t| t.id).collect();
     let mut human = match (ids.first(), ids.last()) {
         (Some(a), Some(b)) if a != b => format!("imported {} tasks: #{a}–#{b}", ids.len()),
         (Some(a), _) => format!("imported 1 task: #{a}"),

@@ -7,11 +7,11 @@ use serde_json::Value;
 use super::print;
 use crate::proto::client;
 use crate::proto::error::BoardResult;
-use crate::proto::methods::{Call, ClaimParams};
+use crate::proto::methods::{Call, ClaimParams, TaskId};
 
 /// `claim --wait`: see [`crate::proto::claim_wait::claim_waiting`].
 pub(super) fn claim_wait(
-    task: Option<i64>,
+    task: Option<TaskId>,
     label: Option<&str>,
     timeout: Duration,
 ) -> BoardResult<(Value, String)> {

@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use super::{Cli, Cmd};
+use crate::proto::glossary::TaskId;
 
 /// `claim --wait`'s default `--timeout` ("1h", as clap's `default_value`).
 const CLAIM_WAIT_DEFAULT: Duration = Duration::from_secs(3600);
@@ -71,7 +72,7 @@ pub fn parse(args: &[OsString]) -> Option<Cli> {
 }
 
 /// A task id written as plain decimal digits that fit an `i64`; anything else is clap's to judge.
-fn task_id(s: &str) -> Option<i64> {
+fn task_id(s: &str) -> Option<TaskId> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

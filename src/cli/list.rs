@@ -8,7 +8,7 @@ use super::print::{self, fail};
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::ListState;
-use crate::proto::methods::{Call, ListParams, StateFilter};
+use crate::proto::methods::{Call, ListParams, StateFilter, TaskId};
 
 /// Tasks per request when `board list` pages through the whole backlog.
 pub(super) const LIST_PAGE: i64 = 1000;
@@ -83,14 +83,14 @@ struct Pages<'a> {
 
 impl Pages<'_> {
     /// Takes in one answer line; returns its `next` cursor (None on the last page).
-    fn take(&mut self, line: &str) -> BoardResult<Option<i64>> {
+    fn take(&mut self, line: &str) -> BoardResult<Option<TaskId>> {
         let page = client::split_answer(line)?;
         let mut next = None;
         let mut page_tasks = None;
         for (k, raw) in page {
             match k {
                 "tasks" => page_tasks = Some(raw),
-                "next" => next = serde_json::from_str::<Option<i64>>(raw.get()).map_err(enc)?,
+                "next" => next = serde_json::from_str::<Option<TaskId>>(raw.get()).map_err(enc)?,
                 _ => {
                     let v: Value = serde_json::from_str(raw.get()).map_err(enc)?;
                     match (self.extra.get_mut(k), v) {

@@ -28,7 +28,7 @@ use crate::daemon::state::OffReactor;
 use crate::os::procfs;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::Identity;
-use crate::store::{SessionRow, OPERATOR};
+use crate::store::{SessionId, SessionRow, OPERATOR};
 
 /// Who sent a request, from the socket's peer credentials (SO_PEERCRED) and `/proc`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub enum Caller {
     /// No agent identity: a human in a shell or the TUI.
     Operator,
     /// An agent session, by id.
-    Agent(String),
+    Agent(SessionId),
 }
 
 impl Caller {
@@ -72,7 +72,7 @@ impl Caller {
     pub fn agent(&self) -> Option<&str> {
         match self {
             Caller::Operator => None,
-            Caller::Agent(a) => Some(a),
+            Caller::Agent(a) => Some(a.as_str()),
         }
     }
 }
@@ -160,7 +160,7 @@ fn in_session(board: &Board, off: &OffReactor, s: SessionRow) -> BoardResult<Cal
     if s.ended_at.is_some() {
         return Err(ended(board, off, &s)?);
     }
-    Ok(Caller::Agent(s.id))
+    Ok(Caller::Agent(SessionId(s.id)))
 }
 
 /// The session, of this boot, whose agent process (anywhere in `chain`) or launcher (a strict

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use crate::proto::config::{LeaseSection, LivenessMode};
+use crate::store::Lease;
 
 /// A source of lease-clock time in milliseconds.
 pub trait Clock: Send + Sync {
@@ -167,6 +168,11 @@ impl LeaseRules {
     /// The expiry of a lease granted or renewed at `now_ms`.
     pub fn expiry(&self, now_ms: i64) -> i64 {
         now_ms.saturating_add(self.duration_ms)
+    }
+
+    /// The lease a grant or renewal at `now_ms` asks of the store: until [`Self::expiry`].
+    pub fn lease(&self, now_ms: i64) -> Lease {
+        Lease::until(now_ms, self.expiry(now_ms))
     }
 
     /// Renewal writes are coalesced: an agent's claims are rewritten at most once per this many

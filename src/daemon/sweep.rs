@@ -11,7 +11,7 @@ use super::{terminal, watchers};
 use crate::daemon::lease::{LeaseRules, Observation, Verdict};
 use crate::os::procfs::{self, Liveness, ProcTable};
 use crate::proto::error::BoardResult;
-use crate::store::{AgentState, SessionRow};
+use crate::store::{AgentState, Generation, SessionRow, TaskId};
 
 /// Runs the sweep until the board stops. The interval is re-read after each sweep, so a
 /// `board.toml` edit applies without restart.
@@ -244,7 +244,7 @@ fn nudge_idle_holders(
             board.publish(ev);
         }
         let line = format!("board: you hold {tasks}: finish it, release it, or ask (board wait)");
-        let ids: Vec<(i64, i64)> = held.iter().map(|c| (c.task, c.generation)).collect();
+        let ids: Vec<(TaskId, Generation)> = held.iter().map(|c| (c.task, c.generation)).collect();
         board.mailbox().nudge(agent, &ids, line);
     }
     Ok(())

@@ -320,10 +320,29 @@ macro_rules! int_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
         #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+            Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
         )]
         #[serde(transparent)]
         pub struct $name(pub i64);
+
+        /// The schema of the `i64` inside, inlined: the printed schema names no such type.
+        impl JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                <i64 as JsonSchema>::schema_name()
+            }
+
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                <i64 as JsonSchema>::schema_id()
+            }
+
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                <i64 as JsonSchema>::json_schema(g)
+            }
+        }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -340,6 +359,21 @@ macro_rules! int_id {
         impl From<$name> for i64 {
             fn from(v: $name) -> i64 {
                 v.0
+            }
+        }
+
+        impl From<$name> for serde_json::Value {
+            fn from(v: $name) -> serde_json::Value {
+                v.0.into()
+            }
+        }
+
+        /// Parses a whole number, as the command line gives it (`board note 12 …`): clap's
+        /// value parser uses this, so `abc` is refused with the integer's own error.
+        impl std::str::FromStr for $name {
+            type Err = std::num::ParseIntError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                s.parse::<i64>().map($name)
             }
         }
     };

@@ -294,6 +294,7 @@ pub fn countdown(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::glossary::TaskId;
     use serde_json::json;
 
     #[test]
@@ -305,7 +306,7 @@ mod tests {
         assert_eq!(
             r.call,
             Call::Claim(methods::ClaimParams {
-                task: Some(12),
+                task: Some(TaskId(12)),
                 label: None
             })
         );

@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::proto::glossary::{AgentState, EventKind, NoticeKind, TaskState};
+use crate::proto::glossary::{AgentState, EventKind, Generation, NoticeKind, TaskId, TaskState};
 
 /// A task as clients see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -14,7 +14,7 @@ use crate::proto::glossary::{AgentState, EventKind, NoticeKind, TaskState};
 #[schemars(rename = "task")]
 pub struct TaskView {
     /// Task id (1, 2, …).
-    pub id: i64,
+    pub id: TaskId,
     /// One-line title, as given (untrusted text).
     pub title: String,
     /// Free text body, as given.
@@ -24,11 +24,11 @@ pub struct TaskView {
     /// `open`, `claimed`, `review`, `done` or `cancelled`.
     pub state: TaskState,
     /// The task's fencing token: incremented by every grant, never reused.
-    pub generation: i64,
+    pub generation: Generation,
     /// Ids this task waits for (`--after`).
-    pub after: Vec<i64>,
+    pub after: Vec<TaskId>,
     /// Ids among `after` that are not `done` yet.
-    pub blocked_by: Vec<i64>,
+    pub blocked_by: Vec<TaskId>,
     /// `open` and no unfinished dependency.
     pub ready: bool,
     /// Agent session id holding the live claim, if any.
@@ -87,7 +87,7 @@ pub struct SessionView {
     /// human: an open `question` or a permission prompt, `waiting`), `needs_attention` (never reached its prompt), `stopped`, `gone`, `starting`.
     pub state: AgentState,
     /// Task ids of live claims.
-    pub claims: Vec<i64>,
+    pub claims: Vec<TaskId>,
     /// The permission prompt its CLI shows (it waits for a person to allow something), as its
     /// hook reported it; ends when the CLI moves on.
     pub waiting: Option<String>,
@@ -148,11 +148,11 @@ pub struct EventView {
     /// not run for a while), `epoch` (a new epoch ended older claims).
     pub kind: EventKind,
     /// Task concerned, if any.
-    pub task: Option<i64>,
+    pub task: Option<TaskId>,
     /// Agent session concerned, if any.
     pub agent: Option<String>,
     /// Claim generation concerned, if any.
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
     /// Human reason (`exited (status 3)`, `lease expired`, …).
     pub reason: Option<String>,
 }
@@ -170,7 +170,7 @@ pub struct NoticeView {
     /// The agent session concerned, if one is.
     pub agent: Option<String>,
     /// The task concerned, if one is.
-    pub task: Option<i64>,
+    pub task: Option<TaskId>,
     /// What happened, in words (the agent's text as given; sanitise before showing it).
     pub text: String,
     /// RFC 3339 UTC.
@@ -205,11 +205,11 @@ pub struct NoteView {
     /// Note id.
     pub id: i64,
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// Agent session id, or `operator`.
     pub author: String,
     /// Generation of the author's claim when written, if any.
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
     /// The text as given.
     pub text: String,
     /// RFC 3339 UTC.

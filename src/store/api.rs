@@ -129,7 +129,7 @@ store_api! {
     shared fn set_meta(&mut self, key: &str, value: &str) -> BoardResult<()>;
 
     /// Appends a free-standing event (board start, rejected write) in its own transaction.
-    shared fn record(&mut self, kind: EventKind, task: Option<i64>, agent: Option<&str>, generation: Option<i64>, reason: &str) -> BoardResult<Events>;
+    shared fn record(&mut self, kind: EventKind, task: Option<TaskId>, agent: Option<&str>, generation: Option<Generation>, reason: &str) -> BoardResult<Events>;
 
     // ----- goal and tasks (tasks.rs) --------------------------------------------
 
@@ -141,28 +141,28 @@ store_api! {
 
     /// Adds a task. `after` must name existing tasks. Errors: `invalid` for an empty or oversized
     /// title, `not_found` for an unknown dependency.
-    shared fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[i64], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task(&mut self, title: &str, body: &str, priority: i64, after: &[TaskId], by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Adds a task with labels (each checked: 1 to 64 characters, no comma, whitespace or
     /// control character), the agent name or role it is for (None: any agent) and whether its
     /// `done` goes through review (None: as `[review] required`). Errors as `add_task`, and
     /// `invalid` naming a bad label or `for` name.
     #[allow(clippy::too_many_arguments, reason = "one argument per field of a new task")]
-    shared fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[i64], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn add_task_for(&mut self, title: &str, body: &str, priority: i64, after: &[TaskId], labels: &[String], meant_for: Option<&str>, review: Option<bool>, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Edits a task's title, body, priority, dependencies, labels, whom it is for or its review
     /// override (None leaves a field alone). Errors: `not_found`, `invalid` (empty title, dependency cycle, a
     /// bad label or `for` name).
     #[allow(clippy::too_many_arguments, reason = "one optional argument per editable field")]
-    shared fn edit_task(&mut self, id: i64, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[i64]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn edit_task(&mut self, id: TaskId, title: Option<&str>, body: Option<&str>, priority: Option<i64>, after: Option<&[TaskId]>, assign: &Reassign, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// Cancels an open or claimed task; a live claim on it ends with reason `task cancelled`.
-    shared fn cancel_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn cancel_task(&mut self, id: TaskId, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
     /// A done or cancelled task is open again: its done record (who, at which generation, its
     /// commit and where it landed) is cleared, its generation kept; one `edit` event says
     /// "reopened". Errors: `not_found`; `conflict` naming its state when it is
     /// neither done nor cancelled.
-    shared fn reopen_task(&mut self, id: i64, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
+    shared fn reopen_task(&mut self, id: TaskId, by: &str, now_ms: i64) -> BoardResult<(TaskView, Events)>;
 
     /// All tasks, optionally only those in `states`, ordered by id.
     ///
@@ -175,17 +175,17 @@ store_api! {
     /// when None). The second value is the cursor for the next page (the last id looked at) when
     /// more tasks follow, else None. Filtered by `ready` or `blocked`, a page may hold fewer
     /// than `limit` tasks, even none, before the last.
-    shared fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<i64>)>;
+    shared fn list_page(&self, states: Option<&[ListState]>, after: TaskId, limit: Option<i64>, now_ms: i64) -> BoardResult<(Vec<TaskView>, Option<TaskId>)>;
 
     /// Ready tasks in claim order: highest priority first, then oldest; at most `limit` (all when
     /// None).
     shared fn ready_tasks(&self, now_ms: i64, limit: Option<i64>) -> BoardResult<Vec<TaskView>>;
 
     /// One task. Errors: `not_found`.
-    shared fn task(&self, id: i64, now_ms: i64) -> BoardResult<TaskView>;
+    shared fn task(&self, id: TaskId, now_ms: i64) -> BoardResult<TaskView>;
 
     /// A task's notes, oldest first.
-    shared fn notes(&self, id: i64) -> BoardResult<Vec<NoteView>>;
+    shared fn notes(&self, id: TaskId) -> BoardResult<Vec<NoteView>>;
 
     /// Open + claimed tasks: work that is not finished yet.
     shared fn unfinished_count(&self) -> BoardResult<i64>;
@@ -201,11 +201,11 @@ store_api! {
     /// `data.holder`, `data.generation`), `no_ready_task` (`data.remaining` = unfinished tasks;
     /// for a named task: `data.blocked_by` when it waits, `data.state` when it is done or
     /// cancelled), `lapsed` if the session has ended.
-    shared fn claim(&mut self, agent: &str, task: Option<TaskId>, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim(&mut self, agent: &str, task: Option<TaskId>, lease: Lease) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// As `claim` of the best ready task, among only the ready tasks carrying `label` (`board
     /// claim --label L`). Errors as `claim`, and `invalid` naming a bad label.
-    shared fn claim_labelled(&mut self, agent: &str, label: &str, now_ms: i64, expires_ms: i64) -> BoardResult<(ClaimOutcome, Events)>;
+    shared fn claim_labelled(&mut self, agent: &str, label: &str, lease: Lease) -> BoardResult<(ClaimOutcome, Events)>;
 
     /// `claim` of the best ready task by `agent` under `(identity, op_id)` as one round trip to
     /// a store on the network (PostgreSQL: one statement, the op lookup, grant, answer and
@@ -213,22 +213,22 @@ store_api! {
     /// the backend has no such path (SQLite, whose calls cost no round trip) or nothing was
     /// granted and nothing saved: the caller then runs [`Store::claim`] in [`Store::with_op`],
     /// which explains a refusal.
-    default fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
+    default fn claim_next_at_once(&mut self, identity: &str, op_id: &str, agent: &str, lease: Lease) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
     /// `done` of `task` (at `generation`, when given; no note) by `agent` under
     /// `(identity, op_id)` as one round trip, like [`Store::claim_next_at_once`]. None when the
     /// backend has no such path or the caller holds no live, unexpired claim there and nothing
     /// was saved: the caller then runs [`Store::done`] in [`Store::with_op`], which answers a
     /// repeated `done` or explains the refusal.
-    default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: i64, generation: Option<i64>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
+    default fn done_at_once(&mut self, identity: &str, op_id: &str, agent: &str, task: TaskId, generation: Option<Generation>, now_ms: i64) -> BoardResult<Option<AtOnce>> { Ok(None) }
 
-    /// Moves the expiry of every live, unexpired claim of `agent` to `expires_ms` (ARCHITECTURE.md rule 2)
+    /// Moves the expiry of every live, unexpired claim of `agent` to `lease.expires_ms` (ARCHITECTURE.md rule 2)
     /// and records `last_seen_at`. Returns the claims renewed.
-    shared fn renew(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew(&mut self, agent: &str, lease: Lease) -> BoardResult<Vec<ClaimInfo>>;
 
     /// [`Store::renew`] for several agents in one transaction (the sweep's renewals: one write
     /// transaction per sweep, not one per agent). Returns the agents that had a claim renewed.
-    shared fn renew_many(&mut self, agents: &[&str], now_ms: i64, expires_ms: i64) -> BoardResult<Vec<String>>;
+    shared fn renew_many(&mut self, agents: &[&str], lease: Lease) -> BoardResult<Vec<String>>;
 
     /// Live claims of `agent`.
     shared fn live_claims(&self, agent: &str) -> BoardResult<Vec<ClaimInfo>>;
@@ -236,7 +236,7 @@ store_api! {
     /// Explicit `renew`: like [`Store::renew`], but the caller's claims whose expiry has passed
     /// are lapsed first (in the same transaction, ARCHITECTURE.md rule 5), and an agent left with no live
     /// claim that lost one gets `lapsed` naming every claim it lost (`data.lost`).
-    shared fn renew_checked(&mut self, agent: &str, now_ms: i64, expires_ms: i64) -> BoardResult<Vec<ClaimInfo>>;
+    shared fn renew_checked(&mut self, agent: &str, lease: Lease) -> BoardResult<Vec<ClaimInfo>>;
 
     /// Claims of `agent` that ended without its asking and were not reported to it yet, oldest
     /// first; marks them reported (one conditional UPDATE). A cheap read first skips the write
@@ -455,7 +455,7 @@ store_api! {
     fn recent_events(&self, limit: i64) -> BoardResult<Vec<EventView>>;
 
     /// Events of one task, oldest first.
-    fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>>;
+    fn task_events(&self, task: TaskId) -> BoardResult<Vec<EventView>>;
 
     // ----- backlog import (import.rs) -------------------------------------------
 
@@ -483,8 +483,8 @@ store_api! {
 
     /// The store's own clock, ms since the Unix epoch (PostgreSQL: the server's
     /// `clock_timestamp()`); None for SQLite, where the board's lease clock is the truth. A
-    /// board on a shared store estimates the server clock from it, so the `now_ms`/`expires_ms`
-    /// it passes are on that clock (a shared store uses only their difference, the lease length).
+    /// board on a shared store estimates the server clock from it, so the [`Lease`]s
+    /// it passes are on that clock (a shared store uses only their length).
     default fn clock_ms(&self) -> BoardResult<Option<i64>> { Ok(None) }
 
     /// Takes or renews this board's host session row: expiry = the store's now + `ttl_ms`. When

@@ -14,6 +14,7 @@
 use std::str::FromStr;
 
 use crate::proto::error::{BoardError, BoardResult};
+use crate::proto::glossary::{Generation, TaskId};
 use crate::proto::{EventView, SessionView, TaskView};
 use crate::store::answers::Answer;
 use crate::store::{ClaimInfo, EventKind, Events, TaskState};
@@ -114,6 +115,38 @@ impl From<Option<bool>> for Arg<'_> {
         Arg::Bool(v)
     }
 }
+
+/// A typed integer of the glossary (`TaskId`, `Generation`) goes in and comes out as its
+/// `bigint` column, and as NULL when None.
+macro_rules! int_cell {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg<'_> {
+            fn from(v: $t) -> Self {
+                Arg::Int(Some(v.0))
+            }
+        }
+
+        impl From<Option<$t>> for Arg<'_> {
+            fn from(v: Option<$t>) -> Self {
+                Arg::Int(v.map(|v| v.0))
+            }
+        }
+
+        impl Cell for $t {
+            fn read(r: &dyn Row, i: usize) -> BoardResult<Self> {
+                i64::read(r, i).map(<$t>::from)
+            }
+        }
+
+        impl Cell for Option<$t> {
+            fn read(r: &dyn Row, i: usize) -> BoardResult<Self> {
+                Ok(r.int(i)?.map(<$t>::from))
+            }
+        }
+    )*};
+}
+
+int_cell!(TaskId, Generation);
 
 /// The parameters of one statement, in order (`$1` first).
 macro_rules! args {
@@ -251,9 +284,9 @@ pub(in crate::store) trait Db {
             id: get(&r, 0)?,
             at: get(&r, 1)?,
             kind,
-            task,
+            task: task.map(TaskId),
             agent: agent.map(str::to_string),
-            generation,
+            generation: generation.map(Generation),
             reason: Some(reason),
         });
         Ok(())

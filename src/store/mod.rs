@@ -91,13 +91,37 @@ pub struct SessionRow {
     pub ended_at: Option<String>,
 }
 
+/// A lease asked of the store for a grant or a renewal: asked at `now_ms`, running until
+/// `expires_ms` (both lease-clock ms, the board's `LeaseRules` makes it). The embedded store
+/// compares the expiry as given; a shared store uses only the length (its own clock decides
+/// when a lease began, see [`Store::clock_ms`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// When it is asked (lease clock, ms).
+    pub now_ms: i64,
+    /// When it ends unless renewed (lease clock, ms).
+    pub expires_ms: i64,
+}
+
+impl Lease {
+    /// A lease asked at `now_ms` that ends at `expires_ms`.
+    pub fn until(now_ms: i64, expires_ms: i64) -> Lease {
+        Lease { now_ms, expires_ms }
+    }
+
+    /// How long it runs, ms.
+    pub fn length_ms(&self) -> i64 {
+        self.expires_ms - self.now_ms
+    }
+}
+
 /// A live claim as returned by grants and renewals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimInfo {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// The claim's generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// Expiry on the lease clock (ms).
     pub expires_ms: i64,
 }
@@ -137,7 +161,7 @@ pub struct DoneOutcome {
     /// The task after the call.
     pub task: TaskView,
     /// Generation the task was finished at.
-    pub generation: i64,
+    pub generation: Generation,
     /// True when this repeated an earlier `done` of the same agent and generation.
     pub already: bool,
 }
@@ -198,11 +222,11 @@ pub(crate) fn task_not_found(id: i64) -> BoardError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveClaim {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// Holder's session id.
     pub agent: String,
     /// The claim's generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// Expiry on the lease clock (ms).
     pub expires_ms: i64,
     /// The holder's terminal (e.g. `/dev/pts/3`), if known.
@@ -236,7 +260,7 @@ pub struct Unread {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Imported {
     /// New task ids, in the file's order.
-    pub ids: Vec<i64>,
+    pub ids: Vec<TaskId>,
     /// The file's key of each new task, in the same order.
     pub keys: Vec<String>,
     /// Whether the import set a new goal (a goal equal to the current one is left alone).

@@ -5,7 +5,7 @@
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
 use crate::proto::labels::check_label;
 use crate::proto::TaskView;
-use crate::store::{check_text, ListState, TaskState, MAX_TEXT, MAX_TITLE};
+use crate::store::{check_text, ListState, TaskId, TaskState, MAX_TEXT, MAX_TITLE};
 
 /// Checks a new or edited task's title and body (each when given) against their limits.
 ///
@@ -80,7 +80,7 @@ pub(crate) fn finish_page(
     mut views: Vec<TaskView>,
     states: Option<&[ListState]>,
     limit: Option<i64>,
-) -> (Vec<TaskView>, Option<i64>) {
+) -> (Vec<TaskView>, Option<TaskId>) {
     let next = match limit {
         Some(l) if views.len() as i64 > l => {
             views.truncate(usize::try_from(l).unwrap_or(usize::MAX));

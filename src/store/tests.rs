@@ -76,10 +76,10 @@ on_every_backend! {
         let (t, _) = s.add_task("write docs", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "claude");
         let b = agent(s, "codex");
-        let (c, ev) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-        assert_eq!(c.claim.generation, 1);
+        let (c, ev) = s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
+        assert_eq!(c.claim.generation, Generation(1));
         assert_eq!(ev[0].kind, EventKind::Grant);
-        let e = s.claim(&b, Some(TaskId(t.id)), 0, 1000).unwrap_err();
+        let e = s.claim(&b, Some(t.id), Lease::until(0, 1000)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conflict);
         assert_eq!(e.data["holder"], "claude");
     }
@@ -90,24 +90,24 @@ on_every_backend! {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
         let b = agent(s, "b");
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         let ev = s.lapse_due(1000, 1000).unwrap();
         assert_eq!(ev[0].kind, EventKind::Lapse);
-        let (c, _) = s.claim(&b, Some(TaskId(t.id)), 1000, 2000).unwrap();
-        assert_eq!(c.claim.generation, 2);
-        let e = s.done(&a, TaskId(t.id), None, None, 1001).unwrap_err();
+        let (c, _) = s.claim(&b, Some(t.id), Lease::until(1000, 2000)).unwrap();
+        assert_eq!(c.claim.generation, Generation(2));
+        let e = s.done(&a, t.id, None, None, 1001).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed);
         assert!(e.message.contains("now held by b"), "{}", e.message);
         let (out, _) = s
-            .done(&b, TaskId(t.id), Some(Generation(2)), None, 1001)
+            .done(&b, t.id, Some(Generation(2)), None, 1001)
             .unwrap();
         assert!(!out.already);
         let (again, _) = s
-            .done(&b, TaskId(t.id), Some(Generation(2)), None, 1002)
+            .done(&b, t.id, Some(Generation(2)), None, 1002)
             .unwrap();
         assert!(again.already);
         assert_eq!(
-            s.done(&b, TaskId(t.id), Some(Generation(1)), None, 1003)
+            s.done(&b, t.id, Some(Generation(1)), None, 1003)
                 .unwrap_err()
                 .kind,
             ErrorKind::Lapsed
@@ -119,9 +119,9 @@ on_every_backend! {
     fn a_write_after_expiry_is_fenced_even_before_the_sweep(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         assert_eq!(
-            s.done(&a, TaskId(t.id), None, None, 1000).unwrap_err().kind,
+            s.done(&a, t.id, None, None, 1000).unwrap_err().kind,
             ErrorKind::Lapsed
         );
         // The refusal ended the claim itself (ARCHITECTURE.md rule 5): the task is open, not left claimed.
@@ -135,7 +135,7 @@ on_every_backend! {
         let (t2, _) = s.add_task("two", "", 5, &[t1.id], OPERATOR, 0).unwrap();
         assert!(!t2.ready);
         let a = agent(s, "a");
-        let (got, _) = s.claim(&a, None, 0, 100).unwrap();
+        let (got, _) = s.claim(&a, None, Lease::until(0, 100)).unwrap();
         assert_eq!(
             got.task.id, t1.id,
             "the blocked task is skipped despite its priority"
@@ -151,7 +151,7 @@ on_every_backend! {
     fn expelling_a_session_reopens_its_tasks_once(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 10_000)).unwrap();
         let (ended, ev) = s.expel_session(&a, "exited (status 3)").unwrap();
         assert!(ended);
         assert!(ev
@@ -247,8 +247,8 @@ on_every_backend! {
         let (u, _) = s.add_task("u", "", 0, &[], OPERATOR, 0).unwrap();
         let gone = agent(s, "gone");
         let live = agent(s, "live");
-        s.claim(&gone, Some(TaskId(t.id)), 0, 1000).unwrap();
-        s.claim(&live, Some(TaskId(u.id)), 0, 1000).unwrap();
+        s.claim(&gone, Some(t.id), Lease::until(0, 1000)).unwrap();
+        s.claim(&live, Some(u.id), Lease::until(0, 1000)).unwrap();
         s.expel_session(&gone, "exited").unwrap();
         assert!(s.prune_sessions(3_600_000).unwrap().is_empty(), "it ended just now");
         assert_eq!(s.prune_sessions(0).unwrap(), vec![gone.clone()]);
@@ -258,10 +258,10 @@ on_every_backend! {
         let back = agent(s, "gone");
         assert_eq!(back, "gone-2");
         assert_eq!(s.session_name(&back).unwrap().as_deref(), Some("gone"));
-        let (c, _) = s.claim(&back, Some(TaskId(t.id)), 0, 1000).unwrap();
-        assert_eq!(c.claim.generation, 2);
+        let (c, _) = s.claim(&back, Some(t.id), Lease::until(0, 1000)).unwrap();
+        assert_eq!(c.claim.generation, Generation(2));
         // A live session's claim is untouched.
-        let e = s.claim(&back, Some(TaskId(u.id)), 0, 1000).unwrap_err();
+        let e = s.claim(&back, Some(u.id), Lease::until(0, 1000)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Conflict);
         assert!(s.events(0, 1000).unwrap().iter().any(|e| e.agent.as_deref() == Some(gone.as_str())),
             "the event log keeps the forgotten session");
@@ -295,12 +295,12 @@ on_every_backend! {
     fn claiming_your_own_live_claim_answers_already_with_the_same_generation(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        let (first, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
-        let (again, ev) = s.claim(&a, Some(TaskId(t.id)), 10, 1010).unwrap();
+        let (first, _) = s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
+        let (again, ev) = s.claim(&a, Some(t.id), Lease::until(10, 1010)).unwrap();
         assert!(again.already && !first.already);
         assert_eq!(again.claim.generation, first.claim.generation);
         assert!(ev.is_empty(), "nothing was granted: {ev:?}");
-        assert_eq!(s.task(t.id, 10).unwrap().generation, 1);
+        assert_eq!(s.task(t.id, 10).unwrap().generation, Generation(1));
     }
 }
 
@@ -308,9 +308,9 @@ on_every_backend! {
     fn a_write_refused_for_an_expired_lease_lapses_the_claim_first(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         let e = s
-            .done(&a, TaskId(t.id), Some(Generation(1)), None, 1500)
+            .done(&a, t.id, Some(Generation(1)), None, 1500)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed);
         assert!(e.message.contains("lease expired"), "{}", e.message);
@@ -329,17 +329,17 @@ on_every_backend! {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
         let b = agent(s, "b");
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         s.lapse_due(1000, 1000).unwrap();
         let e = s
-            .note(Some(&a), TaskId(t.id), "late", None, 1001)
+            .note(Some(&a), t.id, "late", None, 1001)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed);
         assert_eq!(e.data["generation"], 1);
         assert_eq!(e.data["holder"], serde_json::Value::Null);
-        s.claim(&b, Some(TaskId(t.id)), 1001, 5000).unwrap();
+        s.claim(&b, Some(t.id), Lease::until(1001, 5000)).unwrap();
         let e = s
-            .done(&a, TaskId(t.id), Some(Generation(1)), None, 1002)
+            .done(&a, t.id, Some(Generation(1)), None, 1002)
             .unwrap_err();
         assert_eq!(
             (e.data["generation"].clone(), e.data["holder"].clone()),
@@ -347,7 +347,7 @@ on_every_backend! {
         );
         // A holder's note with a stale generation is refused too.
         let e = s
-            .note(Some(&b), TaskId(t.id), "x", Some(Generation(1)), 1003)
+            .note(Some(&b), t.id, "x", Some(Generation(1)), 1003)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed);
     }
@@ -359,13 +359,13 @@ on_every_backend! {
         let (t2, _) = s.add_task("two", "", 0, &[], OPERATOR, 0).unwrap();
         let (t3, _) = s.add_task("three", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        s.claim(&a, Some(TaskId(t1.id)), 0, 1000).unwrap();
-        s.claim(&a, Some(TaskId(t2.id)), 0, 1000).unwrap();
-        s.claim(&a, Some(TaskId(t3.id)), 0, 9000).unwrap();
+        s.claim(&a, Some(t1.id), Lease::until(0, 1000)).unwrap();
+        s.claim(&a, Some(t2.id), Lease::until(0, 1000)).unwrap();
+        s.claim(&a, Some(t3.id), Lease::until(0, 9000)).unwrap();
         s.lapse_due(1000, 1000).unwrap();
-        s.release(None, TaskId(t3.id), None, None, 1000).unwrap();
+        s.release(None, t3.id, None, None, 1000).unwrap();
         let lost = s.take_lost(&a).unwrap();
-        let tasks: Vec<(i64, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
+        let tasks: Vec<(TaskId, ClaimEnd)> = lost.iter().map(|l| (l.task, l.end)).collect();
         assert_eq!(
             tasks,
             vec![
@@ -382,14 +382,14 @@ on_every_backend! {
     fn force_release_with_a_stale_generation_changes_nothing(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        s.claim(&a, Some(TaskId(t.id)), 0, 10_000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 10_000)).unwrap();
         let e = s
-            .release(None, TaskId(t.id), Some(Generation(7)), None, 1)
+            .release(None, t.id, Some(Generation(7)), None, 1)
             .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Lapsed);
         assert_eq!(e.data["generation"], 1);
         assert_eq!(s.task(t.id, 1).unwrap().holder.as_deref(), Some("a"));
-        s.release(None, TaskId(t.id), Some(Generation(1)), None, 2)
+        s.release(None, t.id, Some(Generation(1)), None, 2)
             .unwrap();
         assert!(s.task(t.id, 2).unwrap().ready);
     }
@@ -525,13 +525,13 @@ on_every_backend! {
         let (checker, _) = s
             .register_session_as("checker", Some("reviewer"), "h", "boot", None, None, None)
             .unwrap();
-        let (got, _) = s.claim(&coder, None, 0, 1000).unwrap();
+        let (got, _) = s.claim(&coder, None, Lease::until(0, 1000)).unwrap();
         assert_eq!(got.task.id, any.id, "the task meant for the reviewer is passed over");
-        let e = s.claim(&coder, Some(TaskId(meant.id)), 0, 1000).unwrap_err();
+        let e = s.claim(&coder, Some(meant.id), Lease::until(0, 1000)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::NoReadyTask);
         assert_eq!(e.data["for"], "reviewer", "{}", e.message);
         assert!(e.message.contains("is for reviewer"), "{}", e.message);
-        let (got, _) = s.claim(&checker, None, 0, 1000).unwrap();
+        let (got, _) = s.claim(&checker, None, Lease::until(0, 1000)).unwrap();
         assert_eq!(got.task.id, meant.id, "the role may claim it");
         assert_eq!(got.task.meant_for.as_deref(), Some("reviewer"));
     }
@@ -546,9 +546,9 @@ on_every_backend! {
         assert_eq!(t.labels, labels(&["ui", "api"]), "a repeated label is kept once");
         let (u, _) = s.add_task("u", "", 5, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "a");
-        let (got, _) = s.claim_labelled(&a, "api", 0, 1000).unwrap();
+        let (got, _) = s.claim_labelled(&a, "api", Lease::until(0, 1000)).unwrap();
         assert_eq!(got.task.id, t.id, "the unlabelled task is passed over despite its priority");
-        let e = s.claim_labelled(&a, "api", 0, 1000).unwrap_err();
+        let e = s.claim_labelled(&a, "api", Lease::until(0, 1000)).unwrap_err();
         assert_eq!(e.kind, ErrorKind::NoReadyTask);
 
         let change = Reassign { labels: Some(labels(&["docs"])), meant_for: Some(Some("ada".into())), review: None };
@@ -586,9 +586,9 @@ on_every_backend! {
             .unwrap();
         let coder = agent(s, "coder");
         // SQLite has no such path (None): its general path is tested above.
-        if let Some(at_once) = s.claim_next_at_once("id", "op-1", &coder, 0, 1000).unwrap() {
+        if let Some(at_once) = s.claim_next_at_once("id", "op-1", &coder, Lease::until(0, 1000)).unwrap() {
             let v = at_once.answer.unwrap();
-            assert_eq!(v["task"]["id"], chore.id, "{v}");
+            assert_eq!(v["task"]["id"], chore.id.0, "{v}");
             assert_eq!(v["task"]["labels"], serde_json::json!(["docs"]), "{v}");
             assert_eq!(v["task"]["for"], "coder", "{v}");
         }

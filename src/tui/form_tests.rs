@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use crate::proto::error::BoardError;
+use crate::proto::glossary::TaskId;
 use crate::proto::methods::{AddParams, Call, EditParams};
 use crate::proto::Method;
 
@@ -83,7 +84,7 @@ fn adding_a_task_sends_add_and_closes_on_success() {
         )
     );
     let mut added = app.tasks[0].task.clone();
-    (added.id, added.title) = (21, "Write the changelog".into());
+    (added.id, added.title) = (TaskId(21), "Write the changelog".into());
     let fx = app.on_call_result(Purpose::Add, Ok(json!({ "task": added })));
     assert_eq!(fx, vec![Effect::Refresh]);
     assert_eq!(app.mode, Mode::Normal);
@@ -142,7 +143,7 @@ fn edit_sends_only_what_changed() {
     assert_eq!(*priority, Some(9));
     assert!(title.is_none());
     assert!(body.is_none());
-    assert!(after.as_ref().unwrap().contains(&3));
+    assert!(after.as_ref().unwrap().contains(&TaskId(3)));
 }
 
 #[test]

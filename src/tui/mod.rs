@@ -135,7 +135,7 @@ enum Job {
     /// Type an answer into an agent's tmux pane (pane, text).
     Type(String, String),
     /// The diff of a task in review (task, commit).
-    Diff(i64, String),
+    Diff(crate::proto::glossary::TaskId, String),
 }
 
 fn operator(mut c: Client) -> Client {

@@ -12,7 +12,7 @@ use super::state::needs::NeedKind;
 use super::state::snapshot::{Group, Row};
 use super::update::fixture;
 use super::update::needs::needs;
-use crate::proto::glossary::TaskState;
+use crate::proto::glossary::{TaskId, TaskState};
 use crate::proto::Method;
 
 const COMMIT: &str = "3f2a9c1e04b7aa11223344556677889900aabbcc";
@@ -24,7 +24,7 @@ fn key(c: KeyCode) -> KeyEvent {
 /// The sample board with task 9 finished by codex-1 and waiting for review at [`COMMIT`].
 fn app_with_review() -> App {
     let mut snap = fixture::sample_snapshot();
-    for t in snap.tasks.iter_mut().filter(|t| t.id == 9) {
+    for t in snap.tasks.iter_mut().filter(|t| t.id == TaskId(9)) {
         t.state = TaskState::Review;
         t.ready = false;
         t.commit = Some(COMMIT.into());
@@ -41,30 +41,30 @@ fn screen(app: &App, w: u16, h: u16) -> String {
 
 /// Opens task 9's details and answers its `show` and diff as the app loop would.
 fn details_with_diff(app: &mut App, diff: &str) {
-    app.mode = Mode::Detail(Box::new(super::state::app::Detail::of(9)));
+    app.mode = Mode::Detail(Box::new(super::state::app::Detail::of(TaskId(9))));
     let task = app
         .tasks
         .iter()
-        .find(|t| t.task.id == 9)
+        .find(|t| t.task.id == TaskId(9))
         .map(|t| t.task.clone())
         .unwrap();
     let show = json!({ "task": task, "notes": [], "events": [] });
-    let effects = app.on_call_result(Purpose::Show(9), Ok(show));
+    let effects = app.on_call_result(Purpose::Show(TaskId(9)), Ok(show));
     assert_eq!(
         effects,
         vec![Effect::Diff {
-            task: 9,
+            task: TaskId(9),
             commit: COMMIT.into()
         }],
         "the diff is fetched by the loop, once the task is known to be in review"
     );
-    app.on_call_result(Purpose::Diff(9), Ok(json!(diff)));
+    app.on_call_result(Purpose::Diff(TaskId(9)), Ok(json!(diff)));
 }
 
 #[test]
 fn a_task_in_review_is_listed_and_waits_for_a_person() {
     let app = app_with_review();
-    let review: Vec<i64> = app
+    let review: Vec<TaskId> = app
         .rows
         .iter()
         .filter_map(|r| match r {
@@ -72,14 +72,14 @@ fn a_task_in_review_is_listed_and_waits_for_a_person() {
             _ => None,
         })
         .collect();
-    assert_eq!(review, vec![9]);
+    assert_eq!(review, vec![TaskId(9)]);
     assert!(app
         .rows
         .iter()
         .any(|r| matches!(r, Row::Header(Group::Review, 1))));
     let items = needs(&app);
     let item = items.iter().find(|n| n.kind == NeedKind::Review).unwrap();
-    assert_eq!(item.task, Some(9));
+    assert_eq!(item.task, Some(TaskId(9)));
     assert!(
         item.text.contains("3f2a9c1e04b7") && item.text.contains("codex-1"),
         "{item:?}"
@@ -122,7 +122,7 @@ fn y_and_n_accept_and_reject_with_the_note_typed() {
     let Some(Effect::Call(call)) = effects.first() else {
         panic!("no call: {effects:?}")
     };
-    assert_eq!(call.purpose, Purpose::Accept(9));
+    assert_eq!(call.purpose, Purpose::Accept(TaskId(9)));
     assert_eq!(
         call.call.wire(),
         (Method::Accept, json!({ "task": 9, "note": "looks right" }))

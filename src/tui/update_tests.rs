@@ -9,6 +9,7 @@ use super::state::app::{show_call, Conn, Mode};
 use super::state::app::{App, Effect, Purpose, Request};
 use super::state::snapshot::{Group, Row};
 use super::update::fixture;
+use crate::proto::glossary::TaskId;
 use crate::proto::methods::{Call, InboxParams, ReleaseParams};
 use crate::proto::Method;
 
@@ -504,7 +505,7 @@ fn needs_you_lists_questions_prompts_messages_and_abandoned_claims() {
 }
 
 /// Ids of the tasks the backlog shows, in order.
-fn shown_ids(app: &App) -> Vec<i64> {
+fn shown_ids(app: &App) -> Vec<TaskId> {
     app.rows
         .iter()
         .filter_map(|r| match r {

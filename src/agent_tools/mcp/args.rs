@@ -132,7 +132,7 @@ pub struct ListArgs {
 pub struct ClaimArgs {
     /// Task id to claim. Leave it out to claim the best ready task (highest priority, then oldest).
     #[serde(default)]
-    pub task: Option<i64>,
+    pub task: Option<crate::proto::glossary::TaskId>,
     /// Without `task`: claim the best ready task carrying this label (as `board claim --label`).
     #[serde(default)]
     pub label: Option<String>,

@@ -23,7 +23,7 @@ use super::timeline::SHORT;
 use super::{mark, operator, Demo, Timeline};
 use crate::proto::client::Target;
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::glossary::EventKind;
+use crate::proto::glossary::{EventKind, Generation, TaskId};
 use crate::proto::methods::{AddParams, Call, NoParams};
 use crate::proto::methods::{StatusResult, TaskResult};
 use crate::proto::EventView;
@@ -54,9 +54,9 @@ pub(super) struct Ending {
     /// Why it stopped early, if it did.
     pub failed: Option<String>,
     /// The reviewed task that landed: (task, its commit, main's head after the land).
-    pub landed: Option<(i64, String, String)>,
+    pub landed: Option<(TaskId, String, String)>,
     /// The stale task: (task, A's commit, A's generation, B's generation).
-    pub stale: Option<(i64, String, i64, i64)>,
+    pub stale: Option<(TaskId, String, Generation, Generation)>,
     /// The refused accept's exit code, and whether its message named A's commit and both
     /// generations.
     pub refused: Option<(i32, bool)>,
@@ -124,8 +124,8 @@ fn short(sha: &str) -> &str {
 
 /// The two tasks of the ending: (the one reviewed and landed, the one A leaves stale).
 struct Tasks {
-    honest: i64,
-    stale: i64,
+    honest: TaskId,
+    stale: TaskId,
 }
 
 impl Demo {
@@ -192,8 +192,8 @@ impl Demo {
         exe: &Path,
         tl: &Timeline,
         repo: &Repo,
-        task: i64,
-    ) -> BoardResult<(Running<'_>, String, i64)> {
+        task: TaskId,
+    ) -> BoardResult<(Running<'_>, String, Generation)> {
         let wt_a = repo.worktree(PAUSED, "main")?;
         let a = self.spawn_git_agent(exe, PAUSED, &wt_a, task, true)?;
         let a_commit = self.wait_commit(PAUSED)?;
@@ -207,13 +207,19 @@ impl Demo {
         let Some(lapse) = lapse else {
             return Err(fail(format!("{PAUSED}'s claim did not lapse")));
         };
-        let ga = lapse.generation.unwrap_or(0);
+        let ga = lapse.generation.unwrap_or_default();
         Ok((a, a_commit, ga))
     }
 
     /// B builds on A's branch and finishes the stale task; the honest agent starts from main and
     /// finishes its own. Both wait in review. The generation B finished at.
-    fn take_over(&self, exe: &Path, tl: &Timeline, repo: &Repo, tasks: &Tasks) -> BoardResult<i64> {
+    fn take_over(
+        &self,
+        exe: &Path,
+        tl: &Timeline,
+        repo: &Repo,
+        tasks: &Tasks,
+    ) -> BoardResult<Generation> {
         let wt_b = repo.worktree(TAKER, &format!("board/{PAUSED}"))?;
         let wt_h = repo.worktree(HONEST, "main")?;
         self.narrate(&format!(
@@ -222,7 +228,7 @@ impl Demo {
         ));
         let b = self.spawn_git_agent(exe, TAKER, &wt_b, tasks.stale, false)?;
         let h = self.spawn_git_agent(exe, HONEST, &wt_h, tasks.honest, false)?;
-        let mut gb = 0;
+        let mut gb = Generation::default();
         for (agent, mut child, task) in [(TAKER, b, tasks.stale), (HONEST, h, tasks.honest)] {
             child.wait(STEP);
             let review = tl.wait(STEP, |e| {
@@ -232,7 +238,7 @@ impl Demo {
                 return Err(fail(format!("{agent} did not finish #{task} into review")));
             };
             if task == tasks.stale {
-                gb = review.generation.unwrap_or(0);
+                gb = review.generation.unwrap_or_default();
             }
         }
         Ok(gb)
@@ -268,7 +274,7 @@ impl Demo {
 
     fn add_ending_tasks(&self, target: &Target, tl: &Timeline) -> BoardResult<Tasks> {
         let mut c = operator(target)?;
-        let mut add = |title: &str| -> BoardResult<i64> {
+        let mut add = |title: &str| -> BoardResult<TaskId> {
             let added = c.ask_raw::<TaskResult>(Call::Add(AddParams {
                 title: title.to_string(),
                 priority: Some(5),
@@ -290,7 +296,7 @@ impl Demo {
         exe: &Path,
         name: &str,
         wt: &Path,
-        task: i64,
+        task: TaskId,
         pause: bool,
     ) -> BoardResult<Running<'_>> {
         let mut cmd = Command::new(exe);
@@ -318,7 +324,7 @@ impl Demo {
     }
 
     /// `board accept` of the honest task, as a person would: it lands on main.
-    fn accept_honest(&self, tl: &Timeline, task: i64) -> BoardResult<(i64, String, String)> {
+    fn accept_honest(&self, tl: &Timeline, task: TaskId) -> BoardResult<(TaskId, String, String)> {
         let landed = |e: &EventView| e.kind == EventKind::Land && e.task == Some(task);
         let (code, _) = self.accept(task, "reviewed the diff: looks right", || {
             tl.wait(STEP, landed);
@@ -341,9 +347,9 @@ impl Demo {
     /// `board accept` of the stale task: refused (exit 5), main unchanged.
     fn accept_stale(
         &self,
-        task: i64,
+        task: TaskId,
         a_commit: &str,
-        (ga, gb): (i64, i64),
+        (ga, gb): (Generation, Generation),
         out: &mut Ending,
     ) -> BoardResult<()> {
         let before = git(&self.dir, &["rev-parse", "main"])?;
@@ -367,7 +373,12 @@ impl Demo {
     /// Runs `board accept TASK --note NOTE` in the demo directory and shows it, once `settle`
     /// returned (it waits for the accept's events, so the lines come in order); (exit code,
     /// its output).
-    fn accept(&self, task: i64, note: &str, settle: impl FnOnce()) -> BoardResult<(i32, String)> {
+    fn accept(
+        &self,
+        task: TaskId,
+        note: &str,
+        settle: impl FnOnce(),
+    ) -> BoardResult<(i32, String)> {
         let exe = std::env::current_exe().map_err(|e| BoardError::internal(e.to_string()))?;
         self.narrate(&format!("$ board accept {task} --note \"{note}\""));
         let mut cmd = Command::new(exe);

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::proto::client::{Client, Target};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::proto::glossary::EventKind;
+use crate::proto::glossary::{EventKind, TaskId};
 use crate::proto::methods::TaskResult;
 use crate::proto::methods::{AddParams, Call, GoalParams, NoParams};
 use crate::proto::EventView;
@@ -269,7 +269,7 @@ impl Demo {
         }
     }
 
-    fn load_backlog(&self, target: &Target) -> BoardResult<BTreeMap<i64, String>> {
+    fn load_backlog(&self, target: &Target) -> BoardResult<BTreeMap<TaskId, String>> {
         let backlog: Backlog = toml::from_str(BACKLOG)
             .map_err(|e| BoardError::internal(format!("agents/demo/backlog.toml: {e}")))?;
         let mut c = operator(target)?;
@@ -277,7 +277,7 @@ impl Demo {
             text: Some(backlog.goal.clone()),
         }))?;
         println!("goal: {}", backlog.goal);
-        let mut ids: HashMap<String, i64> = HashMap::new();
+        let mut ids: HashMap<String, TaskId> = HashMap::new();
         let mut titles = BTreeMap::new();
         for t in &backlog.tasks {
             let after = t
@@ -288,7 +288,7 @@ impl Demo {
                         .copied()
                         .ok_or_else(|| BoardError::internal(format!("backlog: unknown key {k:?}")))
                 })
-                .collect::<BoardResult<Vec<i64>>>()?;
+                .collect::<BoardResult<Vec<TaskId>>>()?;
             let added = c.ask_raw::<TaskResult>(Call::Add(AddParams {
                 title: t.title.clone(),
                 body: Some(t.body.clone()),
@@ -351,11 +351,11 @@ impl Demo {
 /// shared by the thread printing the timeline and the steps waiting on it.
 struct Timeline {
     events: Mutex<Vec<EventView>>,
-    titles: Mutex<BTreeMap<i64, String>>,
+    titles: Mutex<BTreeMap<TaskId, String>>,
 }
 
 impl Timeline {
-    fn new(titles: BTreeMap<i64, String>) -> Timeline {
+    fn new(titles: BTreeMap<TaskId, String>) -> Timeline {
         Timeline {
             events: Mutex::new(Vec::new()),
             titles: Mutex::new(titles),
@@ -382,7 +382,7 @@ impl Timeline {
     }
 
     /// Names task `id` by `title` in later lines.
-    fn title(&self, id: i64, title: &str) {
+    fn title(&self, id: TaskId, title: &str) {
         if let Ok(mut t) = self.titles.lock() {
             t.insert(id, title.to_string());
         }

@@ -8,7 +8,7 @@ use super::land::Ending;
 use super::{mark, operator, PAUSER};
 use crate::proto::client::Target;
 use crate::proto::error::BoardResult;
-use crate::proto::glossary::{EventKind, TaskState};
+use crate::proto::glossary::{EventKind, TaskId, TaskState};
 use crate::proto::methods::{Call, ListParams, LogParams};
 use crate::proto::methods::{LogResult, TasksResult};
 use crate::proto::sanitize::one_line;
@@ -35,7 +35,7 @@ struct Backlog {
 /// `titles` are the backlog's tasks (the ending's tasks are judged by `ending`).
 pub(super) fn print(
     target: &Target,
-    titles: &BTreeMap<i64, String>,
+    titles: &BTreeMap<TaskId, String>,
     ending: &Ending,
     start: Instant,
 ) -> BoardResult<bool> {
@@ -110,9 +110,9 @@ fn yes(b: bool) -> &'static str {
 }
 
 /// Reads the task list and the event log, keeping the backlog's tasks (and task-less events).
-fn backlog(target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<Backlog> {
+fn backlog(target: &Target, titles: &BTreeMap<TaskId, String>) -> BoardResult<Backlog> {
     let mut c = operator(target)?;
-    let mine = |task: Option<i64>| task.is_none_or(|t| titles.contains_key(&t));
+    let mine = |task: Option<TaskId>| task.is_none_or(|t| titles.contains_key(&t));
     let mut tasks = c
         .ask::<TasksResult>(Call::List(ListParams::default()))?
         .result
@@ -135,14 +135,14 @@ fn backlog(target: &Target, titles: &BTreeMap<i64, String>) -> BoardResult<Backl
 /// What the event log says: each task done once, expulsions and lapses and who finished those
 /// tasks, the paused agent's rejected writes. (`done`, `total` and `all_done` are left for the
 /// task list.)
-fn judge(events: &[EventView], titles: &BTreeMap<i64, String>) -> Backlog {
+fn judge(events: &[EventView], titles: &BTreeMap<TaskId, String>) -> Backlog {
     let of =
         |kind: EventKind| -> Vec<&EventView> { events.iter().filter(|e| e.kind == kind).collect() };
     let dones = of(EventKind::Done);
-    let mut done_per_task: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut done_per_task: BTreeMap<TaskId, usize> = BTreeMap::new();
     let mut per_agent: BTreeMap<String, usize> = BTreeMap::new();
     for e in &dones {
-        *done_per_task.entry(e.task.unwrap_or(0)).or_default() += 1;
+        *done_per_task.entry(e.task.unwrap_or_default()).or_default() += 1;
         *per_agent
             .entry(e.agent.as_deref().unwrap_or("?").to_string())
             .or_default() += 1;

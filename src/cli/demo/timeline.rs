@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::proto::glossary::EventKind;
+use crate::proto::glossary::{EventKind, TaskId};
 use crate::proto::sanitize::one_line;
 use crate::proto::EventView;
 
@@ -15,7 +15,7 @@ pub const SHORT: usize = 7;
 /// `at` is the time since the demo started.
 pub fn timeline_line(
     e: &EventView,
-    titles: &BTreeMap<i64, String>,
+    titles: &BTreeMap<TaskId, String>,
     at: Duration,
 ) -> Option<String> {
     let agent = one_line(e.agent.as_deref().unwrap_or(""));
@@ -117,9 +117,9 @@ mod tests {
             id: 1,
             at: "2026-03-01T12:00:00.000Z".into(),
             kind: EventKind::Land,
-            task: Some(14),
+            task: Some(TaskId(14)),
             agent: None,
-            generation: Some(1),
+            generation: Some(crate::proto::glossary::Generation(1)),
             reason: Some(format!("commit {A} landed: base now at {B}")),
         };
         let line = timeline_line(&e, &BTreeMap::new(), Duration::from_millis(1500)).unwrap();

@@ -13,7 +13,7 @@ use crate::proto::methods::{
     CheckResult, ClaimResult, ClaimView, DoneResult, NoteResult, RenewResult, TaskResult,
 };
 use crate::proto::{Call, Method, Request};
-use crate::store::{Events, Generation, Store, TaskId};
+use crate::store::{Events, Store, TaskId};
 use serde_json::Value;
 
 /// `claim`: grants the caller a lease on the task, or on the best ready one (ARCHITECTURE.md rule 1).
@@ -27,10 +27,8 @@ impl HandleWrite for verb::Claim {
         let agent = cx.caller.require_agent(Method::Claim)?;
         let rules = cx.board.rules();
         let (out, e) = match (&p.label, p.task) {
-            (Some(label), None) => {
-                store.claim_labelled(agent, label, cx.now, rules.expiry(cx.now))?
-            }
-            _ => store.claim(agent, p.task.map(TaskId), cx.now, rules.expiry(cx.now))?,
+            (Some(label), None) => store.claim_labelled(agent, label, rules.lease(cx.now))?,
+            _ => store.claim(agent, p.task, rules.lease(cx.now))?,
         };
         ev.extend(e);
         Ok(ClaimResult {
@@ -56,9 +54,8 @@ pub fn at_once(cx: &Cx, req: &Request) -> BoardResult<Option<BoardResult<Value>>
     };
     let done = match &req.call {
         Call::Claim(p) if p.task.is_none() && p.label.is_none() => {
-            let expires_ms = cx.board.rules().expiry(cx.now);
-            cx.store()
-                .claim_next_at_once(agent, op, agent, cx.now, expires_ms)?
+            let lease = cx.board.rules().lease(cx.now);
+            cx.store().claim_next_at_once(agent, op, agent, lease)?
         }
         // A task of its own `--review` is left to the general path by the store.
         Call::Done(p) if p.note.is_none() && !review::board_needs_commit(cx) => cx
@@ -98,13 +95,7 @@ impl HandleWrite for verb::Done {
         if review::done_needs_commit(cx, review) {
             return done_with_commit(cx, store, ev, agent, p);
         }
-        let (out, e) = store.done(
-            agent,
-            TaskId(p.task),
-            p.generation.map(Generation),
-            p.note.as_deref(),
-            cx.now,
-        )?;
+        let (out, e) = store.done(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
         ev.extend(e);
         Ok(DoneResult {
             task: out.task,
@@ -147,8 +138,8 @@ fn done_with_commit(
     refuse_commit_on_base(cx, store, p.task, commit)?;
     let (out, e) = store.submit_for_review(
         agent,
-        TaskId(p.task),
-        p.generation.map(Generation),
+        p.task,
+        p.generation,
         commit,
         p.note.as_deref(),
         cx.board.config().review.required,
@@ -169,7 +160,7 @@ fn done_with_commit(
 fn refuse_commit_on_base(
     cx: &Cx,
     store: &mut dyn Store,
-    task: i64,
+    task: TaskId,
     commit: &str,
 ) -> BoardResult<()> {
     let base = cx.board.config().git.base.clone();
@@ -177,7 +168,7 @@ fn refuse_commit_on_base(
     if !crate::daemon::land::on_branch(root, commit, &base) {
         return Ok(());
     }
-    if store.review_facts(TaskId(task))?.state != crate::store::TaskState::Claimed {
+    if store.review_facts(task)?.state != crate::store::TaskState::Claimed {
         return Ok(());
     }
     Err(BoardError::invalid(format!(
@@ -228,13 +219,7 @@ impl HandleWrite for verb::Release {
                 ))
             }
         };
-        let (task, e) = store.release(
-            agent,
-            TaskId(p.task),
-            p.generation.map(Generation),
-            p.note.as_deref(),
-            cx.now,
-        )?;
+        let (task, e) = store.release(agent, p.task, p.generation, p.note.as_deref(), cx.now)?;
         ev.extend(e);
         Ok(TaskResult { task })
     }
@@ -248,13 +233,7 @@ impl HandleWrite for verb::Note {
         ev: &mut Events,
         p: &NoteParams,
     ) -> BoardResult<NoteResult> {
-        let (note, e) = store.note(
-            cx.caller.agent(),
-            TaskId(p.task),
-            &p.text,
-            p.generation.map(Generation),
-            cx.now,
-        )?;
+        let (note, e) = store.note(cx.caller.agent(), p.task, &p.text, p.generation, cx.now)?;
         ev.extend(e);
         Ok(NoteResult { note })
     }
@@ -265,9 +244,7 @@ impl HandleRead for verb::Renew {
     fn handle(cx: &Cx, _: &NoParams) -> BoardResult<RenewResult> {
         let agent = cx.caller.require_agent(Method::Renew)?;
         let rules = cx.board.rules();
-        let claims = cx
-            .store()
-            .renew_checked(agent, cx.now, rules.expiry(cx.now))?;
+        let claims = cx.store().renew_checked(agent, rules.lease(cx.now))?;
         Ok(RenewResult {
             claims: claims
                 .iter()
@@ -285,12 +262,7 @@ impl HandleRead for verb::Renew {
 impl HandleRead for verb::Check {
     fn handle(cx: &Cx, p: &CheckParams) -> BoardResult<CheckResult> {
         let agent = cx.caller.require_agent(Method::Check)?;
-        let c = cx.store().check(
-            agent,
-            p.task.map(TaskId),
-            p.generation.map(Generation),
-            cx.now,
-        )?;
+        let c = cx.store().check(agent, p.task, p.generation, cx.now)?;
         Ok(CheckResult {
             task: c.task,
             generation: c.generation,

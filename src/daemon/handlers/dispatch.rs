@@ -397,7 +397,7 @@ fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardErr
     };
     let Some(holder) = view.holder else {
         let stands =
-            crate::store::refusal::unclaimed_stands(task, view.state, view.done_by.as_deref());
+            crate::store::refusal::unclaimed_stands(task.0, view.state, view.done_by.as_deref());
         let message = format!("{}; {stands}", e.message);
         return BoardError { message, ..e }
             .with("task", task)
@@ -407,7 +407,7 @@ fn with_current_holder(board: &Board, off: &OffReactor, call: &Call, e: BoardErr
     let message = format!(
         "{}; {}",
         e.message,
-        crate::store::refusal::now_held_by(task, &holder, view.generation)
+        crate::store::refusal::now_held_by(task.0, &holder, view.generation.0)
     );
     BoardError { message, ..e }
         .with("task", task)

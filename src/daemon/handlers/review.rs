@@ -54,7 +54,7 @@ impl HandleRead for verb::Accept {
         let (landed, base) = land_or_send_back(cx, &facts)?;
         let commit = facts.commit.as_deref().unwrap_or_default();
         let (task, ev) = cx.store().accept_review(
-            TaskId(p.task),
+            p.task,
             commit,
             reviewer,
             landed.as_deref(),
@@ -68,8 +68,8 @@ impl HandleRead for verb::Accept {
 
 /// A repeated `accept` (its answer was lost, the CLI asked again): the task is done with the
 /// commit it was in review with; answered as it is, nothing done again.
-fn already_accepted(cx: &Cx, task: i64) -> BoardResult<Option<AcceptResult>> {
-    let facts = cx.store().review_facts(TaskId(task))?;
+fn already_accepted(cx: &Cx, task: TaskId) -> BoardResult<Option<AcceptResult>> {
+    let facts = cx.store().review_facts(task)?;
     if facts.state != TaskState::Done || facts.commit.is_none() {
         return Ok(None);
     }
@@ -92,7 +92,7 @@ impl HandleRead for verb::Reject {
         let commit = facts.commit.as_deref().unwrap_or_default();
         let (task, ev) = cx
             .store()
-            .send_back(TaskId(p.task), commit, reviewer, &p.note, cx.now)?;
+            .send_back(p.task, commit, reviewer, &p.note, cx.now)?;
         cx.board.publish(ev);
         Ok(TaskResult { task })
     }
@@ -111,14 +111,9 @@ pub fn land_after_done(cx: &Cx, task: &TaskView) -> BoardResult<TaskView> {
     let (landed, _) =
         land_or_send_back(cx, &facts).inspect_err(|e| left_in_review(cx, &facts, e))?;
     let commit = facts.commit.as_deref().unwrap_or_default();
-    let (view, ev) = cx.store().accept_review(
-        TaskId(task.id),
-        commit,
-        None,
-        landed.as_deref(),
-        None,
-        cx.now,
-    )?;
+    let (view, ev) =
+        cx.store()
+            .accept_review(task.id, commit, None, landed.as_deref(), None, cx.now)?;
     cx.board.publish(ev);
     Ok(view)
 }
@@ -141,14 +136,19 @@ fn left_in_review(cx: &Cx, facts: &ReviewFacts, e: &BoardError) {
 
 /// What the board knows of `task`, refused unless it is in review and `reviewer` is not its
 /// last holder (checked again by the store's conditional transition).
-fn in_review(cx: &Cx, task: i64, reviewer: Option<&str>, verb: &str) -> BoardResult<ReviewFacts> {
-    let facts = cx.store().review_facts(TaskId(task))?;
+fn in_review(
+    cx: &Cx,
+    task: TaskId,
+    reviewer: Option<&str>,
+    verb: &str,
+) -> BoardResult<ReviewFacts> {
+    let facts = cx.store().review_facts(task)?;
     if facts.state != TaskState::Review {
-        return Err(review_rules::not_in_review(task, facts.state, verb));
+        return Err(review_rules::not_in_review(task.0, facts.state, verb));
     }
     if let (Some(r), Some(d)) = (reviewer, facts.done_by.as_deref()) {
         if r == d {
-            return Err(review_rules::own_work(task, r));
+            return Err(review_rules::own_work(task.0, r));
         }
     }
     Ok(facts)

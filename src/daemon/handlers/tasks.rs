@@ -12,7 +12,7 @@ use crate::proto::methods::{
 use crate::proto::methods::{GoalResult, Paged, ShowResult, TaskResult, TasksResult};
 use crate::proto::views::MAX_PAGE;
 use crate::proto::TaskView;
-use crate::store::{Events, Store, TaskId};
+use crate::store::{Events, Store};
 
 /// `goal`: reads the current goal, or sets a new one (older goals are kept).
 impl HandleWrite for verb::Goal {
@@ -139,7 +139,7 @@ impl HandleRead for verb::List {
         let limit = page_limit(p.limit)?;
         let (tasks, next) = cx.store().list_page(
             states.as_deref(),
-            TaskId(p.after.unwrap_or(0)),
+            p.after.unwrap_or_default(),
             limit,
             cx.now,
         )?;

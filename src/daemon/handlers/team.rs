@@ -16,7 +16,7 @@ use crate::proto::error::BoardResult;
 use crate::proto::methods::{AnswerParams, ImportParams, InboxParams, SendParams};
 use crate::proto::methods::{AnswerResult, ExportResult, ImportResult, InboxResult, SendResult};
 use crate::proto::Method;
-use crate::store::{Events, Store};
+use crate::store::{Events, Store, TaskId};
 
 /// `import {goal?, tasks: [{key, title, body?, priority?, state?, after?}]}`: the whole backlog
 /// in one transaction, or nothing.
@@ -34,7 +34,7 @@ impl HandleWrite for verb::Import {
             .iter()
             .map(|id| store.task(*id, cx.now))
             .collect::<BoardResult<Vec<_>>>()?;
-        let keys: BTreeMap<String, i64> = done
+        let keys: BTreeMap<String, TaskId> = done
             .keys
             .iter()
             .cloned()

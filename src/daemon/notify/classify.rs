@@ -104,13 +104,14 @@ pub fn line(n: &NoticeView) -> String {
 mod tests {
     use super::*;
     use crate::daemon::state::notices::may_notify;
+    use crate::proto::glossary::TaskId;
 
     fn event(kind: EventKind, agent: Option<&str>, task: Option<i64>, reason: &str) -> EventView {
         EventView {
             id: 1,
             at: "2026-01-01T00:00:00.000Z".into(),
             kind,
-            task,
+            task: task.map(TaskId),
             agent: agent.map(str::to_string),
             generation: None,
             reason: Some(reason.into()),
@@ -134,7 +135,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (r.kind, r.task, r.agent.as_deref()),
-            (NoticeKind::Review, Some(3), Some("w"))
+            (NoticeKind::Review, Some(TaskId(3)), Some("w"))
         );
         assert!(may_notify(EventKind::Review));
     }
@@ -186,7 +187,7 @@ mod tests {
     #[test]
     fn an_expelled_claim_names_its_task() {
         let n = classify(&event(EventKind::Expel, Some("w"), Some(4), "pane closed")).unwrap();
-        assert_eq!((n.kind, n.task), (NoticeKind::Expel, Some(4)));
+        assert_eq!((n.kind, n.task), (NoticeKind::Expel, Some(TaskId(4))));
     }
 
     #[test]

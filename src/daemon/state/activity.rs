@@ -5,6 +5,7 @@ use std::collections::HashMap;
 #[cfg(doc)]
 use crate::daemon::lease::LeaseRules;
 use crate::daemon::lease::Liveness;
+use crate::store::{Generation, TaskId};
 
 /// What the board remembers between sweeps about one live agent session (not stored: after a
 /// restart every session starts with no credit, ARCHITECTURE.md rule 8).
@@ -33,7 +34,7 @@ pub struct Activity {
     /// A renewal the `hello` handshake wrote and did not log: the claims it renewed (`#1, #2`)
     /// and the first one's (task, generation). The call after the handshake logs it under its
     /// own name (a hook's `hello` must not be "the cause").
-    pub handshake_renewal: Option<(String, (i64, i64))>,
+    pub handshake_renewal: Option<(String, (TaskId, Generation))>,
     /// What the last sweep saw of its process.
     pub seen: Option<Liveness>,
 }

@@ -9,7 +9,7 @@ use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 
 use crate::proto::EventView;
-use crate::store::{EventKind, OPERATOR};
+use crate::store::{EventKind, Generation, TaskId, OPERATOR};
 
 /// Who has something to be told, shared by the board's tasks. Cheap to mark.
 #[derive(Debug, Default)]
@@ -27,7 +27,7 @@ struct Marks {
     /// Agent → the nudge line still to show.
     nudges: HashMap<String, String>,
     /// Claims (task, generation) whose holder was nudged: once per claim.
-    nudged: HashSet<(i64, i64)>,
+    nudged: HashSet<(TaskId, Generation)>,
 }
 
 impl Marks {
@@ -109,12 +109,12 @@ impl Mailbox {
     }
 
     /// Whether the holder of claim (`task`, `generation`) was nudged already.
-    pub fn nudged(&self, task: i64, generation: i64) -> bool {
+    pub fn nudged(&self, task: TaskId, generation: Generation) -> bool {
         self.marks().nudged.contains(&(task, generation))
     }
 
     /// Nudges `agent` about `claims` (task, generation) with `line`, once per claim.
-    pub fn nudge(&self, agent: &str, claims: &[(i64, i64)], line: String) {
+    pub fn nudge(&self, agent: &str, claims: &[(TaskId, Generation)], line: String) {
         {
             let mut m = self.marks();
             m.nudged.extend(claims.iter().copied());
@@ -125,7 +125,7 @@ impl Mailbox {
 
     /// Forgets nudges of claims that are no longer live (`live`: every live claim, with its
     /// holder), and the nudge lines not shown yet of agents that hold none any more.
-    pub fn keep_nudged(&self, live: &HashSet<(i64, i64)>, holders: &HashSet<&str>) {
+    pub fn keep_nudged(&self, live: &HashSet<(TaskId, Generation)>, holders: &HashSet<&str>) {
         let mut m = self.marks();
         m.nudged.retain(|c| live.contains(c));
         m.nudges.retain(|a, _| holders.contains(a.as_str()));

@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::daemon::lease::{Clock, LeaseRules, Liveness, RenewSource, Tick};
 use crate::proto::config::{Config, Paths};
 use crate::proto::error::{BoardError, BoardResult};
-use crate::store::Store;
+use crate::store::{Generation, Store, TaskId};
 pub use activity::Activity;
 use events::EventBus;
 use mailbox::Mailbox;
@@ -418,7 +418,7 @@ impl Board {
         off: &OffReactor,
         agent: &str,
         source: &str,
-        claim: Option<(i64, i64)>,
+        claim: Option<(TaskId, Generation)>,
         text: &str,
     ) -> BoardResult<()> {
         let now = self.now_ms();
@@ -454,7 +454,7 @@ impl Board {
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<crate::store::ClaimInfo>> {
-        let claims = self.store(off).renew(agent, now, rules.expiry(now))?;
+        let claims = self.store(off).renew(agent, rules.lease(now))?;
         self.activity()
             .entry(agent.to_string())
             .or_default()
@@ -471,7 +471,7 @@ impl Board {
         now: i64,
         rules: &LeaseRules,
     ) -> BoardResult<Vec<String>> {
-        let renewed = self.store(off).renew_many(agents, now, rules.expiry(now))?;
+        let renewed = self.store(off).renew_many(agents, rules.lease(now))?;
         let mut act = self.activity();
         for a in agents {
             act.entry(a.to_string()).or_default().last_renew_write_ms = Some(now);

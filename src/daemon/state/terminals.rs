@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
+use crate::store::{Generation, TaskId};
+
 /// What the sweep remembers about terminals between sweeps (in memory: after a restart every
 /// session starts with no credit, as for CPU time).
 #[derive(Debug, Default)]
@@ -12,7 +14,7 @@ pub struct Terminals {
     /// Session id → what was seen of its terminal.
     samples: Mutex<HashMap<String, Seen>>,
     /// (task, generation) → the expiry it was warned about.
-    warned: Mutex<HashMap<(i64, i64), i64>>,
+    warned: Mutex<HashMap<(TaskId, Generation), i64>>,
 }
 
 impl Terminals {
@@ -59,7 +61,7 @@ impl Terminals {
     }
 
     /// (task, generation) → the expiry its holder was warned about.
-    pub fn warned(&self) -> MutexGuard<'_, HashMap<(i64, i64), i64>> {
+    pub fn warned(&self) -> MutexGuard<'_, HashMap<(TaskId, Generation), i64>> {
         self.warned.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

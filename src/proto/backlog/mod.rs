@@ -219,7 +219,7 @@ impl Backlog {
 
     /// The backlog of a board: `tasks` as the board lists them (id order), keys `tN`.
     pub fn of_board(goal: Option<String>, tasks: &[crate::proto::views::TaskView]) -> Backlog {
-        let key = |id: i64| format!("t{id}");
+        let key = |id: crate::proto::glossary::TaskId| format!("t{id}");
         Backlog {
             goal,
             tasks: tasks

@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::proto::glossary::{Generation, TaskId};
+
 use super::shared::NoParams;
 use crate::proto::views::{NoteView, TaskView};
 
@@ -31,7 +33,7 @@ macro_rules! claims_rows {
 pub struct ClaimParams {
     /// Task id; absent: the best ready task (highest priority, then oldest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<i64>,
+    pub task: Option<TaskId>,
     /// Without `task`: the best ready task carrying this label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -42,11 +44,11 @@ pub struct ClaimParams {
 #[serde(deny_unknown_fields)]
 pub struct DoneParams {
     /// Id of the task you claimed and finished.
-    pub task: i64,
+    pub task: TaskId,
     /// The `generation` claim returned (fencing token): refused when your claim is no longer
     /// that one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
     /// What you did, for the people and agents after you.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -62,10 +64,10 @@ pub struct DoneParams {
 #[serde(deny_unknown_fields)]
 pub struct ReleaseParams {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// Require this claim generation (also with `force`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
     /// Why you give it back and what the next agent should know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -79,13 +81,13 @@ pub struct ReleaseParams {
 #[serde(deny_unknown_fields)]
 pub struct NoteParams {
     /// Task id (you must hold its claim).
-    pub task: i64,
+    pub task: TaskId,
     /// The note: a finding, a decision, a warning for the next agent.
     pub text: String,
     /// As holder: require this claim generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(long)]
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
 }
 
 /// `renew`: no parameters.
@@ -97,10 +99,10 @@ pub type RenewParams = NoParams;
 pub struct CheckParams {
     /// Task id you believe you hold; leave it out to check that you hold any live claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<i64>,
+    pub task: Option<TaskId>,
     /// The generation you hold it at (from claim).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub generation: Option<i64>,
+    pub generation: Option<Generation>,
 }
 
 /// `claim`.
@@ -110,7 +112,7 @@ pub struct ClaimResult {
     /// The task, now claimed by the caller.
     pub task: TaskView,
     /// The claim's generation (fencing token).
-    pub generation: i64,
+    pub generation: Generation,
     /// Until the claim lapses unless renewed (any call renews), ms.
     pub expires_in_ms: i64,
     /// True when the caller already held this live claim (same generation).
@@ -124,7 +126,7 @@ pub struct DoneResult {
     /// The task after the call.
     pub task: TaskView,
     /// The generation it was finished at.
-    pub generation: i64,
+    pub generation: Generation,
     /// True when this repeated an earlier `done` of the same agent and generation.
     pub already: bool,
 }
@@ -142,9 +144,9 @@ pub struct NoteResult {
 #[serde(deny_unknown_fields)]
 pub struct ClaimView {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// Its generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// Until it lapses unless renewed, ms.
     pub expires_in_ms: i64,
 }
@@ -162,9 +164,9 @@ pub struct RenewResult {
 #[serde(deny_unknown_fields)]
 pub struct CheckResult {
     /// Task id of the live claim.
-    pub task: i64,
+    pub task: TaskId,
     /// Its generation.
-    pub generation: i64,
+    pub generation: Generation,
     /// The caller's session id.
     pub holder: String,
     /// Until it lapses unless renewed, ms.

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::proto::error::{BoardError, BoardResult};
-pub use crate::proto::glossary::ListState;
+pub use crate::proto::glossary::{Generation, ListState, TaskId};
 pub use crate::proto::views::{
     EventView, GoalView, HostView, MessageView, NoteView, SessionView, StoreInfo, TaskView,
 };
@@ -147,7 +147,7 @@ macro_rules! methods {
         impl Call {
             /// The task a holder write names (`done`, `release`, `note`, `check` with a task):
             /// the task whose current holder a refusal of this call should name.
-            pub fn held_task(&self) -> Option<i64> {
+            pub fn held_task(&self) -> Option<TaskId> {
                 match self {
                     Call::Done(p) => Some(p.task),
                     Call::Release(p) => Some(p.task),
@@ -306,7 +306,7 @@ mod tests {
         assert_eq!(
             call,
             Call::Claim(ClaimParams {
-                task: Some(2),
+                task: Some(TaskId(2)),
                 label: None
             })
         );

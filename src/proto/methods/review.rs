@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::proto::glossary::TaskId;
+
 use crate::proto::views::TaskView;
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
@@ -22,7 +24,7 @@ macro_rules! review_rows {
 #[serde(deny_unknown_fields)]
 pub struct AcceptParams {
     /// Id of the task in review.
-    pub task: i64,
+    pub task: TaskId,
     /// Why it is good, kept as a note on the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[arg(long)]
@@ -34,7 +36,7 @@ pub struct AcceptParams {
 #[serde(deny_unknown_fields)]
 pub struct RejectParams {
     /// Id of the task in review.
-    pub task: i64,
+    pub task: TaskId,
     /// What is wrong and what to do instead: the next holder reads it.
     #[arg(long)]
     pub note: String,

@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::proto::glossary::{Generation, TaskId};
+
 use crate::proto::views::TaskView;
 
 /// No parameters.
@@ -42,9 +44,9 @@ pub struct InboxNotice {
 #[schemars(rename = "lost_claim")]
 pub struct LostClaim {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// The generation the claim had.
-    pub generation: i64,
+    pub generation: Generation,
     /// How it ended: `lapse`, `expel`, `release` (forced by an operator), `cancel`, `epoch`.
     pub end: crate::proto::glossary::ClaimEnd,
     /// Why, in words.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
 
-use crate::proto::glossary::ListState;
+use crate::proto::glossary::{ListState, TaskId};
 use crate::proto::views::{EventView, GoalView, NoteView, TaskView};
 
 /// This group's rows of the method table (see [`super`]): passed on to the next group's rows.
@@ -55,7 +55,7 @@ pub struct AddParams {
     pub priority: Option<i64>,
     /// Ids of tasks that must be done before this one is ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<Vec<i64>>,
+    pub after: Option<Vec<TaskId>>,
     /// Labels (each 1 to 64 characters, no comma, whitespace or control character).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
@@ -73,7 +73,7 @@ pub struct AddParams {
 #[serde(deny_unknown_fields)]
 pub struct EditParams {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// New title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -85,7 +85,7 @@ pub struct EditParams {
     pub priority: Option<i64>,
     /// New dependency list (replaces the old one; `[]` clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<Vec<i64>>,
+    pub after: Option<Vec<TaskId>>,
     /// New label set (replaces the old one; `[]` clears it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<String>>,
@@ -102,7 +102,7 @@ pub struct EditParams {
 #[serde(deny_unknown_fields)]
 pub struct TaskParams {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
 }
 
 /// `cancel` parameters.
@@ -162,7 +162,7 @@ pub struct ListParams {
     pub limit: Option<i64>,
     /// Cursor: only tasks with an id above this (the `next` of the previous page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<i64>,
+    pub after: Option<TaskId>,
     /// Only tasks carrying this label (a page may then hold fewer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
@@ -209,7 +209,7 @@ pub enum Paged {
     #[default]
     Unpaged,
     /// The cursor, or null on the last page.
-    Page(Option<i64>),
+    Page(Option<TaskId>),
 }
 
 impl Paged {

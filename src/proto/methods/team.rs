@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::proto::glossary::TaskId;
+
 use super::shared::NoParams;
 use crate::proto::views::{MessageView, TaskView};
 
@@ -73,7 +75,7 @@ pub struct ImportResult {
     /// The new tasks, in the request's order.
     pub tasks: Vec<TaskView>,
     /// Each key's new task id.
-    pub keys: std::collections::BTreeMap<String, i64>,
+    pub keys: std::collections::BTreeMap<String, TaskId>,
     /// Whether the backlog's goal was set.
     pub goal_set: bool,
     /// The goal the backlog's replaced (still kept among the older goals), if there was one.

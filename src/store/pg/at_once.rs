@@ -17,7 +17,7 @@ use crate::proto::methods::{ClaimResult, DoneResult};
 use crate::proto::EventView;
 use crate::store::answers::decode;
 use crate::store::message_rules::unread_of;
-use crate::store::{AtOnce, ClaimEnd, EventKind, TaskState};
+use crate::store::{AtOnce, ClaimEnd, EventKind, Generation, Lease, TaskId, TaskState};
 
 /// Which write a row of a server function answered: the event it appended and the typed answer
 /// the JSON it made must parse as.
@@ -33,11 +33,10 @@ impl PgStore {
         identity: &str,
         op_id: &str,
         agent: &str,
-        now_ms: i64,
-        expires_ms: i64,
+        lease: Lease,
     ) -> BoardResult<Option<AtOnce>> {
-        self.at(now_ms);
-        let lease = expires_ms - now_ms;
+        self.at(lease.now_ms);
+        let lease = lease.length_ms();
         let row = self.at_once(
             op_id,
             "SELECT out_saved, out_event_id, out_event_at, out_task, out_generation,
@@ -54,8 +53,8 @@ impl PgStore {
         identity: &str,
         op_id: &str,
         agent: &str,
-        task: i64,
-        generation: Option<i64>,
+        task: TaskId,
+        generation: Option<Generation>,
         now_ms: i64,
     ) -> BoardResult<Option<AtOnce>> {
         self.at(now_ms);

@@ -1,10 +1,12 @@
 //! The PostgreSQL side of the statements both backends share ([`crate::store::db`]): the
 //! shared spelling is this dialect's, so statements run as written.
 
-use postgres::types::ToSql;
+use postgres::types::private::BytesMut;
+use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 
 use super::{col, Conn, PgStore};
 use crate::proto::error::BoardResult;
+use crate::proto::glossary::{Generation, TaskId};
 use crate::proto::{SessionView, TaskView};
 use crate::store::answers::Answer;
 use crate::store::db::{Arg, Ask, Backend, Db, Lock, Pick, Row, ScopeBody};
@@ -17,6 +19,43 @@ fn bound<'a>(a: &'a Arg<'a>) -> &'a (dyn ToSql + Sync) {
         Arg::Bool(v) => v,
     }
 }
+
+/// A typed integer of the glossary (`TaskId`, `Generation`) is its `bigint` column, read and
+/// bound as the `i64` inside, so a column reads straight into the type (`col::<TaskId>`).
+macro_rules! pg_int {
+    ($($t:ty),*) => {$(
+        impl<'a> FromSql<'a> for $t {
+            fn from_sql(
+                ty: &Type,
+                raw: &'a [u8],
+            ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+                i64::from_sql(ty, raw).map(<$t>::from)
+            }
+
+            fn accepts(ty: &Type) -> bool {
+                <i64 as FromSql>::accepts(ty)
+            }
+        }
+
+        impl ToSql for $t {
+            fn to_sql(
+                &self,
+                ty: &Type,
+                out: &mut BytesMut,
+            ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+                self.0.to_sql(ty, out)
+            }
+
+            fn accepts(ty: &Type) -> bool {
+                <i64 as ToSql>::accepts(ty)
+            }
+
+            to_sql_checked!();
+        }
+    )*};
+}
+
+pg_int!(TaskId, Generation);
 
 impl Row for postgres::Row {
     fn int(&self, i: usize) -> BoardResult<Option<i64>> {

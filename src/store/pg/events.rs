@@ -18,6 +18,7 @@
 use super::{col, event_rows, Conn, PgStore};
 use crate::proto::error::BoardResult;
 use crate::proto::EventView;
+use crate::store::TaskId;
 
 /// How far the log is settled, shared by a board's pool.
 #[derive(Debug, Default)]
@@ -156,7 +157,7 @@ impl PgStore {
         })
     }
 
-    pub(in crate::store) fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
+    pub(in crate::store) fn task_events(&self, task: TaskId) -> BoardResult<Vec<EventView>> {
         self.read(|c| {
             event_rows(&c.rows(
                 "SELECT id, at, kind, task_id, session_id, generation, reason FROM events

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::cluster::{skip_reason, Cluster};
 use super::PgStore;
 use crate::proto::error::ErrorKind;
-use crate::store::{Store, TaskId, OPERATOR};
+use crate::store::{Generation, Lease, Store, TaskId, OPERATOR};
 
 /// A new, empty database on the test process's shared cluster: its URL, and a directory for
 /// the hosts' local files.
@@ -96,8 +96,8 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
             .add_task(&format!("t{round}"), "", 0, &[], OPERATOR, 0)
             .unwrap();
         let (ra, rb) = std::thread::scope(|s| {
-            let ha = s.spawn(|| a.claim(&agent_a, None, 0, 60_000));
-            let hb = s.spawn(|| b.claim(&agent_b, None, 0, 60_000));
+            let ha = s.spawn(|| a.claim(&agent_a, None, Lease::until(0, 60_000)));
+            let hb = s.spawn(|| b.claim(&agent_b, None, Lease::until(0, 60_000)));
             (ha.join().unwrap(), hb.join().unwrap())
         });
         let (c, loser, store, winner) = match (ra, rb) {
@@ -107,8 +107,8 @@ fn two_hosts_racing_for_one_task_get_one_winner() {
         };
         assert_eq!(loser.kind, ErrorKind::NoReadyTask);
         assert_eq!(c.claim.task, t.id);
-        assert_eq!(c.claim.generation, 1);
-        store.done(winner, TaskId(t.id), None, None, 0).unwrap();
+        assert_eq!(c.claim.generation, Generation(1));
+        store.done(winner, t.id, None, None, 0).unwrap();
     }
     // Each host sees only its own live sessions, but every host's for display.
     assert_eq!(a.live_sessions().unwrap().len(), 1);
@@ -128,7 +128,8 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
         .unwrap()
         .0;
     let (t, _) = a.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    a.claim(&agent, Some(TaskId(t.id)), 0, 60_000).unwrap();
+    a.claim(&agent, Some(t.id), Lease::until(0, 60_000))
+        .unwrap();
     assert!(b.end_dead_hosts().unwrap().is_empty(), "host a is alive");
     // Its last beat gives it 150 ms.
     assert_eq!(a.host_beat(150, 75).unwrap().ended_by_others, None);
@@ -153,7 +154,7 @@ fn a_dead_host_loses_its_sessions_and_claims_to_the_sweep_of_another() {
     let task = b.task(t.id, 0).unwrap();
     assert!(task.ready && task.holder.is_none(), "{task:?}");
     // The holder's write is fenced; its host learns on its next beat.
-    let e = a.done(&agent, TaskId(t.id), None, None, 0).unwrap_err();
+    let e = a.done(&agent, t.id, None, None, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
     let beat = a.host_beat(60_000, 30_000).unwrap();
     assert!(beat.ended_by_others.unwrap().contains("no heartbeat"));
@@ -206,8 +207,10 @@ fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
         .unwrap()
         .0;
     let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
-    assert_eq!(c.claim.generation, 1);
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
+    assert_eq!(c.claim.generation, Generation(1));
     let standby = primary.standby().unwrap();
     // The standby has replayed the claim once it answers with it.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -239,11 +242,13 @@ fn a_promoted_standby_opens_a_new_epoch_above_every_generation() {
         "{epoch:?}"
     );
     // The old claim ended; the next grant is far above generation 1.
-    let e = s.done(&agent, TaskId(t.id), None, None, 0).unwrap_err();
+    let e = s.done(&agent, t.id, None, None, 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Lapsed);
-    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert!(
-        c.claim.generation > super::epoch::GAP,
+        c.claim.generation.0 > super::epoch::GAP,
         "{}",
         c.claim.generation
     );
@@ -285,8 +290,10 @@ fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
         .batch_execute(&format!("CREATE DATABASE {copy} TEMPLATE {db}"))
         .unwrap();
     let mut s = PgStore::connect(&url, "h", &hwm).unwrap();
-    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
-    assert_eq!(c.claim.generation, 1);
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
+    assert_eq!(c.claim.generation, Generation(1));
     s.mark_clean_stop().unwrap();
     drop(s);
     // The host comes back to the older copy: its last event is not there.
@@ -302,9 +309,11 @@ fn a_database_restored_from_an_older_copy_opens_a_new_epoch() {
             .contains("does not have"),
         "{epoch:?}"
     );
-    let (c, _) = s.claim(&agent, Some(TaskId(t.id)), 0, 600_000).unwrap();
+    let (c, _) = s
+        .claim(&agent, Some(t.id), Lease::until(0, 600_000))
+        .unwrap();
     assert!(
-        c.claim.generation > super::epoch::GAP,
+        c.claim.generation.0 > super::epoch::GAP,
         "generation {} reused",
         c.claim.generation
     );
@@ -349,7 +358,7 @@ fn restarts_under_load_lose_no_acknowledged_write_and_show_no_internal_error() {
     });
     assert!(refused > 0, "the restarts were seen");
     let st = PgStore::connect(&url, "h2", &dir.path().join("hwm2")).unwrap();
-    let ids: std::collections::HashSet<i64> = st
+    let ids: std::collections::HashSet<TaskId> = st
         .list_tasks(None, 0)
         .unwrap()
         .iter()
@@ -385,9 +394,8 @@ fn skewed_host_clocks_do_not_move_a_lease() {
     let (c, _) = ahead
         .claim(
             &agent,
-            Some(TaskId(t.id)),
-            server + HOUR,
-            server + HOUR + 60_000,
+            Some(t.id),
+            Lease::until(server + HOUR, server + HOUR + 60_000),
         )
         .unwrap();
     let left = c.claim.expires_ms - server;
@@ -409,7 +417,7 @@ fn skewed_host_clocks_do_not_move_a_lease() {
         "shown expiry {shown} ms"
     );
     ahead
-        .check(&agent, Some(TaskId(t.id)), None, server - 5 * HOUR)
+        .check(&agent, Some(t.id), None, server - 5 * HOUR)
         .unwrap();
 }
 

@@ -5,7 +5,7 @@
 use crate::proto::error::{BoardResult, ErrorKind};
 use crate::store::db::{get, word, Ask, Backend, Db, Lock, Row};
 use crate::store::refusal;
-use crate::store::{ClaimInfo, ClaimOutcome, Events, Generation, LostClaim, Store, TaskId};
+use crate::store::{ClaimInfo, ClaimOutcome, Events, Generation, Lease, LostClaim, Store, TaskId};
 
 use super::{explain_write_refusal, lapse_expired, task_view};
 
@@ -13,21 +13,19 @@ pub(in crate::store) fn claim<B: Backend>(
     b: &mut B,
     agent: &str,
     task: Option<TaskId>,
-    now_ms: i64,
-    expires_ms: i64,
+    lease: Lease,
 ) -> BoardResult<(ClaimOutcome, Events)> {
-    grant(b, agent, task, None, now_ms, expires_ms)
+    grant(b, agent, task, None, lease)
 }
 
 pub(in crate::store) fn claim_labelled<B: Backend>(
     b: &mut B,
     agent: &str,
     label: &str,
-    now_ms: i64,
-    expires_ms: i64,
+    lease: Lease,
 ) -> BoardResult<(ClaimOutcome, Events)> {
     crate::proto::labels::check_label("label", label)?;
-    grant(b, agent, None, Some(label), now_ms, expires_ms)
+    grant(b, agent, None, Some(label), lease)
 }
 
 /// A claim of task `task`, or of the best ready task (carrying `label`, when given): the
@@ -38,17 +36,17 @@ fn grant<B: Backend>(
     agent: &str,
     task: Option<TaskId>,
     label: Option<&str>,
-    now_ms: i64,
-    expires_ms: i64,
+    asked: Lease,
 ) -> BoardResult<(ClaimOutcome, Events)> {
+    let now_ms = asked.now_ms;
     b.at(now_ms);
     let task = task.map(i64::from);
-    let lease = expires_ms - now_ms;
+    let lease = asked.length_ms();
     b.write(Lock::Shared, |db, ev| {
         if let Some(id) = task {
             if let Some(claim) = keep_own(db, id, agent, lease)? {
                 return Ok(ClaimOutcome {
-                    task: task_view(db, id, now_ms)?,
+                    task: task_view(db, TaskId(id), now_ms)?,
                     claim,
                     already: true,
                 });
@@ -99,26 +97,24 @@ pub(in crate::store) fn claim_info(r: &dyn Row) -> BoardResult<ClaimInfo> {
 pub(in crate::store) fn renew<B: Backend>(
     b: &mut B,
     agent: &str,
-    now_ms: i64,
-    expires_ms: i64,
+    lease: Lease,
 ) -> BoardResult<Vec<ClaimInfo>> {
-    b.at(now_ms);
-    let (claims, _) = b.write(Lock::Shared, |db, _| db.renew(agent, expires_ms - now_ms))?;
+    b.at(lease.now_ms);
+    let (claims, _) = b.write(Lock::Shared, |db, _| db.renew(agent, lease.length_ms()))?;
     Ok(claims)
 }
 
 pub(in crate::store) fn renew_many<B: Backend>(
     b: &mut B,
     agents: &[&str],
-    now_ms: i64,
-    expires_ms: i64,
+    lease: Lease,
 ) -> BoardResult<Vec<String>> {
     if agents.is_empty() {
         return Ok(Vec::new());
     }
-    b.at(now_ms);
-    let lease = expires_ms - now_ms;
-    let (renewed, _) = b.write(Lock::Shared, |db, _| db.renew_many(agents, lease))?;
+    b.at(lease.now_ms);
+    let length = lease.length_ms();
+    let (renewed, _) = b.write(Lock::Shared, |db, _| db.renew_many(agents, length))?;
     Ok(renewed)
 }
 
@@ -136,10 +132,9 @@ pub(in crate::store) fn live_claims<B: Backend>(b: &B, agent: &str) -> BoardResu
 pub(in crate::store) fn renew_checked<B: Backend + Store>(
     b: &mut B,
     agent: &str,
-    now_ms: i64,
-    expires_ms: i64,
+    lease: Lease,
 ) -> BoardResult<Vec<ClaimInfo>> {
-    Backend::at(b, now_ms);
+    Backend::at(b, lease.now_ms);
     b.refusable(|db, ev| {
         let expired: Vec<i64> = db.column(
             concat!(
@@ -153,7 +148,7 @@ pub(in crate::store) fn renew_checked<B: Backend + Store>(
         }
         Ok(Ok(()))
     })?;
-    let claims = b.renew(agent, now_ms, expires_ms)?;
+    let claims = b.renew(agent, lease)?;
     if claims.is_empty() {
         let lost = b.take_lost(agent)?;
         if !lost.is_empty() {

@@ -65,8 +65,8 @@ pub(in crate::store) fn done<B: Backend>(
             said,
         )?;
         Ok(Ok(DoneOutcome {
-            task: task_view(db, task.0, now_ms)?,
-            generation,
+            task: task_view(db, task, now_ms)?,
+            generation: Generation(generation),
             already: false,
         }))
     })
@@ -112,7 +112,7 @@ pub(in crate::store) fn release<B: Backend>(
             Some(generation),
             &reason,
         )?;
-        Ok(Ok(task_view(db, task.0, now_ms)?))
+        Ok(Ok(task_view(db, task, now_ms)?))
     })
 }
 
@@ -167,9 +167,9 @@ pub(in crate::store) fn note<B: Backend>(
         db.emit(ev, EventKind::Note, Some(task.0), agent, generation, text)?;
         Ok(Ok(NoteView {
             id,
-            task: task.0,
+            task,
             author,
-            generation,
+            generation: generation.map(Generation),
             text: text.to_string(),
             at,
         }))
@@ -189,8 +189,8 @@ pub(in crate::store) fn repeat_or_refuse(
 ) -> BoardResult<BoardResult<DoneOutcome>> {
     match already {
         Some(g) => Ok(Ok(DoneOutcome {
-            generation: g,
-            task: task_view(db, task, now_ms)?,
+            generation: Generation(g),
+            task: task_view(db, TaskId(task), now_ms)?,
             already: true,
         })),
         None => refuse_write(db, ev, agent, task, generation),

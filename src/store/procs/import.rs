@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use crate::proto::backlog::Backlog;
 use crate::proto::error::BoardResult;
 use crate::store::db::{Backend, Db, Lock};
-use crate::store::{agent_opt, import_rules, task_rules, EventKind, Events, Imported, TaskState};
+use crate::store::{
+    agent_opt, import_rules, task_rules, EventKind, Events, Imported, TaskId, TaskState,
+};
 
 use super::{current_goal, set_deps};
 
@@ -42,10 +44,11 @@ pub(in crate::store) fn import<B: Backend>(
             )?;
             let id: i64 = crate::store::db::get(&id, 0)?;
             ids.insert(&t.key, id);
-            order.push(id);
+            order.push(TaskId(id));
             db.emit(ev, EventKind::Add, Some(id), agent_opt(by), None, &t.title)?;
         }
         for (id, after) in import_rules::resolved_deps(backlog, &ids)? {
+            let after: Vec<TaskId> = after.into_iter().map(TaskId).collect();
             set_deps(db, id, &after)?;
         }
         let (goal_set, replaced_goal) = match &backlog.goal {

@@ -2,7 +2,7 @@
 
 use crate::proto::error::BoardResult;
 use crate::store::db::{Backend, Db, Lock};
-use crate::store::{EventKind, Events};
+use crate::store::{EventKind, Events, Generation, TaskId};
 
 pub(in crate::store) fn meta<B: Backend>(b: &B, key: &str) -> BoardResult<Option<String>> {
     b.read_with(|db| db.value("SELECT value FROM meta WHERE key = $1", &args![key]))
@@ -22,13 +22,20 @@ pub(in crate::store) fn set_meta<B: Backend>(b: &mut B, key: &str, value: &str) 
 pub(in crate::store) fn record<B: Backend>(
     b: &mut B,
     kind: EventKind,
-    task: Option<i64>,
+    task: Option<TaskId>,
     agent: Option<&str>,
-    generation: Option<i64>,
+    generation: Option<Generation>,
     reason: &str,
 ) -> BoardResult<Events> {
     let ((), ev) = b.write(Lock::Shared, |db, ev| {
-        db.emit(ev, kind, task, agent, generation, reason)
+        db.emit(
+            ev,
+            kind,
+            task.map(i64::from),
+            agent,
+            generation.map(i64::from),
+            reason,
+        )
     })?;
     Ok(ev)
 }

@@ -65,8 +65,8 @@ pub(in crate::store) fn submit_for_review<B: Backend>(
             &reason,
         )?;
         Ok(Ok(DoneOutcome {
-            task: task_view(db, task.0, now_ms)?,
-            generation,
+            task: task_view(db, task, now_ms)?,
+            generation: Generation(generation),
             already: false,
         }))
     })
@@ -125,7 +125,7 @@ pub(in crate::store) fn accept_review<B: Backend>(
             let reason = format!("commit {commit} landed: base now at {l}");
             db.emit(ev, EventKind::Land, Some(task.0), None, generation, &reason)?;
         }
-        Ok(Ok(task_view(db, task.0, now_ms)?))
+        Ok(Ok(task_view(db, task, now_ms)?))
     })
 }
 
@@ -171,7 +171,7 @@ pub(in crate::store) fn send_back<B: Backend>(
             generation,
             &reason,
         )?;
-        Ok(Ok(task_view(db, task.0, now_ms)?))
+        Ok(Ok(task_view(db, task, now_ms)?))
     })
 }
 

@@ -35,7 +35,7 @@ pub(in crate::store) fn add_task<B: Store>(
     title: &str,
     body: &str,
     priority: i64,
-    after: &[i64],
+    after: &[TaskId],
     by: &str,
     now_ms: i64,
 ) -> BoardResult<(TaskView, Events)> {
@@ -48,7 +48,7 @@ pub(in crate::store) fn add_task_for<B: Backend>(
     title: &str,
     body: &str,
     priority: i64,
-    after: &[i64],
+    after: &[TaskId],
     labels: &[String],
     meant_for: Option<&str>,
     review: Option<bool>,
@@ -71,18 +71,18 @@ pub(in crate::store) fn add_task_for<B: Backend>(
         let id = id.ok_or_else(|| BoardError::internal("a new task has no id"))?;
         set_deps(db, id, after)?;
         db.emit(ev, EventKind::Add, Some(id), agent_opt(by), None, title)?;
-        task_view(db, id, now_ms)
+        task_view(db, TaskId(id), now_ms)
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(in crate::store) fn edit_task<B: Backend>(
     b: &mut B,
-    id: i64,
+    id: TaskId,
     title: Option<&str>,
     body: Option<&str>,
     priority: Option<i64>,
-    after: Option<&[i64]>,
+    after: Option<&[TaskId]>,
     assign: &Reassign,
     by: &str,
     now_ms: i64,
@@ -110,20 +110,27 @@ pub(in crate::store) fn edit_task<B: Backend>(
             ],
         )?;
         if n == 0 {
-            return Err(task_not_found(id));
+            return Err(task_not_found(id.0));
         }
         if let Some(after) = after {
             db.exec("DELETE FROM task_deps WHERE task_id = $1", &args![id])?;
-            set_deps(db, id, after)?;
+            set_deps(db, id.0, after)?;
         }
-        db.emit(ev, EventKind::Edit, Some(id), agent_opt(by), None, "edited")?;
+        db.emit(
+            ev,
+            EventKind::Edit,
+            Some(id.0),
+            agent_opt(by),
+            None,
+            "edited",
+        )?;
         task_view(db, id, now_ms)
     })
 }
 
 pub(in crate::store) fn cancel_task<B: Backend>(
     b: &mut B,
-    id: i64,
+    id: TaskId,
     by: &str,
     now_ms: i64,
 ) -> BoardResult<(TaskView, Events)> {
@@ -139,14 +146,14 @@ pub(in crate::store) fn cancel_task<B: Backend>(
             &args![id],
         )?;
         if n == 0 {
-            return Err(task_rules::not_cancellable(id, task_state(db, id)?));
+            return Err(task_rules::not_cancellable(id.0, task_state(db, id.0)?));
         }
-        end_live_claims_of_task(db, ev, id, ClaimEnd::Cancel, "task cancelled")?;
+        end_live_claims_of_task(db, ev, id.0, ClaimEnd::Cancel, "task cancelled")?;
         let cancelled = TaskState::Cancelled.as_str();
         db.emit(
             ev,
             EventKind::Cancel,
-            Some(id),
+            Some(id.0),
             agent_opt(by),
             None,
             cancelled,
@@ -158,7 +165,7 @@ pub(in crate::store) fn cancel_task<B: Backend>(
 /// See [`Store::reopen_task`]: one conditional update on a finished task, and its event.
 pub(in crate::store) fn reopen_task<B: Backend>(
     b: &mut B,
-    id: i64,
+    id: TaskId,
     by: &str,
     now_ms: i64,
 ) -> BoardResult<(TaskView, Events)> {
@@ -179,12 +186,12 @@ pub(in crate::store) fn reopen_task<B: Backend>(
             &args![id],
         )?;
         if n == 0 {
-            return Err(not_reopenable(id, task_state(db, id)?));
+            return Err(not_reopenable(id, task_state(db, id.0)?));
         }
         db.emit(
             ev,
             EventKind::Edit,
-            Some(id),
+            Some(id.0),
             agent_opt(by),
             None,
             "reopened",
@@ -194,7 +201,7 @@ pub(in crate::store) fn reopen_task<B: Backend>(
 }
 
 /// `conflict`: task `id` is in `state`, which is not done or cancelled.
-fn not_reopenable(id: i64, state: TaskState) -> BoardError {
+fn not_reopenable(id: TaskId, state: TaskState) -> BoardError {
     BoardError::new(
         crate::proto::error::ErrorKind::Conflict,
         format!(
@@ -219,7 +226,7 @@ pub(in crate::store) fn list_page<B: Backend>(
     after: TaskId,
     limit: Option<i64>,
     now_ms: i64,
-) -> BoardResult<(Vec<TaskView>, Option<i64>)> {
+) -> BoardResult<(Vec<TaskView>, Option<TaskId>)> {
     b.at(now_ms);
     let ask = task_rules::page_ask(states, limit);
     let pick = Pick::Page {
@@ -240,12 +247,12 @@ pub(in crate::store) fn ready_tasks<B: Backend>(
     b.read_with(|db| db.task_views(Pick::Ready { limit }, now_ms))
 }
 
-pub(in crate::store) fn task<B: Backend>(b: &B, id: i64, now_ms: i64) -> BoardResult<TaskView> {
+pub(in crate::store) fn task<B: Backend>(b: &B, id: TaskId, now_ms: i64) -> BoardResult<TaskView> {
     b.at(now_ms);
     b.read_with(|db| task_view(db, id, now_ms))
 }
 
-pub(in crate::store) fn notes<B: Backend>(b: &B, id: i64) -> BoardResult<Vec<NoteView>> {
+pub(in crate::store) fn notes<B: Backend>(b: &B, id: TaskId) -> BoardResult<Vec<NoteView>> {
     b.read_with(|db| {
         let rows = db.rows(
             "SELECT id, task_id, author, generation, text, at FROM notes
@@ -304,8 +311,8 @@ pub(in crate::store) fn task_state(db: &mut impl Db, id: i64) -> BoardResult<Tas
 
 /// Task `id` waits for each of `after`. Errors: `not_found` for an unknown task, `invalid`
 /// for a task waiting for itself or a cycle.
-pub(in crate::store) fn set_deps(db: &mut impl Db, id: i64, after: &[i64]) -> BoardResult<()> {
-    for &a in after {
+pub(in crate::store) fn set_deps(db: &mut impl Db, id: i64, after: &[TaskId]) -> BoardResult<()> {
+    for a in after.iter().map(|a| a.0) {
         task_rules::check_not_self(id, a)?;
         task_state(db, a)?;
         // Adding id → a closes a cycle when a already (transitively) waits for id.
@@ -384,11 +391,15 @@ pub(in crate::store) fn reopen(db: &mut impl Db, task: i64) -> BoardResult<()> {
 }
 
 /// The view of task `id` at lease-clock time `now_ms`. Errors: `not_found`.
-pub(in crate::store) fn task_view(db: &mut impl Db, id: i64, now_ms: i64) -> BoardResult<TaskView> {
-    db.task_views(Pick::One(id), now_ms)?
+pub(in crate::store) fn task_view(
+    db: &mut impl Db,
+    id: TaskId,
+    now_ms: i64,
+) -> BoardResult<TaskView> {
+    db.task_views(Pick::One(id.0), now_ms)?
         .into_iter()
         .next()
-        .ok_or_else(|| task_not_found(id))
+        .ok_or_else(|| task_not_found(id.0))
 }
 
 /// The columns of a task view with its live claim joined in: column 11 is `$expires` (the

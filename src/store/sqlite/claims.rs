@@ -84,8 +84,8 @@ pub(super) fn grant(
         claimed,
     )?;
     Ok(ClaimInfo {
-        task: id,
-        generation,
+        task: TaskId(id),
+        generation: Generation(generation),
         expires_ms,
     })
 }

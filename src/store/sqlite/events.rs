@@ -33,7 +33,7 @@ impl SqliteStore {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(in crate::store) fn task_events(&self, task: i64) -> BoardResult<Vec<EventView>> {
+    pub(in crate::store) fn task_events(&self, task: TaskId) -> BoardResult<Vec<EventView>> {
         let mut st = self.conn.prepare(
             "SELECT id, at, kind, task_id, session_id, generation, reason FROM events
              WHERE task_id = ?1 ORDER BY id",

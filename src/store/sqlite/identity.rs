@@ -308,10 +308,12 @@ fn judge(seen: &Seen<'_>, m: &Mark) -> BoardResult<Opened> {
 mod tests {
     use super::*;
 
-    fn grant(s: &mut SqliteStore, agent: &str, task: i64) -> i64 {
-        let (c, _) = s.claim(agent, Some(TaskId(task)), 0, 1_000_000).unwrap();
-        s.release(Some(agent), TaskId(task), None, None, 1).unwrap();
-        c.claim.generation
+    fn grant(s: &mut SqliteStore, agent: &str, task: TaskId) -> i64 {
+        let (c, _) = s
+            .claim(agent, Some(task), Lease::until(0, 1_000_000))
+            .unwrap();
+        s.release(Some(agent), task, None, None, 1).unwrap();
+        c.claim.generation.0
     }
 
     #[test]
@@ -357,7 +359,7 @@ mod tests {
             .register_session("a", "h", "boot", None, None, None)
             .unwrap()
             .0;
-        s.claim(&a, Some(TaskId(t.id)), 0, 1_000_000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1_000_000)).unwrap();
         let reserved = s.mark().unwrap().reserved;
         drop(s); // no clean stop: a crash
         let (mut s, opened) = SqliteStore::open_board(&db, false).unwrap();
@@ -367,8 +369,8 @@ mod tests {
             1,
             "rule 8: claims survive a restart"
         );
-        let (c, _) = s.claim(&a, Some(TaskId(u.id)), 0, 1_000_000).unwrap();
-        assert!(c.claim.generation > reserved);
+        let (c, _) = s.claim(&a, Some(u.id), Lease::until(0, 1_000_000)).unwrap();
+        assert!(c.claim.generation.0 > reserved);
     }
 
     #[test]

@@ -166,15 +166,17 @@ fn run_store(s: &mut dyn Store, agents: &[String], now: i64, op: &Op) -> Answer 
             Answer::Nothing
         }
         Op::Renew(a) => {
-            s.renew(&agents[a], now, now + LEASE).unwrap();
+            s.renew(&agents[a], Lease::until(now, now + LEASE)).unwrap();
             Answer::Nothing
         }
-        Op::Claim(a, t) => match s.claim(&agents[a], Some(TaskId(t)), now, now + LEASE) {
-            Ok((c, _)) => Answer::Granted(c.claim.generation, c.already),
-            Err(e) => refused(e),
-        },
+        Op::Claim(a, t) => {
+            match s.claim(&agents[a], Some(TaskId(t)), Lease::until(now, now + LEASE)) {
+                Ok((c, _)) => Answer::Granted(c.claim.generation.0, c.already),
+                Err(e) => refused(e),
+            }
+        }
         Op::Done(a, t, g) => match s.done(&agents[a], TaskId(t), g.map(Generation), None, now) {
-            Ok((d, _)) => Answer::Done(d.generation, d.already),
+            Ok((d, _)) => Answer::Done(d.generation.0, d.already),
             Err(e) => refused(e),
         },
         Op::Release(a, t) => match s.release(Some(&agents[a]), TaskId(t), None, None, now) {
@@ -204,9 +206,9 @@ fn follow(s: &mut dyn Store, ops: &[Op]) -> Result<(), TestCaseError> {
         let got = run_store(s, &agents, model.now, op);
         prop_assert_eq!(&got, &want, "step {} {:?}", i, op);
         for t in 1..=TASKS {
-            let v = s.task(t, model.now).unwrap();
+            let v = s.task(TaskId(t), model.now).unwrap();
             prop_assert_eq!(
-                v.generation,
+                v.generation.0,
                 model.generation_of(t),
                 "generation of task {} after {:?}",
                 t,
@@ -215,8 +217,8 @@ fn follow(s: &mut dyn Store, ops: &[Op]) -> Result<(), TestCaseError> {
             let holder = model.holder.get(&t).map(|(a, _)| agents[*a].clone());
             prop_assert_eq!(v.holder, holder, "holder of task {} after {:?}", t, op);
             let h = highest.entry(t).or_insert(0);
-            prop_assert!(v.generation >= *h, "generation of task {} went back", t);
-            *h = v.generation;
+            prop_assert!(v.generation.0 >= *h, "generation of task {} went back", t);
+            *h = v.generation.0;
         }
     }
     Ok(())

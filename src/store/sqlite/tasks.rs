@@ -8,7 +8,7 @@ use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::TaskView;
 use crate::store::db::{get, Db, Pick, Row};
 use crate::store::procs::task_view_row;
-use crate::store::TaskState;
+use crate::store::{TaskId, TaskState};
 
 /// The view columns (column 11 the claim's expiry on the lease clock); `$tail` picks the rows.
 macro_rules! view_sql {
@@ -115,9 +115,9 @@ fn join_deps(c: &mut Lite<'_>, pick: Pick, views: &mut [TaskView]) -> BoardResul
             )?
         }
     };
-    let mut deps: HashMap<i64, Vec<(i64, bool)>> = HashMap::new();
+    let mut deps: HashMap<TaskId, Vec<(TaskId, bool)>> = HashMap::new();
     for r in &rows {
-        let (t, a, done): (i64, i64, bool) = (get(r, 0)?, get(r, 1)?, get(r, 2)?);
+        let (t, a, done): (TaskId, TaskId, bool) = (get(r, 0)?, get(r, 1)?, get(r, 2)?);
         deps.entry(t).or_default().push((a, done));
     }
     for v in views {

@@ -31,18 +31,18 @@ on_every_backend! {
         assert_eq!(s.unfinished_count().unwrap(), 2);
         assert_eq!(s.ready_tasks(0, None).unwrap().len(), 2);
         let a = agent(s, "claude");
-        let (c, _) = s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        let (c, _) = s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         assert_eq!(s.ready_tasks(0, None).unwrap().len(), 1);
         assert_eq!(s.live_claims(&a).unwrap(), vec![c.claim.clone()]);
         assert_eq!(s.earliest_expiry().unwrap(), Some(1000));
         assert!(!s.any_due(500).unwrap());
         assert!(s.any_due(1000).unwrap());
-        let renewed = s.renew(&a, 500, 1500).unwrap();
+        let renewed = s.renew(&a, Lease::until(500, 1500)).unwrap();
         assert_eq!(renewed[0].expires_ms, 1500);
-        let checked = s.renew_checked(&a, 600, 1600).unwrap();
+        let checked = s.renew_checked(&a, Lease::until(600, 1600)).unwrap();
         assert_eq!(checked[0].expires_ms, 1600);
-        assert_eq!(s.renew_many(&[a.as_str()], 700, 1700).unwrap(), vec![a.clone()]);
-        let info = s.check(&a, Some(TaskId(t.id)), Some(Generation(c.claim.generation)), 800).unwrap();
+        assert_eq!(s.renew_many(&[a.as_str()], Lease::until(700, 1700)).unwrap(), vec![a.clone()]);
+        let info = s.check(&a, Some(t.id), Some(c.claim.generation), 800).unwrap();
         assert_eq!(info.expires_ms, 1700);
         s.grace_session(&a, 5000).unwrap();
         assert_eq!(s.earliest_expiry().unwrap(), Some(5000));
@@ -65,7 +65,7 @@ on_every_backend! {
         assert_eq!((open.state, open.generation), (TaskState::Open, t.generation));
         assert!(ev.iter().any(|e| e.reason.as_deref() == Some("reopened")), "{ev:?}");
         assert_eq!(s.unfinished_count().unwrap(), 1);
-        assert_eq!(s.reopen_task(999, OPERATOR, 0).unwrap_err().kind, ErrorKind::NotFound);
+        assert_eq!(s.reopen_task(TaskId(999), OPERATOR, 0).unwrap_err().kind, ErrorKind::NotFound);
     }
 }
 
@@ -84,7 +84,7 @@ on_every_backend! {
         s.set_session_tty(&a, "/dev/pts/3").unwrap();
         assert_eq!(s.session_tty(&a).unwrap().as_deref(), Some("/dev/pts/3"));
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         let live = s.live_claims_with_tty().unwrap();
         assert_eq!(live[0].tty.as_deref(), Some("/dev/pts/3"));
         assert!(s.mark_contacted(&a).unwrap());
@@ -104,7 +104,7 @@ on_every_backend! {
     fn a_board_s_stall_moves_its_own_lease_clock_only_and_a_retried_op_is_applied_once(s) {
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "claude");
-        s.claim(&a, Some(TaskId(t.id)), 0, 1000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 1000)).unwrap();
         let ev = s.extend_after_stall(3000, 2000, "suspended").unwrap();
         if s.describe().kind == "sqlite" {
             assert_eq!(ev[0].kind, EventKind::Stall);
@@ -150,7 +150,7 @@ on_every_backend! {
         s.host_beat(60_000, 30_000).unwrap();
         let (t, _) = s.add_task("t", "", 0, &[], OPERATOR, 0).unwrap();
         let a = agent(s, "claude");
-        s.claim(&a, Some(TaskId(t.id)), 0, 60_000).unwrap();
+        s.claim(&a, Some(t.id), Lease::until(0, 60_000)).unwrap();
         let ev = s.end_host("stopped by `board stop`").unwrap();
         if shared {
             let expel = ev.iter().find(|e| e.kind == EventKind::Expel && e.task == Some(t.id));

@@ -11,7 +11,7 @@ use super::form::Form;
 use super::input::Input;
 use super::needs::Inbox;
 use super::snapshot::{AgentItem, EventItem, Row, TaskItem, Unread};
-use crate::proto::glossary::AgentState;
+use crate::proto::glossary::{AgentState, TaskId};
 use crate::proto::methods::ShowResult;
 use crate::proto::methods::{Call, ShowParams};
 use crate::proto::sanitize::one_line;
@@ -57,9 +57,9 @@ pub struct Confirm {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// End the task's claim, whoever holds it (`release` with `force`).
-    ForceRelease(i64),
+    ForceRelease(TaskId),
     /// Cancel the task.
-    Cancel(i64),
+    Cancel(TaskId),
 }
 
 /// The answer of `show`: the task, its notes and its history.
@@ -69,7 +69,7 @@ pub type ShowData = ShowResult;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detail {
     /// Task id.
-    pub task: i64,
+    pub task: TaskId,
     /// What `show` answered (None until it did).
     pub data: Option<ShowData>,
     /// First line shown.
@@ -83,7 +83,7 @@ pub struct Detail {
 
 impl Detail {
     /// The details of task `task`, nothing fetched yet.
-    pub fn of(task: i64) -> Detail {
+    pub fn of(task: TaskId) -> Detail {
         Detail {
             task,
             data: None,
@@ -132,15 +132,15 @@ pub enum Purpose {
     /// `add` from the add form.
     Add,
     /// `edit` of a task.
-    Edit(i64),
+    Edit(TaskId),
     /// `goal` with text.
     Goal,
     /// `release` with `force`.
-    Release(i64),
+    Release(TaskId),
     /// `cancel`.
-    Cancel(i64),
+    Cancel(TaskId),
     /// `show` for the details dialog.
-    Show(i64),
+    Show(TaskId),
     /// `send` from the message form.
     Send,
     /// Typing an answer into an agent's tmux pane.
@@ -150,11 +150,11 @@ pub enum Purpose {
     /// `session.stop` of the agent in [`App::stopping`].
     StopAgent,
     /// The diff of a task in review, for its details dialog.
-    Diff(i64),
+    Diff(TaskId),
     /// `accept` of a task in review.
-    Accept(i64),
+    Accept(TaskId),
     /// `reject` of a task in review.
-    Reject(i64),
+    Reject(TaskId),
 }
 
 /// A request for the board: a call of the method table, and what its answer is for.
@@ -189,7 +189,7 @@ pub enum Effect {
     /// the text comes back as a [`Purpose::Diff`] call result.
     Diff {
         /// Task id.
-        task: i64,
+        task: TaskId,
         /// The commit under review (full id).
         commit: String,
     },
@@ -225,7 +225,7 @@ pub struct App {
     pub events: Vec<EventItem>,
     /// Index into [`App::rows`] of the selected task (always a [`Row::Task`]).
     pub selected: Option<usize>,
-    pub(crate) selected_id: Option<i64>,
+    pub(crate) selected_id: Option<TaskId>,
     /// Index into [`App::agents`] of the selected agent.
     pub agent_selected: usize,
     /// Session id of the selected agent: the selection follows it across refreshes.
@@ -268,7 +268,7 @@ pub struct App {
 }
 
 /// The `show` call for the details dialog of task `id`.
-pub(crate) fn show_call(id: i64) -> Effect {
+pub(crate) fn show_call(id: TaskId) -> Effect {
     Effect::Call(Request {
         purpose: Purpose::Show(id),
         call: Call::Show(ShowParams { task: id }),

@@ -42,7 +42,7 @@ pub enum FormKind {
     /// Accept (`accept`: true) or reject a task in review, with a note.
     Verdict {
         /// Task id.
-        task: i64,
+        task: crate::proto::glossary::TaskId,
         /// Accept (the board lands its commit) rather than reject.
         accept: bool,
     },

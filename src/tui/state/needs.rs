@@ -43,7 +43,7 @@ pub struct Need {
     /// The agent session concerned (raw id), if any.
     pub agent: Option<String>,
     /// The task concerned, if any.
-    pub task: Option<i64>,
+    pub task: Option<crate::proto::glossary::TaskId>,
     /// The event it comes from (an expelled claim), if any.
     pub event: Option<i64>,
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::proto::client::answer_of;
 use crate::proto::error::BoardError;
-use crate::proto::glossary::TaskState;
+use crate::proto::glossary::{TaskId, TaskState};
 use crate::proto::methods::{AcceptResult, InboxResult, SendResult, TaskResult};
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::proto::TaskView;
@@ -186,7 +186,7 @@ impl App {
     }
 
     /// The `show` answer for the details dialog of task `id`, if it is still open.
-    fn on_show(&mut self, id: i64, answer: Result<ShowData, BoardError>) -> Vec<Effect> {
+    fn on_show(&mut self, id: TaskId, answer: Result<ShowData, BoardError>) -> Vec<Effect> {
         let Mode::Detail(d) = &mut self.mode else {
             return Vec::new();
         };

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::proto::countdown;
-use crate::proto::glossary::{ClaimEnd, EventKind, TaskState};
+use crate::proto::glossary::{ClaimEnd, EventKind, TaskId, TaskState};
 use crate::proto::sanitize::{inert, one_line};
 use crate::proto::{EventView, NoteView, TaskView};
 use crate::tui::state::app::{App, Detail};
@@ -228,7 +228,7 @@ fn state_text(app: &App, task: &TaskView) -> String {
 }
 
 /// Task ids as `#1 #2`.
-fn ids(v: &[i64]) -> String {
+fn ids(v: &[TaskId]) -> String {
     v.iter()
         .map(|i| format!("#{i}"))
         .collect::<Vec<_>>()

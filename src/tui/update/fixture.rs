@@ -2,7 +2,7 @@
 //! timestamps and a fixed clock, so every frame drawn from them is reproducible. Compiled only
 //! into the unit tests and into `benches/tui_render.rs` (by path), never into the library.
 
-use crate::proto::glossary::{AgentState, EventKind, TaskState};
+use crate::proto::glossary::{AgentState, EventKind, Generation, TaskId, TaskState};
 use crate::proto::{EventView, GoalView, SessionView, TaskView};
 
 use super::super::state::app::App;
@@ -30,14 +30,14 @@ fn task(
     done: Option<(&str, &str)>,
 ) -> TaskView {
     TaskView {
-        id,
+        id: TaskId(id),
         title: title.to_string(),
         body: String::new(),
         priority,
         state,
-        generation,
-        after: after.to_vec(),
-        blocked_by: blocked_by.to_vec(),
+        generation: Generation(generation),
+        after: after.iter().copied().map(TaskId).collect(),
+        blocked_by: blocked_by.iter().copied().map(TaskId).collect(),
         ready: state == TaskState::Open && blocked_by.is_empty(),
         holder: holder.map(|(h, _)| h.to_string()),
         expires_in_ms: holder.map(|(_, ms)| ms),
@@ -72,7 +72,7 @@ fn session(
         launcher_pid: Some(pid - 1),
         pane: Some(pane.to_string()),
         state,
-        claims: claims.to_vec(),
+        claims: claims.iter().copied().map(TaskId).collect(),
         waiting: None,
         question: question.map(String::from),
         started_at: at("11:00:00"),
@@ -101,9 +101,9 @@ fn event(
         id,
         at: at(hms),
         kind,
-        task,
+        task: task.map(TaskId),
         agent: agent.map(String::from),
-        generation,
+        generation: generation.map(Generation),
         reason: Some(reason.to_string()),
     }
 }

@@ -3,27 +3,29 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::proto::methods::{AcceptParams, AddParams, Call, EditParams, GoalParams, RejectParams};
+use crate::proto::methods::{
+    AcceptParams, AddParams, Call, EditParams, GoalParams, RejectParams, TaskId,
+};
 use crate::proto::sanitize::one_line;
 use crate::proto::TaskView;
 use crate::tui::state::app::{App, Effect, Mode, Purpose, Request};
 use crate::tui::state::form::{Field, Form, FormKind};
 
 /// Parses a dependency list: ids separated by spaces or commas, `#` allowed.
-fn parse_ids(s: &str) -> Result<Vec<i64>, String> {
+fn parse_ids(s: &str) -> Result<Vec<TaskId>, String> {
     s.split(|c: char| c == ',' || c.is_whitespace())
         .filter(|w| !w.is_empty())
         .map(|w| {
             w.trim_start_matches('#')
-                .parse::<i64>()
+                .parse::<TaskId>()
                 .ok()
-                .filter(|n| *n > 0)
+                .filter(|n| n.0 > 0)
                 .ok_or_else(|| format!("{:?} is not a task id", one_line(w)))
         })
         .collect()
 }
 
-fn ids_text(ids: &[i64]) -> String {
+fn ids_text(ids: &[TaskId]) -> String {
     ids.iter()
         .map(|i| format!("#{i}"))
         .collect::<Vec<_>>()
@@ -189,7 +191,7 @@ fn build_edit(form: &Form, t: &TaskView) -> Result<Option<Request>, String> {
 }
 
 /// The `accept` (note optional) or `reject` (note required) of task `task` in review.
-fn build_verdict(form: &Form, task: i64, accept: bool) -> Result<Request, String> {
+fn build_verdict(form: &Form, task: TaskId, accept: bool) -> Result<Request, String> {
     let note = form.value("Note").trim();
     if accept {
         return Ok(Request {

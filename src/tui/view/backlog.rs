@@ -8,6 +8,7 @@ use ratatui::style::{Color, Style};
 
 use super::theme::{panel, put, put_right, scroll_offset, Theme};
 use crate::proto::countdown;
+use crate::proto::glossary::TaskId;
 use crate::proto::sanitize::{one_line, truncate_width};
 use crate::tui::state::app::{App, Focus, Mode};
 use crate::tui::state::snapshot::{Group, Row, TaskItem};
@@ -36,7 +37,12 @@ pub(super) fn draw_backlog(buf: &mut Buffer, r: Rect, app: &App, t: Theme) {
     let h = usize::from(inner.height);
     let sel = app.selected.unwrap_or(0);
     let offset = scroll_offset(sel, h, app.rows.len());
-    let max_id = app.tasks.iter().map(|t| t.task.id).max().unwrap_or(1);
+    let max_id = app
+        .tasks
+        .iter()
+        .map(|t| t.task.id)
+        .max()
+        .unwrap_or(TaskId(1));
     let id_w = u16::try_from(max_id.to_string().len() + 1)
         .unwrap_or(6)
         .max(3);

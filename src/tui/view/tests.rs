@@ -1,6 +1,7 @@
 //! The main screen and each dialog drawn from the sample board at 80×24, 120×40 and 160×48.
 
 use super::*;
+use crate::proto::glossary::TaskId;
 use crate::tui::state::app::App;
 use crate::tui::state::input::Input;
 use crate::tui::update::detail::wrap;
@@ -62,7 +63,12 @@ fn details_120x40() {
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Enter));
     let snap = fixture::sample_snapshot();
-    let task = snap.tasks.iter().find(|t| t.id == 14).unwrap().clone();
+    let task = snap
+        .tasks
+        .iter()
+        .find(|t| t.id == TaskId(14))
+        .unwrap()
+        .clone();
     let v = serde_json::json!({
         "task": task,
         "notes": [{"id": 1, "task": 14, "author": "claude-2", "generation": 1,
@@ -70,7 +76,7 @@ fn details_120x40() {
         "events": [{"id": 30, "at": "2026-03-01T11:10:00.000Z", "kind": "add", "task": 14,
                     "agent": null, "generation": null, "reason": task.title}],
     });
-    app.on_call_result(crate::tui::state::app::Purpose::Show(14), Ok(v));
+    app.on_call_result(crate::tui::state::app::Purpose::Show(TaskId(14)), Ok(v));
     insta::assert_snapshot!(screen(&app, 120, 40));
 }
 
