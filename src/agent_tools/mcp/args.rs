@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::tool_error;
+use super::tool_result::tool_error;
 use crate::proto::error::BoardError;
 use crate::proto::glossary::ListState;
 

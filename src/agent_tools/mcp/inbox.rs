@@ -1,15 +1,12 @@
-//! The messaging part of `board mcp`: tools `board_send`, `board_answer` and `board_inbox`, and
-//! the notice an agent gets in any tool result while it has unread messages.
+//! The messaging part of `board mcp`: tools `board_send`, `board_answer` and `board_inbox` (the
+//! notice of unread messages in any tool result is added by the `tool_result` module).
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::{tool, tool_router};
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::args::{input_schema, parse};
 use super::BoardTools;
-use crate::proto::methods::InboxNotice;
 use crate::proto::methods::{AnswerParams, Call, InboxParams, NoParams, SendParams};
 
 #[tool_router(router = inbox_router, vis = "pub(super)")]
@@ -51,21 +48,4 @@ impl BoardTools {
         }
         self.forward(Call::Inbox(InboxParams::default())).await
     }
-}
-
-/// Adds a line of text to a tool result whose board answer carries `inbox` (unread messages),
-/// so a model that reads only text content sees it too.
-pub fn with_notice(mut r: CallToolResult, inbox: Option<&Value>) -> CallToolResult {
-    let Some(notice) = inbox
-        .and_then(|i| InboxNotice::deserialize(i).ok())
-        .filter(|n| n.unread > 0)
-    else {
-        return r;
-    };
-    r.content.push(ContentBlock::text(format!(
-        "You have {} unread message(s) from {}: call board_inbox to read them.",
-        notice.unread,
-        notice.from.join(", ")
-    )));
-    r
 }

@@ -20,20 +20,22 @@ use std::sync::{Arc, Mutex};
 
 use std::time::Duration;
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{tool_handler, ServerHandler, ServiceExt};
-use serde_json::Value;
-
 use crate::agent_tools::json::Link;
 use crate::proto::error::BoardError;
 use crate::proto::methods::{Call, ClaimParams};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool_handler, ServerHandler, ServiceExt};
 
 pub mod args;
 mod inbox;
 mod review;
+mod tool_result;
 mod tools;
 mod wire;
+
+pub use tool_result::tool_error;
+use tool_result::tool_result;
 
 /// Errors that end `board mcp`.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +83,7 @@ impl BoardTools {
         })
         .await
         .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
-        result(out)
+        tool_result(out)
     }
 
     /// `wait` (asking `question`), then the answer, within `timeout` (see
@@ -100,7 +102,7 @@ impl BoardTools {
         })
         .await
         .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
-        result(out.map(|w| w.doc))
+        tool_result(out.map(|w| w.doc))
     }
 
     /// `claim` retried until a task is ready or `timeout` passes (the link is locked per
@@ -122,20 +124,7 @@ impl BoardTools {
         })
         .await
         .unwrap_or_else(|e| Err(BoardError::internal(format!("request failed: {e}"))));
-        result(out)
-    }
-}
-
-fn result(out: Result<Value, BoardError>) -> CallToolResult {
-    match out {
-        Ok(v) => {
-            let unread = v.get("inbox").cloned();
-            inbox::with_notice(CallToolResult::structured(v), unread.as_ref())
-        }
-        Err(e) => {
-            let unread = e.data.get("inbox").cloned();
-            inbox::with_notice(tool_error(&e), unread.as_ref())
-        }
+        tool_result(out)
     }
 }
 
@@ -164,17 +153,6 @@ board_reject = `board reject`. A \
 refused call is a tool error whose text starts with its kind (`lapsed`, `conflict`, \
 `no_ready_task`, …) and JSON-RPC code; `lapsed` means your claim ended: stop working on that \
 task at once.";
-
-/// A board error as an MCP tool error: text `KIND (CODE): message` then the JSON-RPC error
-/// object; the same object as structured content.
-pub fn tool_error(e: &BoardError) -> CallToolResult {
-    let obj = e.to_json();
-    let code = e.code.unwrap_or(e.kind.code());
-    let text = format!("{} ({code}): {}\n{obj}", e.kind.as_str(), e.message);
-    let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(obj);
-    r
-}
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Errors: see [`McpError`].
 pub fn serve() -> Result<(), McpError> {

@@ -1,16 +1,47 @@
 //! A slot's pane: opening it, starting it again in place, going to it, stopping its agent.
-//! Used by `board up` (through [`super::up`]) and by the TUI's agent keys.
+//! Used by `board up` (through `up` of the `session` module) and by the TUI's agent keys.
 
 use std::path::Path;
 
-use super::{pane_command, pane_ended, started_with, tmux, up, Outcome, Slot, AGENTS_WINDOW};
+use super::pane_state::started_with;
+use super::slot::Slot;
+use super::tmux;
+use crate::proto::error::BoardResult;
+
+/// Name of the window holding the agent panes.
+pub const AGENTS_WINDOW: &str = "agents";
+
+/// The `sh -c` line of a slot's pane: `board run --name SLOT --hold -- CMD…`.
+pub fn pane_command(slot: &Slot, board_bin: &str) -> String {
+    let mut cmd = vec![
+        tmux::shell_quote(board_bin),
+        "run".into(),
+        "--name".into(),
+        tmux::shell_quote(&slot.name),
+        "--hold".into(),
+    ];
+    if let Some(role) = &slot.role {
+        cmd.push("--role".into());
+        cmd.push(tmux::shell_quote(role));
+    }
+    if let Some(d) = slot.attention_after {
+        cmd.push("--attention-after".into());
+        cmd.push(format!("{}ms", d.0.as_millis()));
+    }
+    if let Some(setup) = &slot.setup {
+        cmd.push("--setup".into());
+        cmd.push(tmux::shell_quote(setup));
+    }
+    cmd.push("--".into());
+    cmd.extend(slot.argv(board_bin).iter().map(|a| tmux::shell_quote(a)));
+    cmd.join(" ")
+}
 
 /// The pane's record of its agent's start-time options (JSON).
 fn started_record(slot: &Slot) -> String {
     // Serializing plain strings, bools and lists cannot fail.
     serde_json::to_string(&started_with(slot)).unwrap_or_default()
 }
-use crate::proto::error::{BoardError, BoardResult};
 
 fn env_args(slot: &Slot, root: &Path) -> Vec<String> {
     // The pane runs with the PATH the command was checked against, not the tmux server's; and
@@ -103,46 +134,6 @@ pub fn respawn(
     tmux::run(&refs)?;
     let pid = tmux::run(&["display-message", "-p", "-t", pane, "#{pane_pid}"])?;
     Ok((pane.to_string(), pid.parse().unwrap_or(0)))
-}
-
-/// Starts `slot` in session `session`: a new pane when it has none (the whole session when
-/// there is none), its pane again when its agent ended, or (with `restart`) even while it runs.
-///
-/// Errors: `usage` when the agent runs and `restart` is false; a missing command; tmux failures.
-pub fn start_slot(
-    session: &str,
-    slot: &Slot,
-    root: &Path,
-    board_bin: &str,
-    restart: bool,
-) -> BoardResult<Outcome> {
-    super::check_commands(std::slice::from_ref(slot), board_bin)?;
-    if !tmux::has_session(session) {
-        up(session, std::slice::from_ref(slot), root, board_bin)?;
-        return Ok(Outcome::Started);
-    }
-    let panes = tmux::panes(session)?;
-    match panes.iter().find(|p| p.slot == slot.name) {
-        Some(p) if !pane_ended(p) && !restart => Err(BoardError::usage(format!(
-            "agent {} is running; restart it instead",
-            slot.name
-        ))),
-        Some(p) => {
-            respawn(&p.id, slot, root, board_bin)?;
-            Ok(Outcome::Restarted)
-        }
-        None => {
-            let new_window = !panes.iter().any(|p| p.window == AGENTS_WINDOW);
-            open_pane(session, slot, root, board_bin, new_window)?;
-            let _ = tmux::run(&[
-                "select-layout",
-                "-t",
-                &format!("={session}:{AGENTS_WINDOW}"),
-                "tiled",
-            ]);
-            Ok(Outcome::Started)
-        }
-    }
 }
 
 /// Brings `pane` on screen: makes its window its session's current one and the pane the active

@@ -124,7 +124,7 @@ pub struct Pane {
     /// tmux considers the pane's process gone (only with `remain-on-exit`).
     pub dead: bool,
     /// `@board_started_with`: the start-time options its agent started with (JSON, see
-    /// [`super::started_with`]), or empty.
+    /// `started_with` of the team), or empty.
     pub started_with: String,
 }
 

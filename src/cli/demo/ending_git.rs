@@ -66,8 +66,8 @@ impl Repo {
     /// `board init --git-hooks`.
     pub fn init(root: &Path, exe: &Path) -> BoardResult<Repo> {
         git(root, &["init", "-q", "-b", "main"])?;
-        super::write(&root.join(".gitignore"), ".board/\nboard.toml\n")?;
-        super::write(
+        super::files::write(&root.join(".gitignore"), ".board/\nboard.toml\n")?;
+        super::files::write(
             &root.join("README.md"),
             "# link shortener\n\nShort links, their redirects and their hit counts.\n",
         )?;

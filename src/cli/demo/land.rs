@@ -19,8 +19,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::ending_git::{git, git_env, git_missing, Repo};
+use super::files::{write, BOARD_SECTION};
+use super::setup::{operator, path_with, Demo};
 use super::timeline::SHORT;
-use super::{mark, operator, Demo, Timeline};
+use super::timeline::{mark, Timeline};
 use crate::proto::client::Target;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::{EventKind, Generation, TaskId};
@@ -251,11 +253,11 @@ impl Demo {
             "{}\n[lease]\nduration = \"{lease}\"\nsweep = \"100ms\"\nliveness = \"process\"\n\n\
              [client]\ntimeout = \"60s\"\n\n[review]\nrequired = true\n\n\
              [git]\nbase = \"main\"\nland = \"merge\"\n",
-            super::BOARD_SECTION
+            BOARD_SECTION
         );
         // Written whole and renamed into place: the board never reads half a file.
         let tmp = self.dir.join(".board.toml.new");
-        super::write(&tmp, &text)?;
+        write(&tmp, &text)?;
         std::fs::rename(&tmp, self.dir.join("board.toml"))
             .map_err(|e| BoardError::internal(format!("replacing board.toml: {e}")))?;
         let deadline = Instant::now() + STEP;
@@ -303,7 +305,7 @@ impl Demo {
         cmd.args(["run", "--name", name, "--", "bash", "-c", GIT_AGENT_SCRIPT])
             .arg("board-demo-git-agent")
             .current_dir(wt)
-            .env("PATH", super::path_with(exe))
+            .env("PATH", path_with(exe))
             .env("BOARD_BIN", exe)
             .env("BOARD_ROOT", &self.dir)
             .env("DEMO_TASK", task.to_string())

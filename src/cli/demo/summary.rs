@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::land::Ending;
-use super::{mark, operator, PAUSER};
+use super::setup::{operator, PAUSER};
+use super::timeline::mark;
 use crate::proto::client::Target;
 use crate::proto::error::BoardResult;
 use crate::proto::glossary::{EventKind, TaskId, TaskState};

@@ -1,9 +1,15 @@
 //! The demo's timeline: one readable line per event the board reports, with commit ids
-//! shortened as `git log --oneline` shows them.
+//! shortened as `git log --oneline` shows them; the events seen so far, which the demo's steps
+//! wait on ([`Timeline`]); and the ✓ / ✗ mark of a check.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::interrupt::INTERRUPTED;
 use crate::proto::glossary::{EventKind, TaskId};
 use crate::proto::sanitize::one_line;
 use crate::proto::EventView;
@@ -91,6 +97,85 @@ pub fn shorten(text: &str) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// The events the demo has seen (in the board's order) and the titles it names tasks by;
+/// shared by the thread printing the timeline and the steps waiting on it.
+pub(super) struct Timeline {
+    events: Mutex<Vec<EventView>>,
+    titles: Mutex<BTreeMap<TaskId, String>>,
+}
+
+impl Timeline {
+    pub(super) fn new(titles: BTreeMap<TaskId, String>) -> Timeline {
+        Timeline {
+            events: Mutex::new(Vec::new()),
+            titles: Mutex::new(titles),
+        }
+    }
+
+    /// Prints the event's timeline line (`at`: time since the demo started) and keeps it.
+    pub(super) fn push(&self, e: &Value, at: Duration) {
+        // An event this demo cannot read (a newer board's kind) is neither told nor kept.
+        let Ok(e) = EventView::deserialize(e) else {
+            return;
+        };
+        let e = &e;
+        let line = match self.titles.lock() {
+            Ok(titles) => timeline_line(e, &titles, at),
+            Err(_) => None,
+        };
+        if let Some(line) = line {
+            println!("{line}");
+        }
+        if let Ok(mut t) = self.events.lock() {
+            t.push(e.clone());
+        }
+    }
+
+    /// Names task `id` by `title` in later lines.
+    pub(super) fn title(&self, id: TaskId, title: &str) {
+        if let Ok(mut t) = self.titles.lock() {
+            t.insert(id, title.to_string());
+        }
+    }
+
+    /// Whether some event seen so far matches `pred`.
+    pub(super) fn any(&self, pred: impl Fn(&[EventView], &EventView) -> bool) -> bool {
+        match self.events.lock() {
+            Ok(t) => t.iter().any(|e| pred(&t, e)),
+            Err(_) => false,
+        }
+    }
+
+    /// The first event matching `pred`, waiting for it at most `within` (None after that).
+    pub(super) fn wait(
+        &self,
+        within: Duration,
+        pred: impl Fn(&EventView) -> bool,
+    ) -> Option<EventView> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(t) = self.events.lock() {
+                if let Some(e) = t.iter().find(|e| pred(e)) {
+                    return Some(e.clone());
+                }
+            }
+            if Instant::now() > deadline || INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The mark of a check in the demo's output: ✓ when it holds, ✗ when not.
+pub(super) fn mark(ok: bool) -> &'static str {
+    if ok {
+        "✓"
+    } else {
+        "✗"
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Whether a process, named by its pid and start time, is alive, stopped, a zombie or gone: the
 //! one process-state enum of the crate ([`Liveness`]), read from `/proc/PID/stat`'s state letter.
 
-use super::{read_stat, ProcError, ProcStat};
+use super::error::ProcError;
+use super::stat::{read_stat, ProcStat};
 
 /// Whether a process, identified by pid and start time, still runs. See [`liveness`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub enum Liveness {
 }
 
 /// Whether the process `pid` that started at `expected_start` (clock ticks since boot, as from
-/// [`start_time`](super::start_time)) is alive, stopped, a zombie, or gone.
+/// [`start_time`](super::stat::start_time)) is alive, stopped, a zombie, or gone.
 ///
 /// A pid that now names a process with another start time is [`Liveness::Gone`]: the original
 /// process ended and the number was reused.

@@ -16,14 +16,15 @@
 //! - `tree`: the process tree: one scan of `/proc` indexed by parent ([`ProcTable`]),
 //!   descendants, ancestry, the CPU time of a tree (the agent's progress), zombie children.
 //! - `program`: what program a process runs ([`is_board_daemon`]).
+//! - `error`: what goes wrong reading or parsing `/proc` ([`ProcError`]).
 
+mod error;
 mod liveness;
 mod program;
 mod stat;
 mod tree;
 
-use std::io;
-
+pub use error::ProcError;
 pub use liveness::{liveness, try_liveness, Liveness};
 pub use program::is_board_daemon;
 pub use stat::{boot_id, parse_stat, read_stat, start_time, ProcStat};
@@ -31,26 +32,6 @@ pub use tree::{
     ancestry, descendants, descendants_pruned, is_descendant, tree_cpu_ticks,
     tree_cpu_ticks_pruned, zombie_children, ProcTable,
 };
-
-/// Error reading or parsing `/proc`.
-#[derive(Debug, thiserror::Error)]
-pub enum ProcError {
-    /// The process does not exist (any more), or the pid is not positive.
-    #[error("no such process")]
-    Gone,
-    /// The file was read but its content is not in the expected format.
-    #[error("malformed /proc data: {0}")]
-    Malformed(String),
-    /// Any other I/O error while reading `path`.
-    #[error("reading {path}: {source}")]
-    Io {
-        /// The file that could not be read.
-        path: String,
-        /// The underlying error.
-        #[source]
-        source: io::Error,
-    },
-}
 
 #[cfg(test)]
 mod tests;

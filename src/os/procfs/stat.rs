@@ -4,7 +4,7 @@
 
 use std::io;
 
-use super::ProcError;
+use super::error::ProcError;
 
 /// The fields of `/proc/PID/stat` that the board uses.
 ///

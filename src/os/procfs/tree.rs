@@ -5,7 +5,8 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::{read_stat, Liveness, ProcStat};
+use super::liveness::Liveness;
+use super::stat::{read_stat, ProcStat};
 
 impl ProcStat {
     /// CPU time of the process and of the children it reaped, in clock ticks.
@@ -73,7 +74,7 @@ impl ProcTable {
         self.by_pid.get(&pid).map(|&i| &self.stats[i])
     }
 
-    /// As [`liveness`](super::liveness), from the scan: a process missing from it is [`Liveness::Gone`].
+    /// As [`liveness`](super::liveness::liveness), from the scan: a process missing from it is [`Liveness::Gone`].
     pub fn liveness(&self, pid: i32, expected_start: u64) -> Liveness {
         self.get(pid)
             .map_or(Liveness::Gone, |st| st.liveness(expected_start))

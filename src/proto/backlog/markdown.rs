@@ -21,7 +21,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Backlog, BacklogError, BacklogState, BacklogTask};
+use super::shape::{Backlog, BacklogError, BacklogTask};
+use crate::proto::glossary::BacklogState;
 
 /// Indentation width of a line's leading whitespace (a tab counts 4).
 fn indent_of(line: &str) -> usize {

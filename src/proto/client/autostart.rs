@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::Target;
+use super::locate::Target;
 use crate::proto::config::Paths;
 use crate::proto::error::{BoardError, BoardResult};
 

@@ -2,7 +2,7 @@
 //! (one round trip), every read and write is bounded by the answer deadline, and an I/O failure
 //! becomes an error that names the board's pid (SO_PEERCRED of the listening socket, known even
 //! when the board is stopped and never accepts) and socket: a timeout is final, anything else
-//! is a lost answer ([`super::answer_was_lost`]).
+//! is a lost answer (`answer_was_lost` of `retry`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -13,7 +13,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::autostart::{sandbox_error, sandboxed, start_and_connect};
-use super::{env_identity, with_op_id, Target, ANSWER_LOST, PROTOCOL, TIMED_OUT, TIMEOUT_ENV};
+use super::locate::{env_identity, EnvIdentity, Target, TIMEOUT_ENV};
+use super::markers::{ANSWER_LOST, PROTOCOL, TIMED_OUT};
+use super::op_id::with_op_id;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::{request_line, Id, PROTOCOL_VERSION};
 
@@ -23,7 +25,7 @@ pub struct Client {
     reader: BufReader<UnixStream>,
     next_id: u64,
     /// Identity added to every request's params, unless the params carry their own.
-    pub identity: Option<super::EnvIdentity>,
+    pub identity: Option<EnvIdentity>,
     /// The socket, to name it in errors.
     socket: PathBuf,
     /// The board's pid as the kernel knows it (SO_PEERCRED), to name it in errors.

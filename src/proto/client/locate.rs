@@ -49,7 +49,7 @@ pub struct Target {
     /// The board's paths, when it was found through `board.toml`.
     pub paths: Option<Paths>,
     /// The longest wait for one answer, and for the retries of a lost one (see
-    /// [`call_once`](super::call_once)): `BOARD_TIMEOUT`, else `[client] timeout` of `board.toml`, else 5 s.
+    /// `call_once` of `retry`): `BOARD_TIMEOUT`, else `[client] timeout` of `board.toml`, else 5 s.
     pub timeout: Duration,
 }
 

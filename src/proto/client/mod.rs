@@ -12,37 +12,27 @@
 //! - `connection`: one connection, [`Client`]: `hello` and the request in one write, every read
 //!   and write bounded by the answer deadline, errors that name the board's pid and socket, and
 //!   event streams.
-//! - `retry`: the `op_id` of a write, and asking a lost answer again with it until the deadline
-//!   ([`retrying`], [`call_once`]).
+//! - `op_id`: the `op_id` of a write ([`with_op_id`]).
+//! - `retry`: asking a lost answer again with its `op_id` until the deadline ([`retrying`],
+//!   [`call_once`]).
 //! - `typed`: the same with a typed [`crate::proto::methods::Call`] ([`Client::send`],
 //!   [`send_once`]): how the clients of this crate ask.
 //!
-//! Errors are tagged by a member of their `data` (the markers below), never told apart by their
-//! message text.
+//! - `markers`: the members of an error's `data` that tag it ([`ANSWER_LOST`]): errors are told
+//!   apart by them, never by their message text.
 
 mod autostart;
 mod connection;
 mod locate;
+mod markers;
+mod op_id;
 mod retry;
 mod typed;
 
 pub use autostart::{start_board, without_identity};
 pub use connection::{check_protocol, split_answer, Client, Followed, StreamItem};
 pub use locate::{env_identity, env_timeout, target, EnvIdentity, Target, TIMEOUT_ENV};
-pub use retry::{answer_was_lost, call_once, new_op_id, retrying, with_op_id};
+pub use markers::ANSWER_LOST;
+pub use op_id::{new_op_id, with_op_id};
+pub use retry::{answer_was_lost, call_once, retrying};
 pub use typed::{answer_of, send_once, Answer};
-
-/// Marks an `unavailable` error whose request may or may not have been applied because the
-/// board closed the connection before answering (it stopped, crashed or restarted): asking
-/// again with the same `op_id` tells which.
-pub const ANSWER_LOST: &str = "answer_lost";
-
-/// Marks an `unavailable` answer of a board that is stopping (nothing was applied).
-const STOPPING: &str = "stopping";
-
-/// Marks the `unavailable` error of a board that did not answer in time (never retried: a
-/// stopped or stuck board would only be waited for again).
-const TIMED_OUT: &str = "answer_timeout_ms";
-
-/// Marks the `unavailable` error of a board of another protocol version.
-const PROTOCOL: &str = "protocol";

@@ -7,25 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Client, Target, ANSWER_LOST, PROTOCOL, STOPPING, TIMED_OUT};
+use super::connection::Client;
+use super::locate::Target;
+use super::markers::{ANSWER_LOST, PROTOCOL, STOPPING, TIMED_OUT};
+use super::op_id::with_op_id;
 use crate::proto::error::{BoardError, BoardResult, ErrorKind};
-
-/// A new `op_id`: 128 random bits as 32 hex digits, unique per request (not per attempt: every
-/// retry of one request sends the same one).
-pub fn new_op_id() -> String {
-    let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// `params` with an `op_id` when `method` is a write ([`crate::proto::Method::is_write`]) and
-/// the params carry none; otherwise unchanged.
-pub fn with_op_id(method: &str, mut params: Value) -> Value {
-    let write = crate::proto::Method::from_name(method).is_some_and(|m| m.is_write());
-    if let (true, Value::Object(m)) = (write, &mut params) {
-        m.entry("op_id").or_insert_with(|| json!(new_op_id()));
-    }
-    params
-}
 
 /// Whether `e` says the answer to a request was lost (or refused by a stopping board), so the
 /// same request with the same `op_id` should be sent again.

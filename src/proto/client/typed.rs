@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{call_once, Client, Target};
+use super::connection::Client;
+use super::locate::Target;
+use super::retry::call_once;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::methods::Call;
 use crate::proto::methods::{InboxNotice, LostClaim};
