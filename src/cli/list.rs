@@ -4,7 +4,8 @@ use std::io::Write;
 
 use serde_json::{Map, Value};
 
-use super::print::{self, fail};
+use super::exit::fail;
+use super::print;
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult};
 use crate::proto::glossary::ListState;

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::print::{self, fail};
+use super::exit::fail;
+use super::print;
 use crate::proto::client::{self, Client};
 use crate::proto::error::{BoardError, BoardResult, STORE_DOWN};
 use crate::proto::glossary::EventKind;

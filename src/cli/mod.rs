@@ -14,6 +14,7 @@ pub mod backlog;
 mod call;
 mod claim;
 pub mod demo;
+mod exit;
 pub mod hints;
 pub mod hot_path;
 pub mod init;
@@ -153,7 +154,7 @@ fn print_answer(json_out: bool, out: BoardResult<(Value, String)>) -> i32 {
                     eprintln!("{note}");
                 }
             }
-            print::fail(json_out, &e)
+            exit::fail(json_out, &e)
         }
     }
 }
@@ -161,7 +162,7 @@ fn print_answer(json_out: bool, out: BoardResult<(Value, String)>) -> i32 {
 /// `board tui`: interactive only, so `--json` is a usage error.
 fn tui(json_out: bool) -> i32 {
     if json_out {
-        return print::fail(
+        return exit::fail(
             json_out,
             &BoardError::usage(
                 "the TUI has no JSON output; use `board list --json` or `board log --follow --json`",

@@ -12,7 +12,7 @@ use crate::proto::error::BoardResult;
 /// Sends the one request of `cmd` (a generated command such as `show`, or `list` with `--limit`) and answers it with its
 /// human text. Without `--json` (`json_out` false) and only when the answer names a session,
 /// one more request asks the board for the sessions' names; when that fails, ids are shown.
-pub(super) fn one_call(cmd: &super::Cmd, json_out: bool) -> BoardResult<(Value, String)> {
+pub(super) fn one_call(cmd: &super::args::Cmd, json_out: bool) -> BoardResult<(Value, String)> {
     let request = call::request_of(cmd);
     let method = request.method();
     let target = client::target()?;

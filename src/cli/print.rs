@@ -533,21 +533,6 @@ fn agents(v: &Value) -> String {
     }
 }
 
-/// Prints `e` as the command's answer (its JSON on stdout with `--json`, else the claims it
-/// says were lost and its message on stderr, made inert) and gives its exit code.
-pub fn fail(json_out: bool, e: &crate::proto::error::BoardError) -> i32 {
-    if json_out {
-        println!("{}", e.to_json());
-    } else {
-        let data = Value::Object(e.data.clone());
-        if let Some(lost) = lost_lines(&data) {
-            eprintln!("board: {}", crate::proto::sanitize::inert(&lost));
-        }
-        eprintln!("board: {}", crate::proto::sanitize::inert(&e.message));
-    }
-    e.kind.exit_code()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::print::fail;
+use super::exit::fail;
 use crate::proto::client;
 use crate::proto::error::BoardResult;
 use crate::proto::question_wait::{ask_and_wait, Outcome, Waited};
