@@ -7,7 +7,9 @@ use crate::store::db::{get, word, Ask, Backend, Db, Lock, Row};
 use crate::store::refusal;
 use crate::store::{ClaimInfo, ClaimOutcome, Events, Generation, Lease, LostClaim, Store, TaskId};
 
-use super::{explain_write_refusal, lapse_expired, task_view};
+use super::lapse::lapse_expired;
+use super::refusals::explain_write_refusal;
+use super::tasks::task_view;
 
 pub(in crate::store) fn claim<B: Backend>(
     b: &mut B,

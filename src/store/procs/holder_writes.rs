@@ -11,10 +11,9 @@ use crate::store::{
     check_text, ClaimEnd, DoneOutcome, EventKind, Events, Generation, TaskId, MAX_TEXT, OPERATOR,
 };
 
-use super::{
-    explain_force_refusal, explain_write_refusal, insert_note, lapse_expired, reopen, task_state,
-    task_view,
-};
+use super::lapse::lapse_expired;
+use super::refusals::{explain_force_refusal, explain_write_refusal};
+use super::tasks::{insert_note, reopen, task_state, task_view};
 
 pub(in crate::store) fn done<B: Backend>(
     b: &mut B,

@@ -9,7 +9,7 @@ use crate::store::{
     agent_opt, import_rules, task_rules, EventKind, Events, Imported, TaskId, TaskState,
 };
 
-use super::{current_goal, set_deps};
+use super::tasks::{current_goal, set_deps};
 
 pub(in crate::store) fn import<B: Backend>(
     b: &mut B,

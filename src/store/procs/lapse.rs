@@ -6,7 +6,7 @@ use crate::store::db::{get, Backend, Db};
 use crate::store::lapse_rules::FOUND_LATE;
 use crate::store::{EventKind, Events};
 
-use super::reopen;
+use super::tasks::reopen;
 
 pub(in crate::store) fn earliest_expiry<B: Backend>(b: &B) -> BoardResult<Option<i64>> {
     b.read_with(|db| {

@@ -1,7 +1,7 @@
 //! Why a claim or a holder write was refused, as the error the caller sees: the reads; the
 //! words are `store::refusal`'s. Reads only: they never decide a change.
 
-use super::task_state;
+use super::tasks::task_state;
 use crate::proto::error::{BoardError, BoardResult};
 use crate::store::db::{get, Db};
 use crate::store::refusal::{self, ClaimFacts, LastClaim, TaskFacts};

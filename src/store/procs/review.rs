@@ -12,7 +12,8 @@ use crate::store::{
     TaskId, MAX_TEXT,
 };
 
-use super::{end_own_claim, insert_note, repeat_or_refuse, task_view};
+use super::holder_writes::{end_own_claim, repeat_or_refuse};
+use super::tasks::{insert_note, task_view};
 
 #[allow(clippy::too_many_arguments)]
 pub(in crate::store) fn submit_for_review<B: Backend>(
